@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Makes a fresh Debian 12 machine ready to build and test denox. Idempotent: a second run
+# checks its stamps and does nothing.
+#
+#  1. Debian 12 packages (compiler, cmake, protobuf + libonnx, flatbuffers, SQLite, spdlog,
+#     Catch2, CLI11, Mesa's lavapipe, the Khronos validation layer, image libraries).
+#  2. Into .deps/prefix (git-ignored), what Debian 12 is too old for, from Debian 13 "trixie":
+#     glslang 15 built from source (GL_KHR_cooperative_matrix), the Vulkan 1.4 headers and volk
+#     (header/source packages), and the ONNX backend node tests (libonnx-testdata, arch "all").
+#     A private apt sources file and list directory leave the system's apt configuration alone.
+#
+# Set DENOX_SKIP_DEPS=1 on a machine that already has all of this (e.g. a Vulkan SDK).
+set -euo pipefail
+[ "${DENOX_SKIP_DEPS:-0}" = 1 ] && exit 0
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+deps="$root/.deps"
+prefix="$deps/prefix"
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git file dpkg-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev catch2 libcli11-dev
+  libpng-dev libstb-dev
+  libvulkan1 mesa-vulkan-drivers vulkan-validationlayers
+  python3 python3-numpy
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup-deps: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Pieces from Debian 13. Bump this stamp when the list below changes.
+stamp="$deps/trixie-v1.stamp"
+if [ -f "$stamp" ]; then
+  exit 0
+fi
+
+rm -rf "$deps/extract"
+mkdir -p "$deps/apt/lists/partial" "$deps/debs" "$deps/src" "$prefix"
+cat > "$deps/apt/sources.list" <<'SRC'
+deb http://deb.debian.org/debian trixie main
+deb-src http://deb.debian.org/debian trixie main
+SRC
+apt_opts=(-o "Dir::Etc::SourceList=$deps/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+          -o "Dir::State::Lists=$deps/apt/lists" -o "APT::Sandbox::User=root")
+echo "setup-deps: fetching Debian 13 package lists (private sources file)"
+apt-get "${apt_opts[@]}" update -qq
+
+echo "setup-deps: Vulkan 1.4 headers, volk, ONNX backend test data"
+(cd "$deps/debs" && rm -f ./*.deb && apt-get "${apt_opts[@]}" download -qq libvulkan-dev libvulkan-volk-dev libonnx-testdata)
+for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/extract"; done
+mkdir -p "$prefix/include" "$prefix/share"
+cp -a "$deps/extract/usr/include/vulkan" "$deps/extract/usr/include/vk_video" "$prefix/include/"
+cp -a "$deps/extract/usr/include/volk.h" "$prefix/include/"
+# volk.c is compiled into libdenox (see CMakeLists.txt); trixie ships it beside volk.h.
+cp -a "$deps/extract/usr/include/volk.c" "$prefix/include/"
+rm -rf "$prefix/share/onnx-node-tests" "$prefix/share/cmake/VulkanHeaders"
+cp -a "$deps/extract/usr/share/cmake/VulkanHeaders" "$prefix/share/cmake/"
+node_dir="$deps/extract/usr/share/libonnx-testdata/data/node"
+[ -d "$node_dir" ] || { echo "setup-deps: libonnx-testdata has no data/node folder" >&2; exit 1; }
+cp -a "$node_dir" "$prefix/share/onnx-node-tests"
+
+echo "setup-deps: building glslang 15 from Debian 13 sources (about 2 minutes on 2 cores)"
+rm -rf "$deps/src" && mkdir -p "$deps/src"
+# The upstream tarball, without Debian's patches (they make the build require SPIRV-Tools via
+# pkg-config, which Debian 12's SPIRV-Tools is too old for and ENABLE_OPT=OFF does not need).
+(cd "$deps/src" && apt-get "${apt_opts[@]}" source -qq --download-only glslang \
+  && mkdir glslang && tar -xzf glslang_*.orig.tar.gz -C glslang --strip-components=1)
+cmake -S "$deps/src/glslang" -B "$deps/src/glslang-build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
+  -DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF -DBUILD_SHARED_LIBS=OFF -DENABLE_GLSLANG_BINARIES=ON \
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGLSLANG_ENABLE_INSTALL=ON >/dev/null
+cmake --build "$deps/src/glslang-build" -j"$(nproc)"
+cmake --install "$deps/src/glslang-build" >/dev/null
+rm -rf "$deps/src" "$deps/extract"
+touch "$stamp"
+echo "setup-deps: ready ($prefix)"

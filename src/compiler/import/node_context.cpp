@@ -1,0 +1,195 @@
+#include "compiler/import/node_context.hpp"
+
+#include <onnx/onnx_pb.h>
+
+namespace denox::compiler {
+
+NodeContext::NodeContext(ImportState& state, const onnx::NodeProto& node, int64_t opset)
+    : state_(state), node_(node), opset_(opset) {
+  where_ = "node '" + node.name() + "' (" + node.op_type() + ", opset " + std::to_string(opset) + ")";
+}
+
+int64_t normalize_axis(const NodeContext& ctx, int64_t axis, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    ctx.invalid("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+size_t NodeContext::input_count() const { return static_cast<size_t>(node_.input_size()); }
+
+bool NodeContext::has_input(size_t i) const {
+  return i < input_count() && !node_.input(static_cast<int>(i)).empty();
+}
+
+const ImportedValue& NodeContext::input(size_t i) const {
+  if (!has_input(i)) invalid("input " + std::to_string(i) + " is required but missing");
+  const std::string& name = node_.input(static_cast<int>(i));
+  auto it = state_.values.find(name);
+  if (it == state_.values.end()) {
+    invalid("reads '" + name + "', which no earlier node, graph input or initializer defines");
+  }
+  return it->second;
+}
+
+bool NodeContext::any_data_input() const {
+  for (size_t i = 0; i < input_count(); ++i) {
+    if (has_input(i) && input(i).is_data) return true;
+  }
+  return false;
+}
+
+TensorId NodeContext::data_input(size_t i) const {
+  const ImportedValue& v = input(i);
+  if (!v.is_data) unsupported("input " + std::to_string(i) + " must be a tensor computed by the network");
+  return v.tensor;
+}
+
+const StaticTensor& NodeContext::static_input(size_t i, const char* what) const {
+  const ImportedValue& v = input(i);
+  if (v.is_data) {
+    unsupported(std::string(what) + " (input " + std::to_string(i) +
+                ") must be a constant or computed from shapes, but it is a tensor computed by the network");
+  }
+  return v.value;
+}
+
+std::vector<int64_t> NodeContext::constant_ints(size_t i, const char* what) {
+  const StaticTensor& t = static_input(i, what);
+  std::vector<int64_t> out;
+  SymMath m = math();
+  for (size_t k = 0; k < t.size(); ++k) out.push_back(m.constant_int(m.element(t, k), what));
+  return out;
+}
+
+std::vector<ValueId> NodeContext::symbolic_ints(size_t i, const char* what) {
+  const StaticTensor& t = static_input(i, what);
+  std::vector<ValueId> out;
+  SymMath m = math();
+  for (size_t k = 0; k < t.size(); ++k) out.push_back(m.to_value(m.element(t, k)));
+  return out;
+}
+
+TensorId NodeContext::tensor_input(size_t i) {
+  const ImportedValue& v = input(i);
+  if (v.is_data) return v.tensor;
+  return materialize(v.value, node_.input(static_cast<int>(i)));
+}
+
+TensorId NodeContext::materialize(const StaticTensor& value, const std::string& name) {
+  ShapeProgram& p = program();
+  Tensor t;
+  t.name = name;
+  for (int64_t d : value.dims) t.shape.push_back(p.constant(d));
+  if (value.dense) {
+    if (value.numbers.is_float) {
+      t.dtype = DType::F32;
+      t.f32_data.emplace(value.numbers.f.begin(), value.numbers.f.end());
+    } else {
+      t.dtype = DType::I64;
+      t.i64_data = value.numbers.i;
+    }
+    return graph().add_tensor(std::move(t));
+  }
+  if (value.is_float()) {
+    unsupported("a floating-point value computed from the input size is used as a tensor; denox only evaluates "
+                "such values inside shape computations");
+  }
+  // Symbolic integers (e.g. a shape returned as a graph output) are written when the program runs.
+  ShapeValuesAttrs attrs;
+  SymMath m = math();
+  for (const SymScalar& s : value.elems) attrs.values.push_back(m.to_value(s));
+  t.dtype = DType::I64;
+  TensorId id = graph().add_tensor(std::move(t));
+  graph().ops.push_back(Op{node_.name(), node_.op_type(), attrs, {}, id});
+  return id;
+}
+
+bool NodeContext::has_attr(const std::string& name) const { return attr(name) != nullptr; }
+
+const onnx::AttributeProto* NodeContext::attr(const std::string& name) const {
+  for (const auto& a : node_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t NodeContext::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INT) invalid("attribute '" + name + "' must be an integer");
+  return a->i();
+}
+
+float NodeContext::attr_float(const std::string& name, float fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::FLOAT) invalid("attribute '" + name + "' must be a float");
+  return a->f();
+}
+
+std::string NodeContext::attr_string(const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::STRING) invalid("attribute '" + name + "' must be a string");
+  return a->s();
+}
+
+std::vector<int64_t> NodeContext::attr_ints(const std::string& name, std::vector<int64_t> fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INTS) invalid("attribute '" + name + "' must be a list of integers");
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::vector<float> NodeContext::attr_floats(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a) return {};
+  if (a->type() != onnx::AttributeProto::FLOATS) invalid("attribute '" + name + "' must be a list of floats");
+  return {a->floats().begin(), a->floats().end()};
+}
+
+void NodeContext::require_attr_default(const std::string& name, int64_t default_value) const {
+  int64_t v = attr_int(name, default_value);
+  if (v != default_value) unsupported("attribute " + name + "=" + std::to_string(v) + " is not supported");
+}
+
+size_t NodeContext::output_count() const { return static_cast<size_t>(node_.output_size()); }
+
+bool NodeContext::output_used(size_t i) const {
+  return i < output_count() && !node_.output(static_cast<int>(i)).empty();
+}
+
+void NodeContext::set_static_output(size_t i, StaticTensor value) {
+  if (!output_used(i)) return;
+  checked_element_count(value.dims, where_ + " output");
+  ImportedValue v;
+  v.value = std::move(value);
+  state_.values[node_.output(static_cast<int>(i))] = std::move(v);
+}
+
+void NodeContext::alias_output(size_t i, TensorId tensor) {
+  if (!output_used(i)) return;
+  ImportedValue v;
+  v.is_data = true;
+  v.tensor = tensor;
+  state_.values[node_.output(static_cast<int>(i))] = v;
+}
+
+TensorId NodeContext::add_op(OpAttrs attrs, std::vector<TensorId> inputs, std::vector<ValueId> shape, DType dtype) {
+  Tensor t;
+  t.name = output_used(0) ? node_.output(0) : node_.name() + ":out";
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  for (ValueId v : t.shape) {
+    program().require(program().binary(IntOp::Le, program().constant(0), v),
+                      where_ + ": output extent " + program().to_string(v) + " is negative at this resolution");
+  }
+  TensorId id = graph().add_tensor(std::move(t));
+  graph().ops.push_back(Op{node_.name(), node_.op_type(), std::move(attrs), std::move(inputs), id});
+  alias_output(0, id);
+  return id;
+}
+
+}  // namespace denox::compiler

@@ -1,0 +1,27 @@
+// Import: ONNX ModelProto -> graph IR + shape program (pipeline step 1 and 2).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+
+#include "compiler/ir/graph.hpp"
+
+namespace denox::compiler {
+
+struct ImportOptions {
+  // Where external data files live. import_onnx_file sets it to the model's directory; for
+  // bytes it is empty unless the caller knows the directory, and external data is then an error.
+  std::optional<std::filesystem::path> base_dir;
+};
+
+// Both throw denox::Error: InvalidModel for malformed files, Unsupported listing every
+// unsupported node at once (name, op type, opset), Io for unreadable files.
+Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& options = {});
+Graph import_onnx_file(const std::filesystem::path& path);
+
+// Opsets of the default domain that denox reads; node semantics follow each op's version.
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 22;
+
+}  // namespace denox::compiler

@@ -1,0 +1,247 @@
+#include "compiler/import/tensor_data.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "common/error.hpp"
+
+namespace denox::compiler {
+
+namespace fs = std::filesystem;
+using TP = onnx::TensorProto;
+
+const char* onnx_type_name(int32_t t) {
+  switch (t) {
+    case TP::FLOAT: return "float32";
+    case TP::DOUBLE: return "float64";
+    case TP::FLOAT16: return "float16";
+    case TP::BFLOAT16: return "bfloat16";
+    case TP::INT64: return "int64";
+    case TP::INT32: return "int32";
+    case TP::INT16: return "int16";
+    case TP::INT8: return "int8";
+    case TP::UINT64: return "uint64";
+    case TP::UINT32: return "uint32";
+    case TP::UINT16: return "uint16";
+    case TP::UINT8: return "uint8";
+    case TP::BOOL: return "bool";
+    case TP::STRING: return "string";
+    default: return "unknown-type";
+  }
+}
+
+bool onnx_type_is_float(int32_t t) {
+  return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
+}
+
+bool onnx_type_is_integer(int32_t t) {
+  switch (t) {
+    case TP::INT64: case TP::INT32: case TP::INT16: case TP::INT8:
+    case TP::UINT64: case TP::UINT32: case TP::UINT16: case TP::UINT8: case TP::BOOL: return true;
+    default: return false;
+  }
+}
+
+int64_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) fail(ErrorCode::InvalidModel, what + " has a negative dimension (" + std::to_string(d) + ")");
+    if (d != 0 && n > kMaxTensorElements / d) {
+      fail(ErrorCode::InvalidModel, what + " claims more than " + std::to_string(kMaxTensorElements) + " elements");
+    }
+    n *= d;
+  }
+  return n;
+}
+
+namespace {
+
+size_t element_bytes(int32_t t) {
+  switch (t) {
+    case TP::DOUBLE: case TP::INT64: case TP::UINT64: return 8;
+    case TP::FLOAT: case TP::INT32: case TP::UINT32: return 4;
+    case TP::FLOAT16: case TP::BFLOAT16: case TP::INT16: case TP::UINT16: return 2;
+    case TP::INT8: case TP::UINT8: case TP::BOOL: return 1;
+    default: return 0;
+  }
+}
+
+double half_to_double(uint16_t h) {
+  int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  double v;
+  if (exponent == 0) v = std::ldexp(mantissa, -24);
+  else if (exponent == 31) v = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else v = std::ldexp(mantissa + 1024, exponent - 25);
+  return sign ? -v : v;
+}
+
+double bfloat16_to_double(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// Decodes little-endian bytes (raw_data or an external file's span) into `out`.
+void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out) {
+  auto load = [&](auto tag, int64_t k) {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, p + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    return v;
+  };
+  for (int64_t k = 0; k < count; ++k) {
+    switch (out.onnx_type) {
+      case TP::FLOAT: out.f.push_back(load(float{}, k)); break;
+      case TP::DOUBLE: out.f.push_back(load(double{}, k)); break;
+      case TP::FLOAT16: out.f.push_back(half_to_double(load(uint16_t{}, k))); break;
+      case TP::BFLOAT16: out.f.push_back(bfloat16_to_double(load(uint16_t{}, k))); break;
+      case TP::INT64: out.i.push_back(load(int64_t{}, k)); break;
+      case TP::UINT64: out.i.push_back(static_cast<int64_t>(load(uint64_t{}, k))); break;
+      case TP::INT32: out.i.push_back(load(int32_t{}, k)); break;
+      case TP::UINT32: out.i.push_back(load(uint32_t{}, k)); break;
+      case TP::INT16: out.i.push_back(load(int16_t{}, k)); break;
+      case TP::UINT16: out.i.push_back(load(uint16_t{}, k)); break;
+      case TP::INT8: out.i.push_back(load(int8_t{}, k)); break;
+      case TP::UINT8: out.i.push_back(load(uint8_t{}, k)); break;
+      case TP::BOOL: out.i.push_back(load(uint8_t{}, k) != 0 ? 1 : 0); break;
+      default: break;
+    }
+  }
+}
+
+// Resolves an external-data location strictly inside the model's directory.
+fs::path resolve_external_path(const std::string& location, const ExternalDataContext& ctx, const std::string& what) {
+  if (!ctx.base_dir) {
+    fail(ErrorCode::InvalidArgument, what + " is stored in external file '" + location +
+                                         "', but the model was loaded from bytes without a base directory");
+  }
+  fs::path rel(location);
+  if (location.empty() || rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    fail(ErrorCode::InvalidModel, what + ": external data location '" + location + "' must be a relative path");
+  }
+  for (const auto& part : rel) {
+    if (part == "..") {
+      fail(ErrorCode::InvalidModel, what + ": external data location '" + location + "' leaves the model's directory");
+    }
+  }
+  fs::path full = *ctx.base_dir / rel;
+  std::error_code ec;
+  fs::path canonical_base = fs::weakly_canonical(*ctx.base_dir, ec);
+  fs::path canonical_full = fs::weakly_canonical(full, ec);
+  // Symlinks may still point outside; compare the resolved paths.
+  auto rel_check = canonical_full.lexically_relative(canonical_base);
+  if (ec || rel_check.empty() || *rel_check.begin() == "..") {
+    fail(ErrorCode::InvalidModel, what + ": external data location '" + location + "' resolves outside the model's directory");
+  }
+  return full;
+}
+
+void read_external(const TP& proto, const ExternalDataContext& ctx, const std::string& what, int64_t count,
+                   DecodedTensor& out) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : proto.external_data()) {
+    auto parse = [&](const std::string& v) -> int64_t {
+      try {
+        size_t used = 0;
+        long long x = std::stoll(v, &used);
+        if (used != v.size() || x < 0) throw std::invalid_argument(v);
+        return x;
+      } catch (const std::exception&) {
+        fail(ErrorCode::InvalidModel, what + ": external data " + kv.key() + " '" + v + "' is not a non-negative integer");
+      }
+    };
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = parse(kv.value());
+    else if (kv.key() == "length") length = parse(kv.value());
+  }
+  const int64_t need = count * static_cast<int64_t>(element_bytes(out.onnx_type));
+  if (length >= 0 && length != need) {
+    fail(ErrorCode::InvalidModel, what + ": external data length " + std::to_string(length) + " does not match " +
+                                      std::to_string(need) + " bytes for its shape");
+  }
+  fs::path path = resolve_external_path(location, ctx, what);
+  std::error_code ec;
+  auto file_size = fs::file_size(path, ec);
+  if (ec) fail(ErrorCode::Io, what + ": cannot open external data file '" + path.string() + "': " + ec.message());
+  if (offset > static_cast<int64_t>(file_size) || need > static_cast<int64_t>(file_size) - offset) {
+    fail(ErrorCode::InvalidModel, what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(need) +
+                                      ") lies beyond the end of '" + path.string() + "' (" + std::to_string(file_size) +
+                                      " bytes)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes(static_cast<size_t>(need));
+  in.seekg(offset);
+  in.read(reinterpret_cast<char*>(bytes.data()), need);
+  if (!in) fail(ErrorCode::Io, what + ": reading external data from '" + path.string() + "' failed");
+  decode_bytes(bytes.data(), count, out);
+}
+
+}  // namespace
+
+DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, const std::string& what) {
+  DecodedTensor out;
+  out.onnx_type = proto.data_type();
+  out.dims.assign(proto.dims().begin(), proto.dims().end());
+  if (element_bytes(out.onnx_type) == 0) {
+    fail(ErrorCode::Unsupported, what + " has element type " + onnx_type_name(out.onnx_type) + ", which denox does not read");
+  }
+  out.is_float = onnx_type_is_float(out.onnx_type);
+  const int64_t count = checked_element_count(out.dims, what);
+
+  if (proto.data_location() == TP::EXTERNAL) {
+    read_external(proto, ctx, what, count, out);
+    return out;
+  }
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    const auto need = static_cast<uint64_t>(count) * element_bytes(out.onnx_type);
+    if (raw.size() != need) {
+      fail(ErrorCode::InvalidModel, what + " has " + std::to_string(raw.size()) + " bytes of raw data; its shape needs " +
+                                        std::to_string(need));
+    }
+    decode_bytes(reinterpret_cast<const uint8_t*>(raw.data()), count, out);
+    return out;
+  }
+  // Typed fields: which one holds the data depends on the element type (onnx.proto).
+  auto check_count = [&](int64_t have) {
+    if (have != count) {
+      fail(ErrorCode::InvalidModel, what + " has " + std::to_string(have) + " elements; its shape needs " + std::to_string(count));
+    }
+  };
+  switch (out.onnx_type) {
+    case TP::FLOAT:
+      check_count(proto.float_data_size());
+      for (float v : proto.float_data()) out.f.push_back(v);
+      break;
+    case TP::DOUBLE:
+      check_count(proto.double_data_size());
+      for (double v : proto.double_data()) out.f.push_back(v);
+      break;
+    case TP::FLOAT16:
+    case TP::BFLOAT16:
+      check_count(proto.int32_data_size());
+      for (int32_t v : proto.int32_data()) {
+        auto bits = static_cast<uint16_t>(v);
+        out.f.push_back(out.onnx_type == TP::FLOAT16 ? half_to_double(bits) : bfloat16_to_double(bits));
+      }
+      break;
+    case TP::INT64:
+      check_count(proto.int64_data_size());
+      for (int64_t v : proto.int64_data()) out.i.push_back(v);
+      break;
+    case TP::UINT64:
+    case TP::UINT32:
+      check_count(proto.uint64_data_size());
+      for (uint64_t v : proto.uint64_data()) out.i.push_back(static_cast<int64_t>(v));
+      break;
+    default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL live in int32_data
+      check_count(proto.int32_data_size());
+      for (int32_t v : proto.int32_data()) out.i.push_back(out.onnx_type == TP::BOOL ? (v != 0) : v);
+      break;
+  }
+  return out;
+}
+
+}  // namespace denox::compiler

@@ -1,0 +1,48 @@
+// Decoding ONNX TensorProtos (initializers, Constant values, attribute tensors) into numbers,
+// from raw_data, the typed fields, or external data files. A model is untrusted data: every
+// dimension, element count, offset and length is checked before it is used, and external files
+// must stay inside the model's directory.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace denox::compiler {
+
+// The largest tensor denox will decode from a model (elements). A header that claims more is
+// lying or not a denoiser; either way it must not become a huge allocation.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+struct DecodedTensor {
+  int32_t onnx_type = 0;  // onnx::TensorProto::DataType
+  std::vector<int64_t> dims;
+  bool is_float = false;        // FLOAT, DOUBLE, FLOAT16, BFLOAT16: values in `f`
+  std::vector<double> f;        // floating-point elements (exact for float/double/half)
+  std::vector<int64_t> i;       // integer and bool elements
+  size_t size() const { return is_float ? f.size() : i.size(); }
+};
+
+struct ExternalDataContext {
+  // Directory of the model file; external data is resolved inside it. Empty when the model came
+  // from bytes without a base directory: external data is then an error.
+  std::optional<std::filesystem::path> base_dir;
+};
+
+// `what` names the tensor for error messages ("initializer 'enc_conv0.weight'").
+DecodedTensor decode_tensor(const onnx::TensorProto& proto, const ExternalDataContext& ctx, const std::string& what);
+
+// Element count of `dims`, checked for negative extents and overflow against kMaxTensorElements.
+int64_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what);
+
+const char* onnx_type_name(int32_t onnx_type);
+bool onnx_type_is_float(int32_t onnx_type);
+bool onnx_type_is_integer(int32_t onnx_type);  // includes BOOL
+
+}  // namespace denox::compiler
