@@ -75,23 +75,25 @@ HostTensor parse_pfm(std::string_view bytes, const std::string& path) {
     fail_io(path, "malformed .pfm header: scale '" + scale_text + "' is not a finite non-zero number");
   const bool little_endian = scale < 0;
 
-  // width, height < 2^31 and channels <= 3: the product fits comfortably in 64 bits. Compare it
-  // with the file size before allocating, so a lying header cannot request gigabytes.
-  const uint64_t data_bytes = static_cast<uint64_t>(width) * static_cast<uint64_t>(height) * channels * 4;
+  // width, height < 2^31: width * height fits in 64 bits, times 12 might not. Compare with the
+  // file size by division before multiplying or allocating, so a lying header cannot wrap
+  // around or request gigabytes.
   const size_t header_end = tokens.position();
-  if (data_bytes > bytes.size() - header_end - 1)  // the header ends with one whitespace character
-    fail_io(path, "truncated .pfm data: " + std::to_string(width) + "x" + std::to_string(height) + "x" +
-                      std::to_string(channels) + " floats need " + std::to_string(data_bytes) + " bytes, the file has " +
-                      std::to_string(bytes.size() - header_end - 1));
+  const size_t available = bytes.size() - header_end - 1;  // the header ends with one whitespace character
+  const uint64_t pixels = static_cast<uint64_t>(width) * static_cast<uint64_t>(height);
+  const std::string size_text = std::to_string(width) + "x" + std::to_string(height) + "x" + std::to_string(channels);
+  if (pixels > available / (static_cast<uint64_t>(channels) * 4))
+    fail_io(path, "truncated .pfm data: " + size_text + " floats do not fit in the " + std::to_string(available) +
+                      " bytes after the header");
+  const uint64_t data_bytes = pixels * static_cast<uint64_t>(channels) * 4;
   // The data is the last data_bytes of the file. Writers put exactly one whitespace character
   // after the scale; tolerate a few more (e.g. "\r\n") but nothing else, so trailing garbage or
   // a wrong size is reported instead of silently shifting every pixel.
   const size_t data_offset = bytes.size() - static_cast<size_t>(data_bytes);
   for (size_t i = header_end; i < data_offset; ++i) {
     if (!is_space(bytes[i]) || data_offset - header_end > 4)
-      fail_io(path, "data size mismatch: " + std::to_string(width) + "x" + std::to_string(height) + "x" +
-                        std::to_string(channels) + " floats need " + std::to_string(data_bytes) + " bytes, the file has " +
-                        std::to_string(bytes.size() - header_end - 1));
+      fail_io(path, "data size mismatch: " + size_text + " floats need " + std::to_string(data_bytes) +
+                        " bytes, the file has " + std::to_string(available) + " after the header");
   }
 
   HostTensor image;

@@ -1,5 +1,7 @@
 #include "modelgen/onnx_writer.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,7 +81,7 @@ void clear_typed_data(onnx::TensorProto& tensor) {
 // Writes bytes to a temporary sibling and renames it over `path` (atomic on one file system).
 void write_bytes_atomically(const std::filesystem::path& path, const std::string& bytes) {
   std::filesystem::path temp = path;
-  temp += ".tmp-denox-modelgen";
+  temp += ".tmp-" + std::to_string(::getpid());  // the pid keeps concurrent writers apart
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) fail(ErrorCode::Io, path.string() + ": cannot create " + temp.string());

@@ -186,8 +186,15 @@ def main():
     import io
     buffer = io.BytesIO()
     dynamic_axes = {"input": {2: "H", 3: "W"}, "output": {2: "H", 3: "W"}} if args.dynamic else None
+    # With dynamic H/W the traced size does not matter: trace a small input, so that large
+    # --height/--width only pay for one forward pass (tracing runs the model once more).
+    example = x
+    if args.dynamic:
+        example = torch.from_numpy(make_input(args.in_channels, 21, 35, args.seed + 2))
+        if args.no_pad:
+            example = torch.from_numpy(make_input(args.in_channels, 32, 48, args.seed + 2))
     with torch.no_grad():
-        torch.onnx.export(model, (x,), buffer, opset_version=args.opset, input_names=["input"],
+        torch.onnx.export(model, (example,), buffer, opset_version=args.opset, input_names=["input"],
                           output_names=["output"], dynamic_axes=dynamic_axes, do_constant_folding=True)
     model_bytes = buffer.getvalue()
     if args.external_data:

@@ -102,11 +102,13 @@ int64_t SymMath::constant_int(const SymScalar& a, const std::string& what) {
     fail(ErrorCode::Unsupported, where_ + ": " + what + " must be a constant, but depends on the input size (" +
                                      p_.to_string(a.num) + ")");
   }
-  double v = constant_double(a);
-  if (v != std::floor(v) || std::fabs(v) > 9.2e18) {
-    fail(ErrorCode::Unsupported, where_ + ": " + what + " must be an integer, got " + std::to_string(v));
+  if (a.exact) {
+    int64_t n = p_.constant_value(a.num), d = p_.constant_value(a.den);
+    if (n % d == 0) return n / d;
+  } else if (a.inexact == std::floor(a.inexact) && std::fabs(a.inexact) < 9.2e18) {
+    return static_cast<int64_t>(a.inexact);
   }
-  return a.exact ? p_.constant_value(a.num) / p_.constant_value(a.den) : static_cast<int64_t>(v);
+  fail(ErrorCode::Unsupported, where_ + ": " + what + " must be an integer, got " + std::to_string(constant_double(a)));
 }
 
 void SymMath::require_exact(const SymScalar& a, const SymScalar& b, const char* op) {

@@ -85,14 +85,18 @@ void convert_conv(NodeContext& ctx) {
   require_rank(ctx, x, 4, "Conv");
   if (ctx.input(1).is_data) ctx.unsupported("the weights must be a constant (initializer)");
   TensorId w = ctx.tensor_input(1);
-  const Tensor& wt = tensor_of(ctx, w);
+  // Copies: materializing the bias below may grow the tensor list and move its elements.
+  struct {
+    std::vector<ValueId> shape;
+    DType dtype;
+  } wt{tensor_of(ctx, w).shape, tensor_of(ctx, w).dtype};
   ShapeProgram& p = ctx.program();
   if (wt.shape.size() != 4 || wt.dtype != DType::F32) ctx.unsupported("weights must be a float tensor of rank 4 (2D convolution)");
   if (ctx.attr_int("group", 1) != 1) ctx.unsupported("group=" + std::to_string(ctx.attr_int("group", 1)) + " (denox supports group=1)");
   std::array<int64_t, 2> kernel{p.constant_value(wt.shape[2]), p.constant_value(wt.shape[3])};
   auto ks = ctx.attr_ints("kernel_shape", {kernel[0], kernel[1]});
   if (ks.size() != 2 || ks[0] != kernel[0] || ks[1] != kernel[1]) ctx.invalid("kernel_shape does not match the weights");
-  const auto& xs = tensor_of(ctx, x).shape;
+  const std::vector<ValueId> xs = tensor_of(ctx, x).shape;  // copy: adding tensors moves them
   if (!p.require_equal(xs[1], wt.shape[1], ctx.where() + ": input channels must match the weights")) {
     ctx.invalid("the input has " + p.to_string(xs[1]) + " channels, the weights expect " + p.to_string(wt.shape[1]));
   }
@@ -133,7 +137,7 @@ void convert_pool(NodeContext& ctx) {
   a.pad_begin = win.pad_begin;
   a.pad_end = win.pad_end;
   a.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
-  const auto& xs = tensor_of(ctx, x).shape;
+  const std::vector<ValueId> xs = tensor_of(ctx, x).shape;  // copy: adding tensors moves them
   ctx.add_op(a, {x}, {xs[0], xs[1], win.out[0], win.out[1]});
 }
 
@@ -226,7 +230,7 @@ void convert_pad(NodeContext& ctx) {
   require_float(ctx, x);
   std::string mode = ctx.attr_string("mode", "constant");
   if (mode != "constant") ctx.unsupported("mode '" + mode + "' (denox supports constant padding)");
-  const auto& xs = tensor_of(ctx, x).shape;
+  const std::vector<ValueId> xs = tensor_of(ctx, x).shape;  // copy: adding tensors moves them
   const size_t rank = xs.size();
   std::vector<ValueId> pads;
   PadAttrs a;
@@ -387,7 +391,7 @@ void convert_resize(NodeContext& ctx) {
 }
 
 void convert_shape_of_data(NodeContext& ctx) {
-  const auto& xs = tensor_of(ctx, ctx.data_input(0)).shape;
+  const std::vector<ValueId> xs = tensor_of(ctx, ctx.data_input(0)).shape;  // copy: adding tensors moves them
   SymMath m = ctx.math();
   std::vector<SymScalar> elems;
   if (ctx.node().op_type() == "Size") {

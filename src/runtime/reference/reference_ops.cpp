@@ -250,10 +250,14 @@ HostTensor conv2d(const TensorView& x, const TensorView& w, const TensorView* bi
               const double wv = w_row[kx];
               const TapRange& cols = columns[static_cast<size_t>(kx)];
               const int64_t offset = kx * win.dilation[1] - win.pad_begin[1];  // input column - ox * sx
-              if (sx == 1) {  // the common case, kept apart so that it vectorizes
-                for (int64_t ox = cols.lo; ox < cols.hi; ++ox) {
-                  acc_row[ox] += wv * static_cast<double>(in_row[ox + offset]);
+              if (sx == 1) {
+                // The common case. Blocks of a fixed length let -O2 (GCC's "very cheap" vector
+                // cost model, which refuses loops that need a scalar remainder) vectorize it.
+                int64_t ox = cols.lo;
+                for (; ox + 8 <= cols.hi; ox += 8) {
+                  for (int64_t j = 0; j < 8; ++j) acc_row[ox + j] += wv * static_cast<double>(in_row[ox + j + offset]);
                 }
+                for (; ox < cols.hi; ++ox) acc_row[ox] += wv * static_cast<double>(in_row[ox + offset]);
               } else {
                 for (int64_t ox = cols.lo; ox < cols.hi; ++ox) {
                   acc_row[ox] += wv * static_cast<double>(in_row[ox * sx + offset]);

@@ -1,0 +1,80 @@
+// `denox run MODEL.onnx --input IN --output OUT --backend cpu`: one inference. Inputs and
+// outputs are .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW). Outputs are written only
+// when the whole run succeeded.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "io/npy.hpp"
+#include "io/pfm.hpp"
+#include "runtime/reference/reference_executor.hpp"
+
+namespace denox::cli {
+namespace {
+
+std::string extension_of(const std::string& path) { return std::filesystem::path(path).extension().string(); }
+
+HostTensor read_tensor(const std::string& path) {
+  std::string ext = extension_of(path);
+  if (ext == ".npy") return io::read_npy(path);
+  if (ext == ".pfm") return io::read_pfm(path);
+  fail(ErrorCode::InvalidArgument, "input '" + path + "': unknown format (use .npy or .pfm)");
+}
+
+void check_output_format(const std::string& path) {
+  std::string ext = extension_of(path);
+  if (ext != ".npy" && ext != ".pfm") fail(ErrorCode::InvalidArgument, "output '" + path + "': unknown format (use .npy or .pfm)");
+}
+
+struct RunOptions {
+  std::string model, backend = "cpu";
+  std::vector<std::string> inputs, outputs;
+};
+
+int run(const RunOptions& o) {
+  for (const auto& out : o.outputs) check_output_format(out);
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  compiler::Graph graph = compiler::import_onnx_file(o.model);
+  if (o.inputs.size() != graph.inputs.size()) {
+    fail(ErrorCode::InvalidArgument, "the model has " + std::to_string(graph.inputs.size()) + " input(s), " +
+                                         std::to_string(o.inputs.size()) + " --input given");
+  }
+  if (o.outputs.size() != graph.outputs.size()) {
+    fail(ErrorCode::InvalidArgument, "the model has " + std::to_string(graph.outputs.size()) + " output(s), " +
+                                         std::to_string(o.outputs.size()) + " --output given");
+  }
+  std::vector<HostTensor> inputs;
+  for (const auto& path : o.inputs) inputs.push_back(read_tensor(path));
+  auto t1 = clock::now();
+  std::vector<HostTensor> outputs = reference::run_reference(graph, inputs);
+  auto t2 = clock::now();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& path = o.outputs[i];
+    if (extension_of(path) == ".pfm") io::write_pfm(path, outputs[i]);
+    else io::write_npy(path, outputs[i]);
+  }
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::printf("%s: %s -> %s\n", graph.tensor(graph.outputs[i]).name.c_str(), outputs[i].shape_string().c_str(), o.outputs[i].c_str());
+  }
+  std::printf("backend %s: import + read %.1f ms, inference %.1f ms\n", o.backend.c_str(), ms(t1 - t0), ms(t2 - t1));
+  return 0;
+}
+
+}  // namespace
+
+Action register_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a model on inputs from files");
+  auto o = std::make_shared<RunOptions>();
+  cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-i,--input", o->inputs, "Input file per model input, in order (.npy or .pfm)")->required();
+  cmd->add_option("-o,--output", o->outputs, "Output file per model output, in order (.npy or .pfm)")->required();
+  cmd->add_option("--backend", o->backend, "Where to run: cpu (the fp32 reference)")->check(CLI::IsMember({"cpu"}));
+  return [o] { return run(*o); };
+}
+
+}  // namespace denox::cli

@@ -1,0 +1,17 @@
+// The `denox` command line: one function per subcommand, registered on a CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace denox::cli {
+
+// Each register_* adds its subcommand and returns the action to run when it was chosen.
+using Action = std::function<int()>;
+Action register_inspect(CLI::App& app);
+Action register_run(CLI::App& app);
+Action register_make_model(CLI::App& app);
+Action register_make_image(CLI::App& app);
+
+}  // namespace denox::cli

@@ -1,0 +1,44 @@
+// denox: inspect, run and (later) compile and benchmark ONNX denoisers.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"denox: neural denoisers compiled to Vulkan compute"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, denox::cli::Action>> commands;
+  auto add = [&](auto reg) {
+    size_t before = app.get_subcommands({}).size();
+    auto action = reg(app);
+    commands.emplace_back(app.get_subcommands({}).at(before), action);
+  };
+  add(denox::cli::register_inspect);
+  add(denox::cli::register_run);
+  add(denox::cli::register_make_model);
+  add(denox::cli::register_make_image);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Log what denox does");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  try {
+    for (auto& [sub, action] : commands) {
+      if (sub->parsed()) return action();
+    }
+  } catch (const denox::Error& e) {
+    std::fprintf(stderr, "denox: %s: %s\n", denox::error_code_name(e.code()), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "denox: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,340 @@
+// The ONNX importer: symbolic shapes through PyTorch-style shape subgraphs, opset variants,
+// and clear errors for everything malformed, unsupported or hostile.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/error.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "modelgen/oidn_unet.hpp"
+#include "modelgen/onnx_writer.hpp"
+
+using namespace denox;
+using namespace denox::compiler;
+using namespace denox::modelgen;
+namespace fs = std::filesystem;
+
+namespace {
+
+Graph import_model(const onnx::ModelProto& m) {
+  std::string bytes = m.SerializeAsString();
+  return import_onnx_bytes(bytes.data(), bytes.size());
+}
+
+// Extents of a tensor at a resolution, through the shape program.
+std::vector<int64_t> extents(const Graph& g, TensorId t, int64_t h, int64_t w) {
+  std::vector<int64_t> symbols;
+  for (const auto& name : g.program.symbol_names()) symbols.push_back(name == "H" ? h : name == "W" ? w : 1);
+  auto values = g.program.evaluate(symbols);
+  std::vector<int64_t> out;
+  for (ValueId v : g.tensor(t).shape) out.push_back(values[v]);
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f, ErrorCode* code = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// input [1,C,H,W] -> Relu -> output, at the given opset, for building small test graphs.
+onnx::ModelProto single_input_model(int64_t opset, int64_t channels = 3) {
+  auto m = make_model(opset, "test");
+  add_graph_input(*m.mutable_graph(), make_value_info("x", onnx::TensorProto::FLOAT,
+                                                      {Dim::fixed(1), Dim::fixed(channels), Dim::symbolic("H"), Dim::symbolic("W")}));
+  return m;
+}
+
+void add_output(onnx::ModelProto& m, const std::string& name) {
+  add_graph_output(*m.mutable_graph(), make_value_info(name, onnx::TensorProto::FLOAT, {}));
+  m.mutable_graph()->mutable_output()->rbegin()->mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+}  // namespace
+
+TEST_CASE("import: OIDN U-Net with pad-to-16 and crop runs at any size, every opset form") {
+  for (int opset : {11, 12, 13, 17, 18, 19, 21}) {
+    for (auto size : {OidnUnetOptions::Size::Balanced, OidnUnetOptions::Size::Small}) {
+      OidnUnetOptions o;
+      o.size = size;
+      o.opset = opset;
+      o.input_channels = 9;
+      o.pad_to_16_and_crop = true;
+      Graph g = import_model(build_oidn_unet(o));
+      INFO("opset " << opset);
+      CHECK(g.inputs.size() == 1);
+      REQUIRE(g.outputs.size() == 1);
+      CHECK(g.shape_string(g.outputs[0]) == "1x3xHxW");
+      for (auto [h, w] : {std::pair<int64_t, int64_t>{37, 53}, {1, 1}, {1088, 1920}, {17, 16}}) {
+        CHECK(extents(g, g.outputs[0], h, w) == std::vector<int64_t>{1, 3, h, w});
+      }
+      size_t convs = 0;
+      for (const auto& op : g.ops) convs += std::holds_alternative<ConvAttrs>(op.attrs);
+      CHECK(convs == 16);
+    }
+  }
+}
+
+TEST_CASE("import: without padding, sizes that are not multiples of 16 fail with the concat node named") {
+  OidnUnetOptions o;
+  o.size = OidnUnetOptions::Size::Small;
+  Graph g = import_model(build_oidn_unet(o));
+  CHECK(extents(g, g.outputs[0], 64, 32) == std::vector<int64_t>{1, 3, 64, 32});
+  ErrorCode code{};
+  std::string msg = error_of([&] { extents(g, g.outputs[0], 37, 53); }, &code);
+  CHECK(code == ErrorCode::ShapeMismatch);
+  CHECK(contains(msg, "Concat"));
+}
+
+TEST_CASE("import: static shapes fold to constants") {
+  OidnUnetOptions o;
+  o.size = OidnUnetOptions::Size::Small;
+  o.dynamic_hw = false;
+  o.static_h = 48;
+  o.static_w = 80;
+  Graph g = import_model(build_oidn_unet(o));
+  CHECK(g.shape_string(g.outputs[0]) == "1x3x48x80");
+  CHECK(g.program.symbol_names().empty());
+}
+
+TEST_CASE("import: PyTorch-style float size arithmetic (Cast, Div, Floor, Cast) is exact") {
+  auto m = single_input_model(13);
+  auto& g = *m.mutable_graph();
+  add_node(g, "Shape", {"x"}, {"shape"}, "shape");
+  add_int64_initializer(g, "idx2", {}, {2});
+  add_node(g, "Gather", {"shape", "idx2"}, {"h"}, "gather_h");
+  auto& cast = add_node(g, "Cast", {"h"}, {"hf"}, "cast_f");
+  set_int_attribute(cast, "to", onnx::TensorProto::FLOAT);
+  add_float_initializer(g, "four", {}, {4.0f});
+  add_node(g, "Div", {"hf", "four"}, {"q"}, "div");
+  add_node(g, "Ceil", {"q"}, {"qc"}, "ceil");
+  auto& back = add_node(g, "Cast", {"qc"}, {"qi"}, "cast_i");
+  set_int_attribute(back, "to", onnx::TensorProto::INT64);
+  add_int64_initializer(g, "four_i", {}, {4});
+  add_node(g, "Mul", {"qi", "four_i"}, {"hp"}, "mul");
+  add_node(g, "Sub", {"hp", "h"}, {"pad_h"}, "sub");
+  add_int64_initializer(g, "axes0", {1}, {0});
+  add_node(g, "Unsqueeze", {"pad_h", "axes0"}, {"pad_h1"}, "unsq");
+  add_int64_initializer(g, "zeros6", {6}, {0, 0, 0, 0, 0, 0});
+  add_int64_initializer(g, "zero1", {1}, {0});
+  add_node(g, "Concat", {"zeros6", "pad_h1", "zero1"}, {"pads"}, "concat_pads");
+  set_int_attribute(g.mutable_node()->at(g.node_size() - 1), "axis", 0);
+  add_node(g, "Pad", {"x", "pads"}, {"y"}, "pad");
+  add_output(m, "y");
+  Graph graph = import_model(m);
+  for (int64_t h : {1, 4, 5, 37, 1081}) {
+    CHECK(extents(graph, graph.outputs[0], h, 7)[2] == (h + 3) / 4 * 4);
+  }
+}
+
+TEST_CASE("import: Resize with symbolic sizes and Upsample/Resize in every opset form") {
+  auto m = single_input_model(13);
+  auto& g = *m.mutable_graph();
+  add_node(g, "Shape", {"x"}, {"s"}, "shape");
+  add_int64_initializer(g, "two", {4}, {1, 1, 2, 3});
+  add_node(g, "Mul", {"s", "two"}, {"sizes"}, "mul");
+  add_node(g, "Resize", {"x", "", "", "sizes"}, {"y"}, "resize");
+  add_output(m, "y");
+  Graph graph = import_model(m);
+  CHECK(extents(graph, graph.outputs[0], 5, 7) == std::vector<int64_t>{1, 3, 10, 21});
+
+  for (int opset : {7, 9, 10, 11, 18, 19}) {
+    INFO("opset " << opset);
+    auto u = single_input_model(opset);
+    auto& ug = *u.mutable_graph();
+    if (opset < 10) {
+      auto& n = add_node(ug, "Upsample", opset < 9 ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "scales"}, {"y"}, "up");
+      if (opset < 9) set_floats_attribute(n, "scales", {1, 1, 2, 2});
+    } else if (opset < 11) {
+      add_node(ug, "Resize", {"x", "scales"}, {"y"}, "up");
+    } else if (opset < 18) {
+      add_node(ug, "Resize", {"x", "roi", "scales"}, {"y"}, "up");
+    } else {
+      auto& n = add_node(ug, "Resize", {"x", "", "scales"}, {"y"}, "up");
+      set_ints_attribute(n, "axes", {2, 3});
+    }
+    if (opset >= 9) add_float_initializer(ug, "scales", {opset >= 18 ? 2 : 4}, opset >= 18 ? std::vector<float>{2, 2} : std::vector<float>{1, 1, 2, 2});
+    if (opset >= 11 && opset < 18) add_float_initializer(ug, "roi", {0}, {});
+    add_output(u, "y");
+    Graph ugraph = import_model(u);
+    CHECK(extents(ugraph, ugraph.outputs[0], 5, 7) == std::vector<int64_t>{1, 3, 10, 14});
+  }
+}
+
+TEST_CASE("import: every unsupported node is reported at once with name, op type and opset") {
+  auto m = single_input_model(17);
+  auto& g = *m.mutable_graph();
+  add_node(g, "Relu", {"x"}, {"a"}, "ok_relu");
+  add_node(g, "LSTM", {"a"}, {"b"}, "my_lstm");
+  add_node(g, "Softmax", {"a"}, {"c"}, "my_softmax");
+  add_float_initializer(g, "w", {4, 1, 3, 3}, std::vector<float>(36, 0.5f));
+  auto& conv = add_node(g, "Conv", {"a", "w"}, {"d"}, "grouped_conv");
+  set_int_attribute(conv, "group", 3);
+  add_node(g, "Relu", {"b"}, {"e"}, "after_lstm");  // not reported again: its input already failed
+  add_node(g, "Conv", {"e", "w"}, {"f"}, "reads_bad");
+  add_output(m, "d");
+  ErrorCode code{};
+  std::string msg = error_of([&] { import_model(m); }, &code);
+  CHECK(code == ErrorCode::Unsupported);
+  CHECK(contains(msg, "node 'my_lstm' (LSTM, opset 17)"));
+  CHECK(contains(msg, "node 'my_softmax' (Softmax, opset 17)"));
+  CHECK(contains(msg, "node 'grouped_conv' (Conv, opset 17)"));
+  CHECK(contains(msg, "group=3"));
+  CHECK(contains(msg, "3 unsupported features"));
+  CHECK_FALSE(contains(msg, "after_lstm"));
+}
+
+TEST_CASE("import: malformed files give clear errors, never a crash") {
+  std::mt19937 rng(3);
+  OidnUnetOptions o;
+  o.size = OidnUnetOptions::Size::Small;
+  std::string good = build_oidn_unet(o).SerializeAsString();
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string bytes = good;
+    if (trial < 100) {
+      bytes.resize(rng() % bytes.size());  // truncated
+    } else {
+      for (int k = 0; k < 20; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());  // corrupted
+    }
+    try {
+      Graph g = import_onnx_bytes(bytes.data(), bytes.size());
+      (void)g;  // a corruption may still be a valid model; it just must not crash
+    } catch (const Error&) {
+    }
+  }
+  ErrorCode code{};
+  std::string garbage = "this is not an onnx file at all \x01\x02\x03";
+  CHECK(contains(error_of([&] { import_onnx_bytes(garbage.data(), garbage.size()); }, &code), "not a valid ONNX model"));
+  CHECK(code == ErrorCode::InvalidModel);
+  CHECK(contains(error_of([] { import_onnx_file("/nonexistent/model.onnx"); }, &code), "/nonexistent/model.onnx"));
+  CHECK(code == ErrorCode::Io);
+}
+
+TEST_CASE("import: missing initializers, lying headers and bad shapes are named") {
+  auto m = single_input_model(17);
+  auto& g = *m.mutable_graph();
+  add_node(g, "Conv", {"x", "missing_weight"}, {"y"}, "conv0");
+  add_output(m, "y");
+  std::string msg = error_of([&] { import_model(m); });
+  CHECK(contains(msg, "conv0"));
+  CHECK(contains(msg, "missing_weight"));
+
+  auto lying = single_input_model(17);
+  auto& lg = *lying.mutable_graph();
+  auto& w = add_float_initializer(lg, "w", {4, 3, 3, 3}, std::vector<float>(108, 1.0f));
+  w.clear_dims();
+  for (int64_t d : {int64_t{1} << 20, int64_t{1} << 20, int64_t{3}, int64_t{3}}) w.add_dims(d);
+  add_node(lg, "Conv", {"x", "w"}, {"y"}, "conv0");
+  add_output(lying, "y");
+  msg = error_of([&] { import_model(lying); });
+  CHECK(contains(msg, "initializer 'w'"));
+
+  auto wrong_channels = single_input_model(17, 5);
+  auto& wg = *wrong_channels.mutable_graph();
+  add_float_initializer(wg, "w", {4, 3, 3, 3}, std::vector<float>(108, 1.0f));
+  add_node(wg, "Conv", {"x", "w"}, {"y"}, "conv_mismatch");
+  add_output(wrong_channels, "y");
+  msg = error_of([&] { import_model(wrong_channels); });
+  CHECK(contains(msg, "conv_mismatch"));
+  CHECK(contains(msg, "channels"));
+
+  auto frac = single_input_model(17);
+  auto& fg = *frac.mutable_graph();
+  add_float_initializer(fg, "scales", {4}, {1, 1, 1.5f, 2});
+  add_node(fg, "Resize", {"x", "", "scales"}, {"y"}, "resize_frac");
+  add_output(frac, "y");
+  ErrorCode code{};
+  msg = error_of([&] { import_model(frac); }, &code);
+  CHECK(code == ErrorCode::Unsupported);
+  CHECK(contains(msg, "resize_frac"));
+  CHECK(contains(msg, "non-integer scale"));
+}
+
+TEST_CASE("import: external data is read beside the model and refused outside it") {
+  fs::path dir = fs::temp_directory_path() / ("denox_ext_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "models");
+  OidnUnetOptions o;
+  o.size = OidnUnetOptions::Size::Small;
+  auto model = build_oidn_unet(o);
+  save_model(model, (dir / "models" / "m.onnx").string(), true);
+  REQUIRE(fs::exists(dir / "models" / "m.onnx.data"));
+  Graph g = import_onnx_file(dir / "models" / "m.onnx");
+  CHECK(g.ops.size() == import_model(model).ops.size());
+  const Tensor* weight = nullptr;
+  for (const auto& t : g.tensors) if (t.name == "enc_conv1.weight") weight = &t;
+  REQUIRE(weight);
+  REQUIRE(weight->f32_data);
+
+  // From bytes without a base directory: a clear error naming the file.
+  std::ifstream in(dir / "models" / "m.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::string msg = error_of([&] { import_onnx_bytes(bytes.data(), bytes.size()); });
+  CHECK(contains(msg, "base directory"));
+
+  // Locations that leave the model's directory, and spans beyond the file.
+  auto tamper = [&](const std::string& key, const std::string& value) {
+    onnx::ModelProto m;
+    m.ParseFromString(bytes);
+    for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+      for (auto& kv : *init.mutable_external_data()) {
+        if (kv.key() == key) kv.set_value(value);
+      }
+    }
+    std::string path = (dir / "models" / "tampered.onnx").string();
+    write_model(m, path);
+    return error_of([&] { import_onnx_file(path); });
+  };
+  CHECK(contains(tamper("location", "../secret.data"), "leaves the model's directory"));
+  CHECK(contains(tamper("location", "/etc/passwd"), "relative path"));
+  CHECK(contains(tamper("offset", "99999999999"), "beyond the end"));
+  CHECK(contains(tamper("length", "12"), "does not match"));
+  CHECK(contains(tamper("location", "nope.data"), "nope.data"));
+  fs::create_symlink("/etc", dir / "models" / "link");
+  CHECK(contains(tamper("location", "link/passwd"), "outside the model's directory"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: model-local functions are inlined") {
+  auto m = single_input_model(17);
+  auto& g = *m.mutable_graph();
+  auto* fn = m.add_functions();
+  fn->set_name("ConvRelu");
+  fn->set_domain("custom");
+  fn->add_input("a");
+  fn->add_input("w");
+  fn->add_output("out");
+  auto* opset = fn->add_opset_import();
+  opset->set_version(17);
+  auto* c = fn->add_node();
+  c->set_op_type("Conv");
+  c->add_input("a");
+  c->add_input("w");
+  c->add_output("tmp");
+  auto* pads = c->add_attribute();
+  pads->set_name("pads");
+  pads->set_ref_attr_name("conv_pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  auto* r = fn->add_node();
+  r->set_op_type("Relu");
+  r->add_input("tmp");
+  r->add_output("out");
+  auto* dom = m.add_opset_import();
+  dom->set_domain("custom");
+  dom->set_version(1);
+  add_float_initializer(g, "w", {4, 3, 3, 3}, std::vector<float>(108, 0.1f));
+  auto& call = add_node(g, "ConvRelu", {"x", "w"}, {"y"}, "call0");
+  call.set_domain("custom");
+  set_ints_attribute(call, "conv_pads", {1, 1, 1, 1});
+  add_output(m, "y");
+  Graph graph = import_model(m);
+  REQUIRE(graph.ops.size() == 2);
+  CHECK(extents(graph, graph.outputs[0], 9, 11) == std::vector<int64_t>{1, 4, 9, 11});
+}
