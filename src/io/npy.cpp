@@ -29,6 +29,18 @@ constexpr size_t kMagicSize = 6;
   fail(ErrorCode::Io, path + ": " + problem);
 }
 
+// "2x3x4" ("scalar" for rank 0). Built with += rather than HostTensor::shape_string(), whose
+// `"literal" + std::string&&` trips GCC 12's false-positive -Wrestrict at -O2 (GCC bug 105329).
+std::string shape_text(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "scalar";
+  std::string text;
+  for (int64_t d : shape) {
+    if (!text.empty()) text += 'x';
+    text += std::to_string(d);
+  }
+  return text;
+}
+
 uint64_t load_unsigned(const unsigned char* p, size_t size, bool little_endian) {
   uint64_t v = 0;
   for (size_t i = 0; i < size; ++i) {
@@ -259,19 +271,17 @@ HostTensor parse_npy(std::string_view bytes, const std::string& path) {
   const NpyHeader header = HeaderParser(bytes.substr(header_offset, header_len), path).parse();
   const ElementType type = element_type_from_descr(header.descr, path);
   const size_t data_offset = header_offset + header_len;
-  std::string shape_text;
-  for (int64_t d : header.shape) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(d);
-  if (header.shape.empty()) shape_text = "scalar";
+  const std::string shape = shape_text(header.shape);
   // A Fortran-order array of rank <= 1 has the same bytes as C order; anything else would need a
   // transpose that denox's callers never expect, so refuse it loudly.
   if (header.fortran_order && header.shape.size() > 1)
     fail_io(path, "fortran_order=True arrays are not supported (save with np.ascontiguousarray)");
 
   const std::optional<size_t> data_bytes = checked_byte_count(header.shape, type.size);
-  if (!data_bytes) fail_io(path, "shape " + shape_text + " overflows the addressable size");
+  if (!data_bytes) fail_io(path, "shape " + shape + " overflows the addressable size");
   const size_t available = bytes.size() - data_offset;
   if (*data_bytes != available)
-    fail_io(path, "data size mismatch: shape " + shape_text + " of " + header.descr + " needs " +
+    fail_io(path, "data size mismatch: shape " + shape + " of " + header.descr + " needs " +
                       std::to_string(*data_bytes) + " bytes, the file has " + std::to_string(available));
 
   HostTensor tensor;
@@ -308,10 +318,10 @@ HostTensor read_npy(const std::string& path) { return parse_npy(read_file_bytes(
 
 std::string encode_npy(const HostTensor& tensor) {
   const std::optional<size_t> expected = checked_byte_count(tensor.shape, 1);
-  if (!expected) fail(ErrorCode::InvalidArgument, "npy: tensor shape " + tensor.shape_string() + " is invalid");
+  if (!expected) fail(ErrorCode::InvalidArgument, "npy: tensor shape " + shape_text(tensor.shape) + " is invalid");
   const size_t have = tensor.is_int64 ? tensor.i64.size() : tensor.f32.size();
   if (have != *expected)
-    fail(ErrorCode::InvalidArgument, "npy: tensor of shape " + tensor.shape_string() + " holds " +
+    fail(ErrorCode::InvalidArgument, "npy: tensor of shape " + shape_text(tensor.shape) + " holds " +
                                          std::to_string(have) + " elements, expected " + std::to_string(*expected));
 
   std::string dict = std::string("{'descr': '") + (tensor.is_int64 ? "<i8" : "<f4") +
@@ -375,9 +385,12 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   std::string temp_path;
   int fd = -1;
   for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-    temp_path = (directory / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter++) + "-" + std::to_string(entropy())))
-                    .string();
+    std::string temp_name = ".";
+    temp_name += target.filename().string();
+    temp_name += ".tmp-" + std::to_string(::getpid());
+    temp_name += "-" + std::to_string(counter++);
+    temp_name += "-" + std::to_string(entropy());
+    temp_path = (directory / temp_name).string();
     fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }

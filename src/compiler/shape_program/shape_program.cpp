@@ -116,6 +116,54 @@ ValueId ShapeProgram::symbol(const std::string& name) {
   return id;
 }
 
+// Rewrites that make the size arithmetic of U-Nets structural, so that equal extents get equal
+// ids at import time instead of run-time checks:
+//   x + ((c - x mod c) mod c)  ->  ceildiv(x, c) * c      ("pad to a multiple of c")
+//   (y * c1) div c2            ->  y * (c1 / c2)          when c2 divides c1
+//   (x + k*d) div d            ->  (x div d) + k          (floor and ceil division)
+//   (y * c1) * c2              ->  y * (c1 * c2)
+std::optional<ValueId> ShapeProgram::rewrite_size_idiom(IntOp op, ValueId a, ValueId b) {
+  auto positive = [&](ValueId v) { return is_constant(v) && constant_value(v) > 0; };
+  auto mul_by_constant = [&](ValueId v) { return instrs_[v].op == IntOp::Mul && is_constant(instrs_[v].b); };
+  if (op == IntOp::ModFloor && positive(b)) {
+    const int64_t c = constant_value(b);
+    const Instr& in = instrs_[a];
+    // (m - y) mod c: only m mod c matters, and y mod c may be replaced by y.
+    if (in.op == IntOp::Sub && is_constant(in.a)) {
+      ValueId y = in.b;
+      if (instrs_[y].op == IntOp::ModFloor && instrs_[y].b == b) y = instrs_[y].a;
+      int64_t m = mod_floor(constant_value(in.a), c);
+      if (m != constant_value(in.a) || y != in.b) return binary(IntOp::ModFloor, sub(constant(m), y), b);
+    }
+  }
+  if (op == IntOp::Add) {
+    for (auto [x, r] : {std::pair{a, b}, std::pair{b, a}}) {
+      const Instr& mod = instrs_[r];
+      if (mod.op != IntOp::ModFloor || !positive(mod.b)) continue;
+      const Instr& neg = instrs_[mod.a];
+      if (neg.op == IntOp::Sub && is_constant(neg.a, 0) && neg.b == x && known_nonnegative(x)) {
+        return mul(binary(IntOp::DivCeil, x, mod.b), mod.b);
+      }
+    }
+  }
+  if ((op == IntOp::DivFloor || op == IntOp::DivCeil || op == IntOp::DivTrunc) && positive(b)) {
+    const int64_t d = constant_value(b);
+    if (mul_by_constant(a) && constant_value(instrs_[a].b) % d == 0) {
+      return mul(instrs_[a].a, constant(constant_value(instrs_[a].b) / d));
+    }
+    if (op != IntOp::DivTrunc && instrs_[a].op == IntOp::Add && is_constant(instrs_[a].b) && constant_value(instrs_[a].b) % d == 0) {
+      return add(binary(op, instrs_[a].a, b), constant(constant_value(instrs_[a].b) / d));
+    }
+  }
+  if (op == IntOp::Mul && is_constant(b) && !is_constant(a) && mul_by_constant(a)) {
+    int64_t product = 0;
+    if (!__builtin_mul_overflow(constant_value(instrs_[a].b), constant_value(b), &product)) {
+      return mul(instrs_[a].a, constant(product));
+    }
+  }
+  return std::nullopt;
+}
+
 ValueId ShapeProgram::binary(IntOp op, ValueId a, ValueId b) {
   if (is_constant(a) && is_constant(b)) {
     auto r = apply(op, constant_value(a), constant_value(b), 0, 0);
@@ -126,6 +174,7 @@ ValueId ShapeProgram::binary(IntOp op, ValueId a, ValueId b) {
     }
     return constant(*r);
   }
+  if (auto rewritten = rewrite_size_idiom(op, a, b)) return *rewritten;
   // Identities that keep expressions small and make equal extents get equal ids.
   switch (op) {
     case IntOp::Add:
@@ -233,6 +282,12 @@ ValueId ShapeProgram::slice_index(ValueId index, ValueId dim, int64_t mode) {
   // A non-negative constant start below a dimension known to be larger needs no clamping; the
   // common case "0" stays a constant.
   if (mode == 0 && is_constant(index, 0)) return constant(0);
+  // Cropping a padded extent back to its original size: x <= ceildiv(x, c) * c.
+  if (mode == 0 && known_nonnegative(index)) {
+    if (index == dim) return index;
+    const Instr& d = instrs_[dim];
+    if (d.op == IntOp::Mul && instrs_[d.a].op == IntOp::DivCeil && instrs_[d.a].a == index && instrs_[d.a].b == d.b) return index;
+  }
   return emit({IntOp::SliceIndex, index, dim, 0, mode});
 }
 

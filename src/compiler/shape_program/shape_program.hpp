@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -103,6 +104,7 @@ class ShapeProgram {
 
  private:
   ValueId emit(const Instr& instr);
+  std::optional<ValueId> rewrite_size_idiom(IntOp op, ValueId a, ValueId b);
   std::vector<Instr> instrs_;
   std::map<Instr, ValueId> interned_;
   std::vector<std::string> symbol_names_;
