@@ -104,6 +104,34 @@ ValueId ShapeProgram::emit(const Instr& instr) {
   return id;
 }
 
+ShapeProgram ShapeProgram::from_parts(std::vector<Instr> instrs, std::vector<std::string> symbol_names,
+                                      std::vector<Assertion> assertions) {
+  ShapeProgram p;
+  auto bad = [](size_t i, const std::string& why) {
+    fail(ErrorCode::InvalidModel, "shape program instruction %" + std::to_string(i) + ": " + why);
+  };
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const Instr& in = instrs[i];
+    if (static_cast<unsigned>(in.op) > static_cast<unsigned>(IntOp::SliceIndex)) bad(i, "unknown opcode");
+    const int arity = in.op == IntOp::Const || in.op == IntOp::Symbol ? 0 : in.op == IntOp::Select ? 3 : 2;
+    const ValueId operands[3] = {in.a, in.b, in.c};
+    for (int k = 0; k < arity; ++k)
+      if (operands[k] >= i) bad(i, "operand refers to a later instruction");
+    if (in.op == IntOp::Symbol && (in.imm < 0 || static_cast<size_t>(in.imm) >= symbol_names.size()))
+      bad(i, "symbol index out of range");
+    if (in.op == IntOp::SliceIndex && (in.imm < 0 || in.imm > 2)) bad(i, "slice index mode out of range");
+    auto id = static_cast<ValueId>(p.instrs_.size());
+    p.instrs_.push_back(in);
+    p.interned_.emplace(in, id);
+    if (in.op == IntOp::Symbol) p.symbols_by_name_.emplace(symbol_names[static_cast<size_t>(in.imm)], id);
+  }
+  for (const Assertion& a : assertions)
+    if (a.condition >= instrs.size()) fail(ErrorCode::InvalidModel, "shape program assertion refers to a missing value");
+  p.symbol_names_ = std::move(symbol_names);
+  p.assertions_ = std::move(assertions);
+  return p;
+}
+
 ValueId ShapeProgram::constant(int64_t value) { return emit({IntOp::Const, 0, 0, 0, value}); }
 
 ValueId ShapeProgram::symbol(const std::string& name) {

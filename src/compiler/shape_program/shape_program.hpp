@@ -102,6 +102,12 @@ class ShapeProgram {
   // Returns old id -> new id (UINT32_MAX for dropped ones). Symbols are always kept.
   std::vector<ValueId> compact(const std::vector<ValueId>& roots);
 
+  // Rebuilds a program from its parts (a deserialized plan). Validates what evaluate() relies
+  // on: operands refer to earlier instructions, symbol indices and SliceIndex modes are in
+  // range, assertions refer to existing values. Throws InvalidModel naming the bad instruction.
+  static ShapeProgram from_parts(std::vector<Instr> instrs, std::vector<std::string> symbol_names,
+                                 std::vector<Assertion> assertions);
+
  private:
   ValueId emit(const Instr& instr);
   std::optional<ValueId> rewrite_size_idiom(IntOp op, ValueId a, ValueId b);
