@@ -1,0 +1,1 @@
+# Plan serialization (flatbuffers). Filled in by the plan-serialization work.
