@@ -4,10 +4,15 @@
 
 namespace denox::compiler {
 
-NodeContext::NodeContext(ImportState& state, const onnx::NodeProto& node, int64_t opset)
-    : state_(state), node_(node), opset_(opset) {
-  where_ = "node '" + node.name() + "' (" + node.op_type() + ", opset " + std::to_string(opset) + ")";
+std::string node_label(const onnx::NodeProto& n, int64_t opset) {
+  std::string s = !n.name().empty() || n.output_size() == 0 ? "node '" + n.name() + "'" : "unnamed node -> '" + n.output(0) + "'";
+  s += " (" + n.op_type() + ", opset " + std::to_string(opset);
+  if (!n.domain().empty() && n.domain() != "ai.onnx") s += ", domain '" + n.domain() + "'";
+  return s + ")";
 }
+
+NodeContext::NodeContext(ImportState& state, const onnx::NodeProto& node, int64_t opset)
+    : state_(state), node_(node), opset_(opset), where_(node_label(node, opset)) {}
 
 int64_t normalize_axis(const NodeContext& ctx, int64_t axis, size_t rank) {
   const auto r = static_cast<int64_t>(rank);

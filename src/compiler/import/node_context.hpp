@@ -91,6 +91,11 @@ class NodeContext {
   std::string where_;
 };
 
+// "node 'enc_conv0' (Conv, opset 17)". An unnamed node (ONNX allows it; exporters and the ONNX
+// node tests leave names empty) is named by its first output: "unnamed node -> 'y' (Abs, opset 13)".
+// A node outside the default domain adds the domain; `opset` is that domain's version.
+std::string node_label(const onnx::NodeProto& node, int64_t opset);
+
 // Normalizes a possibly negative axis against `rank`, with an error naming the node.
 int64_t normalize_axis(const NodeContext& ctx, int64_t axis, size_t rank);
 

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -14,17 +15,13 @@ namespace {
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
-int64_t default_opset(const onnx::ModelProto& model) {
+// The version the model imports for `domain`; 0 when it imports none (a model made only of
+// ai.onnx.ml or training ops, whose nodes are then reported as unsupported).
+int64_t imported_opset(const onnx::ModelProto& model, const std::string& domain) {
   for (const auto& o : model.opset_import()) {
-    if (is_default_domain(o.domain())) return o.version();
+    if (is_default_domain(domain) ? is_default_domain(o.domain()) : o.domain() == domain) return o.version();
   }
-  fail(ErrorCode::InvalidModel, "the model imports no opset of the default ONNX domain");
-}
-
-std::string node_label(const onnx::NodeProto& n, int64_t opset) {
-  std::string s = "node '" + n.name() + "' (" + n.op_type() + ", opset " + std::to_string(opset);
-  if (!is_default_domain(n.domain())) s += ", domain '" + n.domain() + "'";
-  return s + ")";
+  return 0;
 }
 
 bool is_known_op(const onnx::NodeProto& n) {
@@ -67,7 +64,9 @@ void add_graph_input(ImportState& st, const onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type()) fail(ErrorCode::Unsupported, what + " is not a tensor");
   const auto& tt = vi.type().tensor_type();
   if (tt.elem_type() != onnx::TensorProto::FLOAT) {
-    fail(ErrorCode::Unsupported, what + " has element type " + onnx_type_name(tt.elem_type()) + " (denox reads float32 inputs)");
+    // Integer inputs would be data-dependent shapes or indices, which denox does not execute.
+    fail(ErrorCode::Unsupported, what + " has element type " + onnx_type_name(tt.elem_type()) +
+                                     " (denox reads float32 inputs; shapes, indices and axes must be constants or computed from input shapes)");
   }
   if (!tt.has_shape()) fail(ErrorCode::InvalidModel, what + " declares no shape; denox needs at least its rank");
   ShapeProgram& p = st.graph.program;
@@ -76,7 +75,9 @@ void add_graph_input(ImportState& st, const onnx::ValueInfoProto& vi) {
   for (int a = 0; a < tt.shape().dim_size(); ++a) {
     const auto& d = tt.shape().dim(a);
     if (d.has_dim_value()) {
-      if (d.dim_value() < 1 || d.dim_value() > (int64_t{1} << 31)) {
+      // Empty tensors are valid ONNX but nothing a denoiser runs on: unsupported, not invalid.
+      if (d.dim_value() == 0) fail(ErrorCode::Unsupported, what + " has extent 0 on axis " + std::to_string(a) + " (empty tensors)");
+      if (d.dim_value() < 0 || d.dim_value() > (int64_t{1} << 31)) {
         fail(ErrorCode::InvalidModel, what + " has extent " + std::to_string(d.dim_value()) + " on axis " + std::to_string(a));
       }
       t.shape.push_back(p.constant(d.dim_value()));
@@ -122,21 +123,28 @@ void apply_declared_shape(ImportState& st, const onnx::ValueInfoProto& vi, Tenso
 
 Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) fail(ErrorCode::InvalidModel, "the model has no graph");
-  const int64_t opset = default_opset(model);
-  if (opset < kMinOpset || opset > kMaxOpset) {
-    fail(ErrorCode::Unsupported, "the model uses opset " + std::to_string(opset) + "; denox reads opsets " +
-                                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
-  }
+  const int64_t opset = imported_opset(model, "");
   const auto& g = model.graph();
   ImportState st;
   st.external.base_dir = options.base_dir;
   st.graph.opset = opset;
 
   std::vector<onnx::NodeProto> nodes = inline_functions(model);
-  // Every node denox cannot convert at all, reported together.
+  auto label = [&](const onnx::NodeProto& n) { return node_label(n, imported_opset(model, n.domain())); };
+  // Every node denox cannot convert at all, reported together. An opset outside the range is
+  // reported on each node, so the message names what would have to change.
   std::vector<std::string> problems;
+  const bool opset_ok = opset >= kMinOpset && opset <= kMaxOpset;
   for (const auto& n : nodes) {
-    if (!is_known_op(n)) problems.push_back(node_label(n, opset) + ": operator not supported");
+    if (is_default_domain(n.domain()) && opset == 0) {
+      fail(ErrorCode::InvalidModel, label(n) + " is in the default ONNX domain, which the model does not import");
+    }
+    if (!is_known_op(n)) {
+      problems.push_back(label(n) + ": operator not supported");
+    } else if (!opset_ok) {
+      problems.push_back(label(n) + ": opset " + std::to_string(opset) + " (denox reads opsets " + std::to_string(kMinOpset) +
+                         " to " + std::to_string(kMaxOpset) + ")");
+    }
   }
   if (g.sparse_initializer_size() > 0) problems.push_back("sparse initializers are not supported");
 
@@ -147,6 +155,9 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     v.value = make_dense(decode_tensor(init, st.external, "initializer '" + init.name() + "'"));
     st.values[init.name()] = std::move(v);
   }
+  // Graph inputs denox cannot take (element type, empty): reported on the nodes that read them,
+  // which then are not converted (they would find no value for the input).
+  std::map<std::string, std::string> rejected_inputs;
   for (const auto& in : g.input()) {
     if (defined.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     defined.insert(in.name());
@@ -154,12 +165,21 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
       add_graph_input(st, in);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Unsupported) throw;
-      problems.push_back(e.what());
+      rejected_inputs[in.name()] = e.what();
     }
   }
-  if (st.graph.inputs.empty() && problems.empty()) fail(ErrorCode::InvalidModel, "the model has no tensor input");
+  if (!opset_ok && problems.empty()) {
+    if (opset == 0) fail(ErrorCode::InvalidModel, "the model imports no opset of the default ONNX domain");
+    fail(ErrorCode::Unsupported, "the model uses opset " + std::to_string(opset) + "; denox reads opsets " +
+                                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  }
+  if (!opset_ok) nodes.clear();  // nothing to convert: every node is already reported
+  if (st.graph.inputs.empty() && problems.empty() && rejected_inputs.empty()) {
+    // Valid ONNX (a graph of constants), but denox runs networks on input tensors.
+    fail(ErrorCode::Unsupported, "the model has no tensor input (denox runs networks on float32 input tensors)");
+  }
 
-  std::set<std::string> poisoned;
+  std::set<std::string> poisoned, rejected_read;
   std::unordered_set<std::string> outputs_seen;
   for (const auto& n : topological_order(std::move(nodes), defined)) {
     for (const auto& out : n.output()) {
@@ -169,6 +189,13 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     }
     // A node that reads the result of an unsupported node is not reported again.
     bool skip = !is_known_op(n);
+    for (const auto& in : n.input()) {
+      if (auto it = rejected_inputs.find(in); it != rejected_inputs.end()) {
+        problems.push_back(label(n) + ": reads " + it->second);
+        rejected_read.insert(in);
+        skip = true;
+      }
+    }
     for (const auto& in : n.input()) skip = skip || poisoned.count(in);
     if (!skip) {
       NodeContext ctx(st, n, opset);
@@ -192,6 +219,9 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
       }
     }
     for (const auto& out : n.output()) poisoned.insert(out);
+  }
+  for (const auto& [name, why] : rejected_inputs) {
+    if (!rejected_read.count(name)) problems.push_back(why);
   }
   if (!problems.empty()) {
     std::string msg = "the model uses " + std::to_string(problems.size()) + " unsupported feature" + (problems.size() > 1 ? "s" : "") + ":";
