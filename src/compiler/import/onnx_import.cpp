@@ -117,7 +117,9 @@ void apply_declared_shape(ImportState& st, const onnx::ValueInfoProto& vi, Tenso
     std::string msg = "graph output '" + vi.name() + "' axis " + std::to_string(a) + " is declared as " + p.to_string(declared) +
                       " but computes to " + p.to_string(computed);
     if (!p.require_equal(computed, declared, msg)) fail(ErrorCode::ShapeMismatch, msg);
-    computed = declared;
+    // A graph input passed straight through (Identity) keeps its own extents: they are what
+    // binds the symbols when the program runs.
+    if (std::find(st.graph.inputs.begin(), st.graph.inputs.end(), id) == st.graph.inputs.end()) computed = declared;
   }
 }
 
@@ -165,7 +167,10 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
       add_graph_input(st, in);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Unsupported) throw;
-      rejected_inputs[in.name()] = e.what();
+      // Kept without the "graph input 'x' " prefix, to say "reads graph input 'x', which ...".
+      std::string why = e.what();
+      const std::string prefix = "graph input '" + in.name() + "' ";
+      rejected_inputs[in.name()] = why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why;
     }
   }
   if (!opset_ok && problems.empty()) {
@@ -191,7 +196,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     bool skip = !is_known_op(n);
     for (const auto& in : n.input()) {
       if (auto it = rejected_inputs.find(in); it != rejected_inputs.end()) {
-        problems.push_back(label(n) + ": reads " + it->second);
+        problems.push_back(label(n) + ": reads graph input '" + in + "', which " + it->second);
         rejected_read.insert(in);
         skip = true;
       }
@@ -221,7 +226,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     for (const auto& out : n.output()) poisoned.insert(out);
   }
   for (const auto& [name, why] : rejected_inputs) {
-    if (!rejected_read.count(name)) problems.push_back(why);
+    if (!rejected_read.count(name)) problems.push_back("graph input '" + name + "' " + why);
   }
   if (!problems.empty()) {
     std::string msg = "the model uses " + std::to_string(problems.size()) + " unsupported feature" + (problems.size() > 1 ? "s" : "") + ":";

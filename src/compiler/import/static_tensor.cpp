@@ -160,6 +160,12 @@ SymScalar SymMath::div(const SymScalar& a, const SymScalar& b, bool integer_type
 
 SymScalar SymMath::mod(const SymScalar& a, const SymScalar& b, bool fmod) {
   DENOX_INEXACT_BINARY(std::fmod(x, y));
+  // Fractional constants (float Mod, fmod=1) in double: exact, and the integer path below would
+  // reject them as "not an integer".
+  if (is_constant(a) && is_constant(b) && !(p_.is_constant(a.den, 1) && p_.is_constant(b.den, 1))) {
+    double x = constant_double(a), y = constant_double(b);
+    return from_double(fmod ? std::fmod(x, y) : x - y * std::floor(x / y));
+  }
   ValueId x = to_value(a), y = to_value(b);
   if (p_.is_constant(y, 0)) fail(ErrorCode::InvalidModel, where_ + ": modulo by zero");
   return from_value(p_.binary(fmod ? IntOp::ModTrunc : IntOp::ModFloor, x, y));

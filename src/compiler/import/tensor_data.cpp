@@ -31,6 +31,14 @@ const char* onnx_type_name(int32_t t) {
     case TP::UINT8: return "uint8";
     case TP::BOOL: return "bool";
     case TP::STRING: return "string";
+    // Newer types by number: Debian 12's onnx.proto predates them.
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
     default: return "unknown-type";
   }
 }
