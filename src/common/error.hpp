@@ -14,6 +14,8 @@ enum class ErrorCode {
   ShapeMismatch,   // shapes that do not fit together (at import or for a given resolution)
   InvalidArgument, // a caller passed something wrong (sizes, options, files)
   Io,              // a file could not be read or written
+  MissingFeature,  // the Vulkan device lacks a feature or extension denox needs
+  Vulkan,          // a Vulkan call failed (device lost, out of device memory, ...)
   Internal,        // a broken invariant inside denox
 };
 
@@ -37,6 +39,8 @@ inline const char* error_code_name(ErrorCode code) {
     case ErrorCode::ShapeMismatch: return "shape mismatch";
     case ErrorCode::InvalidArgument: return "invalid argument";
     case ErrorCode::Io: return "i/o error";
+    case ErrorCode::MissingFeature: return "missing device feature";
+    case ErrorCode::Vulkan: return "vulkan error";
     case ErrorCode::Internal: return "internal error";
   }
   return "error";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/ir/graph.hpp"
@@ -19,5 +20,13 @@ namespace denox::runtime {
 // input axis binds, or an extent that disagrees with the model; ShapeMismatch when two axes
 // bind the same symbol to different values or a shape-program assertion fails.
 std::vector<int64_t> bind_symbols(const compiler::Graph& g, const std::vector<std::vector<int64_t>>& input_shapes);
+
+// The same over a bare program: a plan has no graph, only its inputs' names and shape values.
+struct SymbolicInput {
+  std::string name;
+  std::vector<compiler::ValueId> shape;
+};
+std::vector<int64_t> bind_symbols(const compiler::ShapeProgram& program, const std::vector<SymbolicInput>& inputs,
+                                  const std::vector<std::vector<int64_t>>& input_shapes);
 
 }  // namespace denox::runtime

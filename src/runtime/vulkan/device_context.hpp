@@ -1,0 +1,119 @@
+// The Vulkan device denox runs on: either the engine's (instance, physical device, device, queue
+// family, optional queue, vkGetInstanceProcAddr, and what it enabled at device creation) or one
+// denox creates itself for tools and tests. Entry points come from volk: instance-level ones
+// globally (loader trampolines, valid for any instance), device-level ones in a per-context
+// VolkDeviceTable so two contexts on two devices never clobber each other.
+#pragma once
+
+#include <volk.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace denox::runtime {
+
+struct CoopMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  VkComponentTypeKHR a_type{}, c_type{};
+};
+
+// What the physical device is and what the device was created with (for the caller's device:
+// what the caller said it enabled).
+struct DeviceCapabilities {
+  std::string device_name, driver_name, driver_info;
+  uint32_t api_version = 0, driver_version = 0, vendor_id = 0, device_id = 0;
+  std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid{};
+  VkPhysicalDeviceType device_type{};
+
+  // Enabled on the device.
+  bool push_descriptor = false;
+  bool storage_buffer_16bit = false;
+  bool shader_float16 = false;
+  bool cooperative_matrix = false;
+  bool fp16_usable() const { return storage_buffer_16bit && shader_float16; }
+
+  // Limits and properties.
+  bool timestamps = false;  // timestampComputeAndGraphics and the queue family has valid bits
+  float timestamp_period_ns = 1.0f;
+  uint32_t timestamp_valid_bits = 0;
+  VkDeviceSize min_storage_buffer_offset_alignment = 256;
+  VkDeviceSize max_storage_buffer_range = 0;
+  uint32_t max_push_constants_size = 0;
+  uint32_t max_push_descriptors = 0;
+  uint32_t max_compute_shared_memory = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint32_t subgroup_size = 0;
+  std::vector<CoopMatrixShape> coop_matrix_shapes;
+};
+
+// One thing denox needs or can use; `missing` lists the required ones a device lacks.
+struct DeviceRequirement {
+  std::string name;  // extension name or "VkPhysicalDeviceVulkan12Features::shaderFloat16"
+  bool required = false;  // false: optional, enables a faster path (fp16, cooperative matrices)
+  std::string why;
+};
+const std::vector<DeviceRequirement>& device_requirements();
+
+struct ExternalDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family_index = 0;
+  VkQueue queue = VK_NULL_HANDLE;  // optional: for weight uploads (one-time, at load/bind)
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  std::vector<std::string> enabled_extensions;
+  const void* enabled_features_chain = nullptr;  // the VkDeviceCreateInfo::pNext chain, or null
+};
+
+struct OwnDeviceOptions {
+  int device_index = -1;     // -1: the first discrete GPU, else the first device
+  bool validation = false;   // enable VK_LAYER_KHRONOS_validation and count its errors
+};
+
+class DeviceContext {
+ public:
+  static std::unique_ptr<DeviceContext> from_external(const ExternalDevice& ext);
+  static std::unique_ptr<DeviceContext> create_own(const OwnDeviceOptions& options);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  const VolkDeviceTable& vk() const { return table_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physical_device() const { return physical_device_; }
+  VkInstance instance() const { return instance_; }
+  uint32_t queue_family() const { return queue_family_; }
+  VkQueue queue() const { return queue_; }  // may be VK_NULL_HANDLE for an external device
+  const DeviceCapabilities& caps() const { return caps_; }
+  bool owns_device() const { return owns_device_; }
+
+  // Memory type index with all of `required` (and, if possible, `preferred`) properties.
+  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
+
+  // Validation-layer messages of severity error seen so far (own instance with validation only).
+  uint64_t validation_errors() const { return validation_errors_->load(); }
+
+  // Lists the physical devices of a fresh instance (for `denox info` and --device).
+  static std::vector<DeviceCapabilities> enumerate(bool validation);
+
+ private:
+  DeviceContext() = default;
+  void load(bool owns_instance, bool owns_device);
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  bool owns_instance_ = false, owns_device_ = false;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  std::shared_ptr<std::atomic<uint64_t>> validation_errors_ = std::make_shared<std::atomic<uint64_t>>(0);
+  VolkDeviceTable table_{};
+  DeviceCapabilities caps_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+};
+
+}  // namespace denox::runtime

@@ -1,0 +1,227 @@
+#include "runtime/vulkan/executable_model.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/error.hpp"
+#include "runtime/bind_shapes.hpp"
+#include "runtime/vulkan/device_context.hpp"
+#include "runtime/vulkan/io_adapters.hpp"
+#include "runtime/vulkan/schedule.hpp"
+
+namespace denox::runtime {
+
+using plan::Resource;
+
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
+                                 bool external_memory)
+    : ctx_(ctx), plan_(std::move(plan)), cache_(cache), adapter_compiler_(std::move(adapters)), external_memory_(external_memory) {
+  if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
+    fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
+                                        "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");
+  for (size_t i = 0; i < plan_.pipelines.size(); ++i) {
+    const auto& p = plan_.pipelines[i];
+    std::string what = p.family;
+    for (const auto& [k, v] : p.defines) what += " " + k + "=" + v;
+    pipelines_.push_back(std::make_unique<ComputePipeline>(
+        ctx, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
+        p.push_constant_count * 4, cache, what));
+  }
+  for (size_t i = 0; i < plan_.inputs.size(); ++i) (void)input_channels(i);
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) (void)output_channels(i);
+  input_bindings_.resize(plan_.inputs.size());
+  output_bindings_.resize(plan_.outputs.size());
+  if (!external_memory_) {
+    const VkDeviceSize size = std::max<VkDeviceSize>(plan_.weight_data.size(), 4);
+    owned_weights_ = Buffer(ctx, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            MemoryKind::DeviceLocal, "weights");
+    upload(ctx, owned_weights_.handle(), 0, plan_.weight_data.data(), plan_.weight_data.size());
+    weights_ = owned_weights_.handle();
+    weights_uploaded_ = true;
+  }
+}
+
+ExecutableModel::~ExecutableModel() = default;
+
+uint32_t ExecutableModel::constant_channels(const plan::IoTensor& io) const {
+  if (!plan_.program.is_constant(io.shape[1]))
+    fail(ErrorCode::Unsupported, "tensor '" + io.name + "' has a symbolic channel count (" + plan_.program.to_string(io.shape[1]) +
+                                     "); denox needs a fixed number of channels per input and output");
+  const int64_t c = plan_.program.constant_value(io.shape[1]);
+  if (c <= 0 || c > 4096) fail(ErrorCode::Unsupported, "tensor '" + io.name + "' has " + std::to_string(c) + " channels");
+  return static_cast<uint32_t>(c);
+}
+
+uint32_t ExecutableModel::input_channels(size_t i) const { return constant_channels(plan_.inputs.at(i)); }
+uint32_t ExecutableModel::output_channels(size_t i) const { return constant_channels(plan_.outputs.at(i)); }
+
+ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t height) const {
+  if (width == 0 || height == 0 || width > 65536 || height > 65536)
+    fail(ErrorCode::InvalidArgument, "extent " + std::to_string(width) + "x" + std::to_string(height) + " is out of range (1..65536)");
+  std::vector<SymbolicInput> inputs;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < plan_.inputs.size(); ++i) {
+    const auto& io = plan_.inputs[i];
+    inputs.push_back({io.name, {io.shape.begin(), io.shape.end()}});
+    shapes.push_back({1, input_channels(i), height, width});
+  }
+  Resolution r;
+  r.width = width;
+  r.height = height;
+  r.values = bind_symbols(plan_.program, inputs, shapes);
+
+  // Scratch sizes and lifetimes in command order: input adapters (0), dispatches (1..D), output
+  // adapters (D + 1).
+  const int64_t dispatches = static_cast<int64_t>(plan_.dispatches.size());
+  std::vector<ScratchLifetime> lifetimes(plan_.scratch.size());
+  r.sizes.resize(plan_.scratch.size());
+  for (size_t t = 0; t < plan_.scratch.size(); ++t) {
+    const int64_t bytes = r.values.at(plan_.scratch[t].size_bytes);
+    if (bytes < 0) fail(ErrorCode::Internal, "scratch tensor '" + plan_.scratch[t].name + "' has a negative size");
+    r.sizes[t] = static_cast<uint64_t>(bytes);
+    lifetimes[t].size = align_up(r.sizes[t], 4);
+  }
+  auto touch = [&](uint32_t t, int64_t when) {
+    auto& l = lifetimes.at(t);
+    l.first = l.first < 0 ? when : std::min(l.first, when);
+    l.last = std::max(l.last, when);
+  };
+  for (const auto& io : plan_.inputs) touch(io.scratch, 0);
+  for (const auto& io : plan_.outputs) touch(io.scratch, dispatches + 1);
+  for (int64_t d = 0; d < dispatches; ++d)
+    for (const auto& b : plan_.dispatches[d].bindings)
+      if (b.resource == Resource::Scratch) touch(b.index, d + 1);
+  ArenaLayout layout = place_scratch(lifetimes, scratch_alignment());
+  r.offsets = std::move(layout.offsets);
+  r.arena_size = layout.size;
+  return r;
+}
+
+VkDeviceSize ExecutableModel::scratch_alignment() const {
+  return std::max<VkDeviceSize>(ctx_.caps().min_storage_buffer_offset_alignment, 256);
+}
+
+void ExecutableModel::set_extent(uint32_t width, uint32_t height) {
+  Resolution r = resolve(width, height);
+  if (!external_memory_ && r.arena_size > scratch_capacity_) {
+    // Grow with headroom so that small resolution changes do not reallocate every time.
+    const VkDeviceSize capacity = align_up(r.arena_size + r.arena_size / 8, 1 << 20);
+    owned_scratch_ = Buffer(ctx_, capacity, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            MemoryKind::DeviceLocal, "scratch arena");
+    scratch_ = owned_scratch_.handle();
+    scratch_offset_ = 0;
+    scratch_capacity_ = capacity;
+  }
+  res_ = std::move(r);
+  build_commands();
+}
+
+std::array<int64_t, 4> ExecutableModel::output_shape(size_t i) const {
+  if (res_.values.empty()) fail(ErrorCode::InvalidArgument, "call set_extent first");
+  const auto& s = plan_.outputs.at(i).shape;
+  return {res_.values[s[0]], res_.values[s[1]], res_.values[s[2]], res_.values[s[3]]};
+}
+
+std::array<int64_t, 4> ExecutableModel::input_shape(size_t i) const {
+  if (res_.values.empty()) fail(ErrorCode::InvalidArgument, "call set_extent first");
+  const auto& s = plan_.inputs.at(i).shape;
+  return {res_.values[s[0]], res_.values[s[1]], res_.values[s[2]], res_.values[s[3]]};
+}
+
+MemoryRequirements ExecutableModel::memory_requirements(uint32_t width, uint32_t height) const {
+  MemoryRequirements req;
+  req.scratch_size = resolve(width, height).arena_size;
+  req.scratch_alignment = scratch_alignment();
+  req.weights_size = plan_.weight_data.size();
+  req.weights_alignment = scratch_alignment();
+  return req;
+}
+
+void ExecutableModel::bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size, VkBuffer weights,
+                                  VkDeviceSize weights_offset) {
+  if (!external_memory_) fail(ErrorCode::InvalidArgument, "bind_memory needs a model created with caller-provided memory");
+  const VkDeviceSize alignment = scratch_alignment();
+  if (!scratch || !weights) fail(ErrorCode::InvalidArgument, "bind_memory: scratch and weights buffers are required");
+  if (scratch_offset % alignment || weights_offset % alignment)
+    fail(ErrorCode::InvalidArgument, "bind_memory: offsets must be multiples of " + std::to_string(alignment));
+  if (weights != weights_ || weights_offset != weights_offset_ || !weights_uploaded_) {
+    upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size());
+    weights_uploaded_ = true;
+  }
+  weights_ = weights;
+  weights_offset_ = weights_offset;
+  scratch_ = scratch;
+  scratch_offset_ = scratch_offset;
+  scratch_capacity_ = scratch_size;
+  build_commands();
+}
+
+void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const {
+  const uint32_t channels = constant_channels(io);
+  std::vector<int> covered(channels, 0);
+  for (const auto& s : sources) {
+    if (s.channel_count == 0 || s.first_channel + s.channel_count > channels)
+      fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "' has " + std::to_string(channels) +
+                                           " channels; a binding covers channels " + std::to_string(s.first_channel) + ".." +
+                                           std::to_string(s.first_channel + s.channel_count));
+    for (uint32_t c = s.first_channel; c < s.first_channel + s.channel_count; ++c) covered[c]++;
+    if (s.is_image) {
+      if (!s.view) fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': image binding without a VkImageView");
+      if (s.format != VK_FORMAT_R16G16B16A16_SFLOAT && s.format != VK_FORMAT_R32G32B32A32_SFLOAT)
+        fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': image format " + std::to_string(s.format) +
+                                             " is not supported (use VK_FORMAT_R16G16B16A16_SFLOAT or R32G32B32A32_SFLOAT)");
+      if (s.channel_count > 4) fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': an image holds at most 4 channels");
+    } else {
+      if (!s.buffer) fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': buffer binding without a VkBuffer");
+      if (s.offset % ctx_.caps().min_storage_buffer_offset_alignment)
+        fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': buffer offset must be a multiple of " +
+                                             std::to_string(ctx_.caps().min_storage_buffer_offset_alignment));
+      if (s.pixel_channels == 0 || s.source_first_channel + s.channel_count > s.pixel_channels)
+        fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': buffer channels " +
+                                             std::to_string(s.source_first_channel) + ".." +
+                                             std::to_string(s.source_first_channel + s.channel_count) + " do not fit its " +
+                                             std::to_string(s.pixel_channels) + " channels per pixel");
+    }
+  }
+  for (uint32_t c = 0; c < channels; ++c)
+    if (covered[c] != 1)
+      fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': channel " + std::to_string(c) + " is bound " +
+                                           std::to_string(covered[c]) + " times; every channel must be bound exactly once");
+}
+
+void ExecutableModel::bind_input(size_t index, const std::vector<IoSource>& sources) {
+  if (index >= plan_.inputs.size()) fail(ErrorCode::InvalidArgument, "input index " + std::to_string(index) + " out of range");
+  validate_sources(plan_.inputs[index], sources, "input");
+  for (const auto& s : sources) adapter_for(s, true);  // compile/create now, not in record()
+  input_bindings_[index].sources = sources;
+  build_commands();
+}
+
+void ExecutableModel::bind_output(size_t index, const std::vector<IoSource>& sources) {
+  if (index >= plan_.outputs.size()) fail(ErrorCode::InvalidArgument, "output index " + std::to_string(index) + " out of range");
+  validate_sources(plan_.outputs[index], sources, "output");
+  for (const auto& s : sources) adapter_for(s, false);
+  output_bindings_[index].sources = sources;
+  build_commands();
+}
+
+const ComputePipeline& ExecutableModel::adapter_for(const IoSource& source, bool input) {
+  const AdapterShader shader = adapter_shader(source, input, plan_.precision == plan::Precision::F16);
+  std::string key = shader.family;
+  for (const auto& [k, v] : shader.defines) key += " " + k + "=" + v;
+  for (const auto& [name, pipeline] : adapters_)
+    if (name == key) return *pipeline;
+  const auto spirv = adapter_compiler_(shader.family, shader.defines);
+  adapters_.emplace_back(key, std::make_unique<ComputePipeline>(ctx_, spirv, shader.bindings, shader.push_constant_count * 4,
+                                                                cache_, key));
+  return *adapters_.back().second;
+}
+
+}  // namespace denox::runtime

@@ -1,0 +1,156 @@
+// A plan made runnable on one device: its pipelines, its weights on the GPU, the caller's input
+// and output bindings, and, per resolution, the scratch layout, push constants, dispatch sizes
+// and barriers. record() only walks what set_extent() and the bind calls prepared: it
+// allocates nothing, submits nothing and waits for nothing.
+#pragma once
+
+#include <volk.h>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.hpp"
+#include "runtime/vulkan/buffer.hpp"
+#include "runtime/vulkan/compute_pipeline.hpp"
+#include "runtime/vulkan/schedule.hpp"
+
+namespace denox::runtime {
+
+class DeviceContext;
+
+enum class TensorLayout : uint32_t { CHW = 0, HWC = 1 };
+enum class ElementType : uint32_t { F32 = 0, F16 = 1 };
+
+// Where some channels of a network input come from, or some channels of an output go to.
+struct IoSource {
+  uint32_t first_channel = 0;  // the network tensor's channels [first_channel, first_channel + channel_count)
+  uint32_t channel_count = 0;
+  bool is_image = false;
+  // Buffer: element (c, y, x) of the caller's tensor with `pixel_channels` channels is at
+  //   CHW: offset + ((source_first_channel + c) * H + y) * W + x elements,
+  //   HWC: offset + (y * W + x) * pixel_channels + source_first_channel + c elements.
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;  // bytes; a multiple of minStorageBufferOffsetAlignment
+  VkDeviceSize range = VK_WHOLE_SIZE;
+  TensorLayout layout = TensorLayout::CHW;
+  ElementType type = ElementType::F32;
+  uint32_t pixel_channels = 0;
+  uint32_t source_first_channel = 0;
+  // Image: a 2D storage image view (VK_IMAGE_LAYOUT_GENERAL), components 0..channel_count-1.
+  VkImageView view = VK_NULL_HANDLE;
+  VkFormat format = VK_FORMAT_UNDEFINED;  // R16G16B16A16_SFLOAT or R32G32B32A32_SFLOAT
+};
+
+// Compiles an adapter shader (shaders/io_*.comp) for the given defines.
+using AdapterCompiler =
+    std::function<std::vector<uint32_t>(const std::string& family, const std::vector<std::pair<std::string, std::string>>& defines)>;
+
+struct MemoryRequirements {
+  VkDeviceSize scratch_size = 0, scratch_alignment = 0;
+  VkDeviceSize weights_size = 0, weights_alignment = 0;
+  VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+};
+
+struct DispatchTiming {
+  std::string name;
+  double ms = 0;
+};
+
+class ExecutableModel {
+ public:
+  // `external_memory`: the caller binds scratch and weight buffers (bind_memory) instead of
+  // denox allocating them. Weights are uploaded with the context's queue either way.
+  ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
+                  bool external_memory);
+  ~ExecutableModel();
+
+  const plan::Plan& plan() const { return plan_; }
+  size_t input_count() const { return plan_.inputs.size(); }
+  size_t output_count() const { return plan_.outputs.size(); }
+  uint32_t input_channels(size_t i) const;
+  uint32_t output_channels(size_t i) const;
+
+  // Runs the shape program for width x height and prepares everything record() needs. In the
+  // default memory mode it (re)allocates the scratch arena when it must grow: the caller must not
+  // have command buffers from an earlier record() pending on the GPU then (see README).
+  void set_extent(uint32_t width, uint32_t height);
+  uint32_t width() const { return res_.width; }
+  uint32_t height() const { return res_.height; }
+  // The output extent of output i at the current resolution (N, C, H, W).
+  std::array<int64_t, 4> output_shape(size_t i) const;
+  std::array<int64_t, 4> input_shape(size_t i) const;
+
+  MemoryRequirements memory_requirements(uint32_t width, uint32_t height) const;
+  void bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size, VkBuffer weights,
+                   VkDeviceSize weights_offset);
+
+  // Replace all sources of input/output `index` (their channel ranges must cover the tensor's
+  // channels exactly once).
+  void bind_input(size_t index, const std::vector<IoSource>& sources);
+  void bind_output(size_t index, const std::vector<IoSource>& sources);
+
+  // Records all dispatches and the barriers between them into `cmd`. Benchmarks only: with a
+  // query pool of at least command_count() + 1 timestamp queries, query 0 is written before the
+  // first command and query i + 1 after command i; `serialize` puts a barrier before every
+  // command so that those differences are per-dispatch times.
+  void record(VkCommandBuffer cmd, VkQueryPool timestamps = VK_NULL_HANDLE, bool serialize = false) const;
+  size_t command_count() const { return commands_.size(); }
+  size_t barrier_count() const;
+  std::vector<std::string> command_names() const;
+
+ private:
+  // One recorded dispatch with everything vkCmdPushDescriptorSetKHR and vkCmdDispatch need.
+  struct Command {
+    std::string name;
+    const ComputePipeline* pipeline = nullptr;
+    std::vector<VkDescriptorBufferInfo> buffers;  // per binding (unused for image bindings)
+    std::vector<VkDescriptorImageInfo> images;    // per binding (unused for buffer bindings)
+    std::vector<VkWriteDescriptorSet> writes;     // point into buffers/images
+    std::vector<uint32_t> push;
+    std::array<uint32_t, 3> groups{};
+    std::vector<MemoryAccess> accesses;
+    bool barrier_before = false;
+  };
+  struct IoBindings {
+    std::vector<IoSource> sources;
+  };
+  // Everything that depends on the resolution alone.
+  struct Resolution {
+    uint32_t width = 0, height = 0;
+    std::vector<int64_t> values;           // shape program values
+    std::vector<uint64_t> offsets, sizes;  // per scratch tensor, bytes within the arena
+    VkDeviceSize arena_size = 0;
+  };
+  Resolution resolve(uint32_t width, uint32_t height) const;
+  uint32_t constant_channels(const plan::IoTensor& io) const;
+  VkDeviceSize scratch_alignment() const;
+  // Rebuilds commands_ from the resolution, bindings and memory; leaves missing_ non-empty (and
+  // commands_ empty) while something record() needs is not there yet.
+  void build_commands();
+  const ComputePipeline& adapter_for(const IoSource& source, bool input);
+  void validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const;
+
+  const DeviceContext& ctx_;
+  plan::Plan plan_;
+  VkPipelineCache cache_;
+  AdapterCompiler adapter_compiler_;
+  bool external_memory_;
+  std::vector<std::unique_ptr<ComputePipeline>> pipelines_;
+  std::vector<std::pair<std::string, std::unique_ptr<ComputePipeline>>> adapters_;
+  std::vector<IoBindings> input_bindings_, output_bindings_;
+
+  // Memory: owned buffers in the default mode, the caller's otherwise.
+  Buffer owned_weights_, owned_scratch_;
+  VkBuffer weights_ = VK_NULL_HANDLE, scratch_ = VK_NULL_HANDLE;
+  VkDeviceSize weights_offset_ = 0, scratch_offset_ = 0, scratch_capacity_ = 0;
+  bool weights_uploaded_ = false;
+
+  Resolution res_;
+  std::vector<Command> commands_;
+  std::string missing_;  // what record() still lacks, for its error message
+};
+
+}  // namespace denox::runtime

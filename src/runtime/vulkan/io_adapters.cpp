@@ -1,0 +1,43 @@
+#include "runtime/vulkan/io_adapters.hpp"
+
+#include <algorithm>
+
+namespace denox::runtime {
+
+namespace {
+constexpr uint32_t kTile = 8;  // the adapters' local size is kTile x kTile x 1 over (x, y)
+}
+
+AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors) {
+  AdapterShader s;
+  if (f16_tensors) s.defines.emplace_back("STORAGE_F16", "1");
+  if (source.is_image) {
+    s.family = input ? "io_image_in" : "io_image_out";
+    s.defines.emplace_back("FORMAT", source.format == VK_FORMAT_R16G16B16A16_SFLOAT ? "rgba16f" : "rgba32f");
+    s.bindings = {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
+    s.push_constant_count = 5;
+  } else {
+    s.family = input ? "io_buffer_in" : "io_buffer_out";
+    s.bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
+    s.push_constant_count = 9;
+  }
+  std::sort(s.defines.begin(), s.defines.end());
+  return s;
+}
+
+std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t channels, uint32_t height, uint32_t width) {
+  std::vector<uint32_t> push = {channels, height, width, source.first_channel, source.channel_count};
+  if (!source.is_image) {
+    push.push_back(static_cast<uint32_t>(source.layout));
+    push.push_back(static_cast<uint32_t>(source.type));
+    push.push_back(source.pixel_channels);
+    push.push_back(source.source_first_channel);
+  }
+  return push;
+}
+
+std::array<uint32_t, 3> adapter_groups(uint32_t height, uint32_t width) {
+  return {(width + kTile - 1) / kTile, (height + kTile - 1) / kTile, 1};
+}
+
+}  // namespace denox::runtime

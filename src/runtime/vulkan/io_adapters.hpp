@@ -1,0 +1,32 @@
+// The adapter dispatches that move data between the caller's buffers or images and the plan's
+// internal NCHW tensors (shaders/io_buffer_*.comp, shaders/io_image_*.comp). One adapter
+// dispatch per bound source, so a 9-channel network reads color, albedo and normal from three
+// images with three small dispatches and no copy pass the engine has to record.
+#pragma once
+
+#include <volk.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/vulkan/executable_model.hpp"
+
+namespace denox::runtime {
+
+struct AdapterShader {
+  std::string family;
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<VkDescriptorType> bindings;  // binding 0: the caller's resource, 1: the tensor
+  uint32_t push_constant_count = 0;
+};
+
+AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors);
+
+// Push constants and workgroup counts of one adapter dispatch for a tensor of `channels`
+// channels and height x width pixels.
+std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t channels, uint32_t height, uint32_t width);
+std::array<uint32_t, 3> adapter_groups(uint32_t height, uint32_t width);
+
+}  // namespace denox::runtime

@@ -1,0 +1,207 @@
+// The record stage: build_commands() turns the plan, the resolution and the bindings into a flat
+// list of commands with their barriers (at set_extent / bind time), and record() walks it.
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "common/error.hpp"
+#include "runtime/vulkan/device_context.hpp"
+#include "runtime/vulkan/executable_model.hpp"
+#include "runtime/vulkan/io_adapters.hpp"
+#include "runtime/vulkan/schedule.hpp"
+
+namespace denox::runtime {
+
+using plan::Access;
+using plan::Resource;
+
+namespace {
+
+constexpr uint32_t kScratchSpace = 0;
+constexpr uint32_t kWeightSpace = 1;
+constexpr uint64_t kWholeResource = std::numeric_limits<uint64_t>::max();
+
+uint32_t to_word(int64_t v, const std::string& what) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<uint32_t>::max())
+    fail(ErrorCode::InvalidArgument, what + " is " + std::to_string(v) + ", which does not fit a 32-bit push constant");
+  return static_cast<uint32_t>(v);
+}
+
+void compute_barrier(const VolkDeviceTable& vk, VkCommandBuffer cmd) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0,
+                          nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+void ExecutableModel::build_commands() {
+  commands_.clear();
+  missing_.clear();
+  if (res_.values.empty()) {
+    missing_ = "set_extent() has not been called";
+    return;
+  }
+  if (!weights_ || !scratch_) {
+    missing_ = "no memory is bound (bind_memory())";
+    return;
+  }
+  if (scratch_capacity_ < res_.arena_size) {
+    missing_ = "the bound scratch buffer holds " + std::to_string(scratch_capacity_) + " bytes; " + std::to_string(res_.width) + "x" +
+               std::to_string(res_.height) + " needs " + std::to_string(res_.arena_size) + " (see memory_requirements())";
+    return;
+  }
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    if (input_bindings_[i].sources.empty()) missing_ += (missing_.empty() ? "" : "; ") + ("input '" + plan_.inputs[i].name + "' is not bound");
+  for (size_t i = 0; i < plan_.outputs.size(); ++i)
+    if (output_bindings_[i].sources.empty()) missing_ += (missing_.empty() ? "" : "; ") + ("output '" + plan_.outputs[i].name + "' is not bound");
+  if (!missing_.empty()) return;
+
+  const auto& caps = ctx_.caps();
+  const uint32_t element_size = plan_.precision == plan::Precision::F16 ? 2 : 4;
+  auto scratch_info = [&](uint32_t t) {
+    return VkDescriptorBufferInfo{scratch_, scratch_offset_ + res_.offsets.at(t), std::max<VkDeviceSize>(res_.sizes.at(t), 4)};
+  };
+  auto scratch_access = [&](uint32_t t, bool write) {
+    return MemoryAccess{kScratchSpace, res_.offsets.at(t), res_.offsets.at(t) + std::max<uint64_t>(res_.sizes.at(t), 4), write};
+  };
+  // The caller's resources are compared by handle: each distinct buffer or view is one space.
+  std::map<uint64_t, uint32_t> spaces;
+  auto caller_space = [&](const IoSource& s) {
+    const uint64_t key = s.is_image ? reinterpret_cast<uint64_t>(s.view) : reinterpret_cast<uint64_t>(s.buffer);
+    return spaces.emplace(key, 2 + static_cast<uint32_t>(spaces.size())).first->second;
+  };
+
+  auto add_adapter = [&](const plan::IoTensor& io, const IoSource& s, bool input) {
+    Command c;
+    const uint32_t channels = constant_channels(io);
+    const uint32_t h = static_cast<uint32_t>(res_.values.at(io.shape[2])), w = static_cast<uint32_t>(res_.values.at(io.shape[3]));
+    c.name = std::string(input ? "input '" : "output '") + io.name + "' channels " + std::to_string(s.first_channel) + ".." +
+             std::to_string(s.first_channel + s.channel_count - 1);
+    c.pipeline = &adapter_for(s, input);
+    c.buffers.resize(2);
+    c.images.resize(2);
+    if (s.is_image) {
+      c.images[0] = {VK_NULL_HANDLE, s.view, VK_IMAGE_LAYOUT_GENERAL};
+    } else {
+      c.buffers[0] = {s.buffer, s.offset, s.range};
+    }
+    c.buffers[1] = scratch_info(io.scratch);
+    const uint64_t begin = s.is_image ? 0 : s.offset;
+    const uint64_t end = s.is_image || s.range == VK_WHOLE_SIZE ? kWholeResource : s.offset + s.range;
+    c.accesses.push_back({caller_space(s), begin, end, !input});
+    // Only this source's channels of the tensor (NCHW, N = 1), so adapters for different
+    // channel ranges of one tensor need no barrier between them.
+    const uint64_t plane = uint64_t{h} * w * element_size;
+    const uint64_t t0 = res_.offsets.at(io.scratch) + s.first_channel * plane;
+    c.accesses.push_back({kScratchSpace, t0, t0 + s.channel_count * plane, input});
+    c.push = adapter_push_constants(s, channels, h, w);
+    c.groups = adapter_groups(h, w);
+    commands_.push_back(std::move(c));
+  };
+
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    for (const auto& s : input_bindings_[i].sources) add_adapter(plan_.inputs[i], s, true);
+
+  for (size_t d = 0; d < plan_.dispatches.size(); ++d) {
+    const auto& pd = plan_.dispatches[d];
+    Command c;
+    c.name = pd.name;
+    c.pipeline = pipelines_.at(pd.pipeline).get();
+    bool empty = false;
+    for (int k = 0; k < 3; ++k) {
+      const int64_t g = res_.values.at(pd.groups[k]);
+      if (g < 0 || g > caps.max_workgroup_count[k])
+        fail(ErrorCode::Unsupported, "dispatch '" + pd.name + "' needs " + std::to_string(g) + " workgroups along axis " +
+                                         std::to_string(k) + " at " + std::to_string(res_.width) + "x" + std::to_string(res_.height) +
+                                         "; the device allows " + std::to_string(caps.max_workgroup_count[k]));
+      c.groups[k] = static_cast<uint32_t>(g);
+      empty = empty || g == 0;
+    }
+    if (empty) continue;  // a zero-sized tensor: nothing to compute
+    for (const auto& b : pd.bindings) {
+      const bool write = b.access != Access::Read;
+      if (b.resource == Resource::Scratch) {
+        c.buffers.push_back(scratch_info(b.index));
+        c.accesses.push_back(scratch_access(b.index, write));
+      } else {
+        const auto& range = plan_.weights.at(b.index);
+        c.buffers.push_back({weights_, weights_offset_ + range.offset, std::max<VkDeviceSize>(range.size, 4)});
+        c.accesses.push_back({kWeightSpace, range.offset, range.offset + range.size, write});
+      }
+    }
+    c.images.resize(c.buffers.size());
+    for (size_t k = 0; k < pd.push_constants.size(); ++k)
+      c.push.push_back(to_word(res_.values.at(pd.push_constants[k]), "push constant " + std::to_string(k) + " of '" + pd.name + "'"));
+    commands_.push_back(std::move(c));
+  }
+
+  for (size_t i = 0; i < plan_.outputs.size(); ++i)
+    for (const auto& s : output_bindings_[i].sources) add_adapter(plan_.outputs[i], s, false);
+
+  std::vector<std::vector<MemoryAccess>> accesses;
+  for (const auto& c : commands_) accesses.push_back(c.accesses);
+  const std::vector<bool> barriers = derive_barriers(accesses);
+  for (size_t i = 0; i < commands_.size(); ++i) {
+    Command& c = commands_[i];
+    c.barrier_before = barriers[i];
+    const auto& types = c.pipeline->bindings();
+    c.writes.clear();
+    for (uint32_t b = 0; b < types.size(); ++b) {
+      VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstBinding = b;
+      w.descriptorCount = 1;
+      w.descriptorType = types[b];
+      if (types[b] == VK_DESCRIPTOR_TYPE_STORAGE_IMAGE) {
+        w.pImageInfo = &c.images[b];
+      } else {
+        w.pBufferInfo = &c.buffers[b];
+      }
+      c.writes.push_back(w);
+    }
+  }
+}
+
+void ExecutableModel::record(VkCommandBuffer cmd, VkQueryPool timestamps, bool serialize) const {
+  if (!missing_.empty()) fail(ErrorCode::InvalidArgument, "record: " + missing_);
+  if (!cmd) fail(ErrorCode::InvalidArgument, "record: the command buffer is VK_NULL_HANDLE");
+  const auto& vk = ctx_.vk();
+  // Earlier work on this queue (the previous frame's dispatches) may still read or write the
+  // scratch arena that the first commands write: order it. The caller's own resources are the
+  // caller's to synchronize (README: "Barriers").
+  compute_barrier(vk, cmd);
+  if (timestamps) {
+    vk.vkCmdResetQueryPool(cmd, timestamps, 0, static_cast<uint32_t>(commands_.size() + 1));
+    vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, timestamps, 0);
+  }
+  VkPipeline bound = VK_NULL_HANDLE;
+  for (size_t i = 0; i < commands_.size(); ++i) {
+    const Command& c = commands_[i];
+    if (c.barrier_before || (serialize && i > 0)) compute_barrier(vk, cmd);
+    if (c.pipeline->pipeline() != bound) {
+      vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, c.pipeline->pipeline());
+      bound = c.pipeline->pipeline();
+    }
+    vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, c.pipeline->layout(), 0,
+                                 static_cast<uint32_t>(c.writes.size()), c.writes.data());
+    if (!c.push.empty())
+      vk.vkCmdPushConstants(cmd, c.pipeline->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                            static_cast<uint32_t>(c.push.size() * sizeof(uint32_t)), c.push.data());
+    vk.vkCmdDispatch(cmd, c.groups[0], c.groups[1], c.groups[2]);
+    if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, timestamps, static_cast<uint32_t>(i + 1));
+  }
+}
+
+size_t ExecutableModel::barrier_count() const {
+  return static_cast<size_t>(std::count_if(commands_.begin(), commands_.end(), [](const Command& c) { return c.barrier_before; }));
+}
+
+std::vector<std::string> ExecutableModel::command_names() const {
+  std::vector<std::string> names;
+  for (const auto& c : commands_) names.push_back(c.name);
+  return names;
+}
+
+}  // namespace denox::runtime
