@@ -40,7 +40,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Pieces from Debian 13. Bump this stamp when the list below changes.
-stamp="$deps/trixie-v1.stamp"
+stamp="$deps/trixie-v2.stamp"
 if [ -f "$stamp" ]; then
   exit 0
 fi
@@ -59,7 +59,8 @@ apt-get "${apt_opts[@]}" update -qq
 echo "setup-deps: Vulkan 1.4 headers, volk, ONNX backend test data"
 (cd "$deps/debs" && rm -f ./*.deb && apt-get "${apt_opts[@]}" download -qq libvulkan-dev libvulkan-volk-dev libonnx-testdata)
 for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/extract"; done
-mkdir -p "$prefix/include" "$prefix/share"
+# share/cmake must exist first, or cp would make the VulkanHeaders folder itself share/cmake.
+mkdir -p "$prefix/include" "$prefix/share/cmake"
 cp -a "$deps/extract/usr/include/vulkan" "$deps/extract/usr/include/vk_video" "$prefix/include/"
 cp -a "$deps/extract/usr/include/volk.h" "$prefix/include/"
 # volk.c is compiled into libdenox (see CMakeLists.txt); trixie ships it beside volk.h.

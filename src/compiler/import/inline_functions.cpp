@@ -2,15 +2,62 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "common/error.hpp"
 
 namespace denox::compiler {
 namespace {
 
-using FunctionMap = std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
+// Functions are identified by (domain, name, overload) since IR 10.
+using FunctionKey = std::tuple<std::string, std::string, std::string>;
+using FunctionMap = std::map<FunctionKey, const onnx::FunctionProto*>;
+
+// Fields newer than the compiled onnx.proto (Debian 12's libonnx 1.12: IR 8) arrive as unknown
+// fields; read them by number, or as members where the library knows them.
+template <typename Message>
+std::vector<std::string> unknown_length_delimited(const Message& m, int number) {
+  std::vector<std::string> out;
+  const auto& fields = m.unknown_fields();
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const auto& f = fields.field(i);
+    if (f.number() == number && f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) out.push_back(f.length_delimited());
+  }
+  return out;
+}
+
+// NodeProto.overload (field 8) and FunctionProto.overload (field 13), IR 10.
+template <typename Message>
+std::string overload_of(const Message& m, int number) {
+  if constexpr (requires { m.overload(); }) {
+    return m.overload();
+  } else {
+    auto v = unknown_length_delimited(m, number);
+    return v.empty() ? std::string() : v.back();
+  }
+}
+
+// FunctionProto.attribute_proto (field 11, IR 9): attributes with default values. onnxscript
+// writes defaults there (torchlib's `value: float = 0.0`), and a call may leave them unset.
+// A template so that `requires` is checked on the library's FunctionProto, not a hard error.
+template <typename Function>
+std::vector<onnx::AttributeProto> attribute_defaults(const Function& fn) {
+  std::vector<onnx::AttributeProto> out;
+  if constexpr (requires { fn.attribute_proto(); }) {
+    for (const auto& a : fn.attribute_proto()) out.push_back(a);
+  } else {
+    for (const auto& bytes : unknown_length_delimited(fn, 11)) {
+      onnx::AttributeProto a;
+      if (!a.ParseFromString(bytes)) fail(ErrorCode::InvalidModel, "function '" + fn.name() + "' has a malformed attribute default");
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
 
 constexpr int kMaxDepth = 16;
 
@@ -32,10 +79,11 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
     auto it = rename.find(name);
     return it != rename.end() ? it->second : prefix + name;
   };
-  // Attribute values come from the call. (Default values in FunctionProto.attribute_proto
-  // arrived in IR version 9, after Debian's libonnx 1.12; an unset reference keeps the op's
-  // own default.)
+  // Attribute values come from the call, else from the function's defaults; a reference to
+  // neither keeps the op's own default.
   std::map<std::string, const onnx::AttributeProto*> attrs;
+  const std::vector<onnx::AttributeProto> defaults = attribute_defaults(fn);
+  for (const auto& a : defaults) attrs[a.name()] = &a;
   for (const auto& a : call.attribute()) attrs[a.name()] = &a;
 
   for (const auto& body_node : fn.node()) {
@@ -61,7 +109,7 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
             int& call_counter) {
-  auto it = functions.find({node.domain(), node.op_type()});
+  auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
   if (it == functions.end()) {
     out.push_back(node);
     return;
@@ -73,7 +121,7 @@ void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth
 
 std::vector<onnx::NodeProto> inline_functions(const onnx::ModelProto& model) {
   FunctionMap functions;
-  for (const auto& fn : model.functions()) functions[{fn.domain(), fn.name()}] = &fn;
+  for (const auto& fn : model.functions()) functions[{fn.domain(), fn.name(), overload_of(fn, 13)}] = &fn;
   std::vector<onnx::NodeProto> out;
   int call_counter = 0;
   for (const auto& node : model.graph().node()) expand(node, functions, 0, out, call_counter);

@@ -166,6 +166,10 @@ bool NodeContext::output_used(size_t i) const {
   return i < output_count() && !node_.output(static_cast<int>(i)).empty();
 }
 
+bool NodeContext::output_consumed(size_t i) const {
+  return output_used(i) && state_.consumed.count(node_.output(static_cast<int>(i))) > 0;
+}
+
 void NodeContext::set_static_output(size_t i, StaticTensor value) {
   if (!output_used(i)) return;
   checked_element_count(value.dims, where_ + " output");

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/error.hpp"
@@ -32,6 +33,9 @@ struct ImportState {
   Graph graph;
   ExternalDataContext external;
   std::unordered_map<std::string, ImportedValue> values;
+  // Every name some node or graph output reads: optional outputs nobody reads (MaxPool's
+  // Indices from torchlib's `pool, _ = op.MaxPool(...)`) need no converter support.
+  std::unordered_set<std::string> consumed;
 };
 
 class NodeContext {
@@ -74,6 +78,8 @@ class NodeContext {
   // Outputs.
   size_t output_count() const;
   bool output_used(size_t i) const;
+  // Named and read by some node or graph output.
+  bool output_consumed(size_t i) const;
   void set_static_output(size_t i, StaticTensor value);
   void alias_output(size_t i, TensorId tensor);
   // Adds a graph IR op producing output 0 with the given shape.

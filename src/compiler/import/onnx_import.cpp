@@ -186,6 +186,10 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
 
   std::set<std::string> poisoned, rejected_read;
   std::unordered_set<std::string> outputs_seen;
+  for (const auto& n : nodes) {
+    for (const auto& in : n.input()) st.consumed.insert(in);
+  }
+  for (const auto& out : g.output()) st.consumed.insert(out.name());
   for (const auto& n : topological_order(std::move(nodes), defined)) {
     for (const auto& out : n.output()) {
       if (!out.empty() && (defined.count(out) || !outputs_seen.insert(out).second)) {
@@ -215,7 +219,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
           sc.at(n.op_type())(ctx);
         }
         for (int i = 0; i < n.output_size(); ++i) {
-          if (!n.output(i).empty() && !st.values.count(n.output(i))) ctx.unsupported("output " + std::to_string(i));
+          if (ctx.output_consumed(static_cast<size_t>(i)) && !st.values.count(n.output(i))) ctx.unsupported("output " + std::to_string(i));
         }
         continue;
       } catch (const Error& e) {

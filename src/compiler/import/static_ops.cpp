@@ -4,7 +4,9 @@
 // expressions of the input extent, so nothing here runs per frame.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "compiler/import/node_context.hpp"
@@ -65,10 +67,11 @@ StaticTensor densify(SymMath& m, StaticTensor result) {
   return make_dense(std::move(d));
 }
 
-// Applies `fn` element-wise. The result type is `out_type`, or the first input's type.
-void elementwise(NodeContext& ctx, const SymFn& fn, int32_t out_type = 0) {
+// Applies `fn` element-wise to the first `arity` inputs (all by default). The result type is
+// `out_type`, or the first input's type.
+void elementwise(NodeContext& ctx, const SymFn& fn, int32_t out_type = 0, size_t arity = SIZE_MAX) {
   std::vector<const StaticTensor*> ins;
-  for (size_t i = 0; i < ctx.input_count(); ++i) ins.push_back(&ctx.static_input(i, "operand"));
+  for (size_t i = 0; i < std::min(arity, ctx.input_count()); ++i) ins.push_back(&ctx.static_input(i, "operand"));
   auto dims = broadcast_dims(ctx, ins);
   int64_t count = checked_element_count(dims, ctx.where());
   if (count > 65536) ctx.unsupported("element-wise arithmetic on a constant of " + std::to_string(count) + " elements");
@@ -99,6 +102,8 @@ double round_to_float_type(double v, int32_t type) {
   }
   return v;  // double
 }
+
+void cast_input0(NodeContext& ctx, int32_t to);
 
 void register_elementwise(std::map<std::string, Converter>& m) {
   auto binary = [](auto op) {
@@ -132,6 +137,7 @@ void register_elementwise(std::map<std::string, Converter>& m) {
   };
   m["Neg"] = unary([](SymMath& mm, auto& a) { return mm.neg(a); });
   m["Abs"] = unary([](SymMath& mm, auto& a) { return mm.abs(a); });
+  m["Sign"] = unary([](SymMath& mm, auto& a) { return mm.sub(mm.less(mm.integer(0), a), mm.less(a, mm.integer(0))); });
   m["Floor"] = unary([](SymMath& mm, auto& a) { return mm.floor(a); });
   m["Ceil"] = unary([](SymMath& mm, auto& a) { return mm.ceil(a); });
   auto compare = [](auto op) {
@@ -146,6 +152,7 @@ void register_elementwise(std::map<std::string, Converter>& m) {
   m["GreaterOrEqual"] = compare([](SymMath& mm, auto& a, auto& b) { return mm.less_equal(b, a); });
   m["And"] = compare([](SymMath& mm, auto& a, auto& b) { return mm.mul(mm.is_nonzero(a), mm.is_nonzero(b)); });
   m["Or"] = compare([](SymMath& mm, auto& a, auto& b) { return mm.is_nonzero(mm.add(mm.is_nonzero(a), mm.is_nonzero(b))); });
+  m["Xor"] = compare([](SymMath& mm, auto& a, auto& b) { return mm.is_nonzero(mm.sub(mm.is_nonzero(a), mm.is_nonzero(b))); });
   m["Not"] = [](NodeContext& ctx) {
     elementwise(ctx, [](SymMath& mm, const std::vector<SymScalar>& a) { return mm.sub(mm.integer(1), mm.is_nonzero(a[0])); }, TP::BOOL);
   };
@@ -153,19 +160,28 @@ void register_elementwise(std::map<std::string, Converter>& m) {
     int32_t type = ctx.static_input(1, "value").onnx_type;
     elementwise(ctx, [](SymMath& mm, const std::vector<SymScalar>& a) { return mm.select(a[0], a[1], a[2]); }, type);
   };
-  m["Cast"] = [](NodeContext& ctx) {
-    auto to = static_cast<int32_t>(ctx.attr_int("to", 0));
-    if (!onnx_type_is_float(to) && !onnx_type_is_integer(to)) ctx.unsupported(std::string("Cast to ") + onnx_type_name(to));
-    // ONNX's node tests truncate float32 to bfloat16 while runtimes round to nearest even; no
-    // shape computation needs bfloat16, so refuse rather than pick one silently.
-    if (to == TP::BFLOAT16) ctx.unsupported("Cast to bfloat16 (its rounding differs between ONNX's test data and runtimes)");
-    bool from_float = ctx.static_input(0, "input").is_float();
-    elementwise(ctx, [&](SymMath& mm, const std::vector<SymScalar>& a) {
-      if (to == TP::BOOL) return mm.is_nonzero(a[0]);
-      if (onnx_type_is_float(to) && mm.is_constant(a[0])) return mm.from_double(round_to_float_type(mm.constant_double(a[0]), to));
-      return from_float && !onnx_type_is_float(to) ? mm.truncate(a[0]) : a[0];
-    }, to);
+  m["Cast"] = [](NodeContext& ctx) { cast_input0(ctx, static_cast<int32_t>(ctx.attr_int("to", 0))); };
+  // torchlib casts constants to a tensor's type with CastLike (the Pad value of its
+  // constant_pad_nd); the second input, maybe a network tensor, only names the type.
+  m["CastLike"] = [](NodeContext& ctx) {
+    const ImportedValue& like = ctx.input(1);
+    cast_input0(ctx, like.is_data ? (ctx.graph().tensor(like.tensor).dtype == DType::F32 ? TP::FLOAT : TP::INT64)
+                                  : like.value.onnx_type);
   };
+}
+
+// Cast (and CastLike) of input 0 to `to`.
+void cast_input0(NodeContext& ctx, int32_t to) {
+  if (!onnx_type_is_float(to) && !onnx_type_is_integer(to)) ctx.unsupported(std::string("Cast to ") + onnx_type_name(to));
+  // ONNX's node tests truncate float32 to bfloat16 while runtimes round to nearest even; no
+  // shape computation needs bfloat16, so refuse rather than pick one silently.
+  if (to == TP::BFLOAT16) ctx.unsupported("Cast to bfloat16 (its rounding differs between ONNX's test data and runtimes)");
+  bool from_float = ctx.static_input(0, "input").is_float();
+  elementwise(ctx, [&](SymMath& mm, const std::vector<SymScalar>& a) {
+    if (to == TP::BOOL) return mm.is_nonzero(a[0]);
+    if (onnx_type_is_float(to) && mm.is_constant(a[0])) return mm.from_double(round_to_float_type(mm.constant_double(a[0]), to));
+    return from_float && !onnx_type_is_float(to) ? mm.truncate(a[0]) : a[0];
+  }, to, 1);
 }
 
 // ---- structural ops ----------------------------------------------------------------------------

@@ -124,7 +124,7 @@ void convert_pool(NodeContext& ctx) {
   TensorId x = ctx.data_input(0);
   require_float(ctx, x);
   require_rank(ctx, x, 4, ctx.node().op_type().c_str());
-  if (is_max && ctx.output_used(1)) ctx.unsupported("the Indices output");
+  if (is_max && ctx.output_consumed(1)) ctx.unsupported("the Indices output");
   ctx.require_attr_default("storage_order", 0);
   auto ks = ctx.attr_ints("kernel_shape");
   if (ks.size() != 2) ctx.unsupported("kernel_shape of " + std::to_string(ks.size()) + " axes (denox supports 2D pooling)");
@@ -428,6 +428,18 @@ const std::map<std::string, Converter>& tensor_converters() {
     m["Shape"] = convert_shape_of_data;
     m["Size"] = convert_shape_of_data;
     m["Identity"] = [](NodeContext& ctx) { ctx.alias_output(0, ctx.data_input(0)); };
+    // CastLike(value, like) where `like` is a network tensor that only names the type: a
+    // constant is cast at import; a float32 tensor cast to float32 is itself.
+    m["CastLike"] = [](NodeContext& ctx) {
+      if (!ctx.input(0).is_data) return static_converters().at("CastLike")(ctx);
+      TensorId x = ctx.data_input(0);
+      require_float(ctx, x);
+      const ImportedValue& like = ctx.input(1);
+      if (like.is_data ? tensor_of(ctx, like.tensor).dtype != DType::F32 : like.value.onnx_type != TP::FLOAT) {
+        ctx.unsupported("casting a network tensor to another type");
+      }
+      ctx.alias_output(0, x);
+    };
     return m;
   }();
   return converters;

@@ -5,7 +5,8 @@
 namespace denox::runtime {
 
 namespace {
-constexpr uint32_t kTile = 8;  // the adapters' local size is kTile x kTile x 1 over (x, y)
+// The adapters' local size over (x, y) (shaders/io_*.comp).
+constexpr uint32_t kTileX = 32, kTileY = 8;
 }
 
 AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors) {
@@ -19,7 +20,7 @@ AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensor
   } else {
     s.family = input ? "io_buffer_in" : "io_buffer_out";
     s.bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    s.push_constant_count = 9;
+    s.push_constant_count = 10;
   }
   std::sort(s.defines.begin(), s.defines.end());
   return s;
@@ -32,12 +33,15 @@ std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t ch
     push.push_back(static_cast<uint32_t>(source.type));
     push.push_back(source.pixel_channels);
     push.push_back(source.source_first_channel);
+    push.push_back(0);  // caller_offset: the descriptor's offset already points at the tensor
   }
   return push;
 }
 
-std::array<uint32_t, 3> adapter_groups(uint32_t height, uint32_t width) {
-  return {(width + kTile - 1) / kTile, (height + kTile - 1) / kTile, 1};
+std::array<uint32_t, 3> adapter_groups(const IoSource& source, uint32_t height, uint32_t width) {
+  // Buffer adapters run one workgroup layer per channel (N = 1); image adapters loop over the
+  // (at most 4) components inside.
+  return {(width + kTileX - 1) / kTileX, (height + kTileY - 1) / kTileY, source.is_image ? 1 : source.channel_count};
 }
 
 }  // namespace denox::runtime

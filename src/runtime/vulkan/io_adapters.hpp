@@ -27,6 +27,6 @@ AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensor
 // Push constants and workgroup counts of one adapter dispatch for a tensor of `channels`
 // channels and height x width pixels.
 std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t channels, uint32_t height, uint32_t width);
-std::array<uint32_t, 3> adapter_groups(uint32_t height, uint32_t width);
+std::array<uint32_t, 3> adapter_groups(const IoSource& source, uint32_t height, uint32_t width);
 
 }  // namespace denox::runtime

@@ -98,7 +98,7 @@ void ExecutableModel::build_commands() {
     const uint64_t t0 = res_.offsets.at(io.scratch) + s.first_channel * plane;
     c.accesses.push_back({kScratchSpace, t0, t0 + s.channel_count * plane, input});
     c.push = adapter_push_constants(s, channels, h, w);
-    c.groups = adapter_groups(h, w);
+    c.groups = adapter_groups(s, h, w);
     commands_.push_back(std::move(c));
   };
 

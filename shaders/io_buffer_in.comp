@@ -1,0 +1,41 @@
+#version 450
+// IO adapter: caller buffer -> internal tensor. Reads channels caller_first .. +count-1 of the
+// caller's buffer (f32, or f16 packed two per uint, layout CHW planar or HWC interleaved) into
+// channels first .. first+count-1 of the internal NCHW tensor (N, C, H, W) in denox's storage
+// type. One invocation per (pixel, channel, image).
+//
+// Bindings: 0 caller buffer (uint[]), 1 internal tensor.
+// Push constants (shaders/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
+// dtype (0 f32, 1 f16), caller_stride (channels per pixel for HWC, planes per image for CHW),
+// caller_first, caller_offset (elements before the first image in the bound range).
+// Dispatch: (ceil(W / 32), ceil(H / 8), N * count).
+#extension GL_GOOGLE_include_directive : require
+#define ACT 0
+#include "common.glsl"
+
+layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer CallerBuf { uint caller[]; };
+layout(set = 0, binding = 1) writeonly buffer TensorBuf { STYPE tensor_data[]; };
+
+layout(push_constant) uniform Push {
+  uint c, h, w, first, count, layout_hwc, dtype_f16, caller_stride, caller_first, caller_offset;
+} pc;
+
+void main() {
+  const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+  if (x >= pc.w || y >= pc.h) return;
+  const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
+  const uint pixels = pc.h * pc.w, pixel = y * pc.w + x;
+  const uint k = pc.caller_first + ch;
+  const uint e = pc.caller_offset + n * pc.caller_stride * pixels +
+                 (pc.layout_hwc != 0 ? pixel * pc.caller_stride + k : k * pixels + pixel);
+  float v;
+  if (pc.dtype_f16 != 0) {
+    const vec2 pair = unpackHalf2x16(caller[e >> 1]);
+    v = (e & 1u) != 0 ? pair.y : pair.x;  // element 2i is the low half of word i
+  } else {
+    v = uintBitsToFloat(caller[e]);
+  }
+  tensor_data[((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x] = STYPE(v);
+}

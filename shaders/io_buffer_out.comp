@@ -1,0 +1,62 @@
+#version 450
+// IO adapter: internal tensor -> caller buffer, the inverse of io_buffer_in (same push
+// constants and dispatch). Only the addressed elements of the caller's buffer change: with f16,
+// an element whose partner in the same 32-bit word also belongs to this dispatch is written
+// together with it by the invocation of the even element; a word shared with an element this
+// dispatch does not own (odd offsets, channels of the caller that denox does not write) is
+// updated with atomicAnd/atomicOr on our half only, so the other half is preserved even while
+// another invocation updates it.
+//
+// Bindings: 0 caller buffer (uint[]), 1 internal tensor.
+#extension GL_GOOGLE_include_directive : require
+#define ACT 0
+#include "common.glsl"
+
+layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) buffer CallerBuf { uint caller[]; };
+layout(set = 0, binding = 1) readonly buffer TensorBuf { STYPE tensor_data[]; };
+
+layout(push_constant) uniform Push {
+  uint c, h, w, first, count, layout_hwc, dtype_f16, caller_stride, caller_first, caller_offset;
+} pc;
+
+// The internal element for caller element e, if this dispatch writes e.
+bool owned(uint e, out uint internal_index) {
+  internal_index = 0;
+  if (e < pc.caller_offset) return false;
+  const uint pixels = pc.h * pc.w, q = e - pc.caller_offset;
+  const uint per_image = pc.caller_stride * pixels;
+  const uint n = q / per_image, r = q % per_image;
+  if (n >= gl_NumWorkGroups.z / pc.count) return false;
+  const uint pixel = pc.layout_hwc != 0 ? r / pc.caller_stride : r % pixels;
+  const uint k = pc.layout_hwc != 0 ? r % pc.caller_stride : r / pixels;
+  if (k < pc.caller_first || k >= pc.caller_first + pc.count) return false;
+  internal_index = (n * pc.c + pc.first + (k - pc.caller_first)) * pixels + pixel;
+  return true;
+}
+
+void main() {
+  const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+  if (x >= pc.w || y >= pc.h) return;
+  const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
+  const uint pixels = pc.h * pc.w, pixel = y * pc.w + x;
+  const uint k = pc.caller_first + ch;
+  const uint e = pc.caller_offset + n * pc.caller_stride * pixels +
+                 (pc.layout_hwc != 0 ? pixel * pc.caller_stride + k : k * pixels + pixel);
+  const float v = float(tensor_data[((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x]);
+  if (pc.dtype_f16 == 0) {
+    caller[e] = floatBitsToUint(v);
+    return;
+  }
+  uint partner_index;
+  const bool odd = (e & 1u) != 0;
+  if (owned(e ^ 1u, partner_index)) {
+    if (odd) return;  // the even element's invocation writes the word
+    caller[e >> 1] = packHalf2x16(vec2(v, float(tensor_data[partner_index])));
+  } else {
+    const uint bits = packHalf2x16(vec2(v, 0.0)) & 0xffffu;
+    atomicAnd(caller[e >> 1], odd ? 0x0000ffffu : 0xffff0000u);
+    atomicOr(caller[e >> 1], odd ? bits << 16 : bits);
+  }
+}

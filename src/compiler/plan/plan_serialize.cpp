@@ -1,0 +1,325 @@
+// Plan <-> flatbuffer (schema plan.fbs). Writing is a straight copy into the builder. Reading
+// treats the bytes as hostile: every structural check flatbuffers offers runs before a single
+// field is read, then the semantic checks of validate_plan before the Plan is handed out.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "common/error.hpp"
+#include "compiler/plan/plan_generated.h"
+#include "compiler/plan/plan_serialize.hpp"
+
+namespace denox::plan {
+
+namespace fbs = denox::fb;
+using compiler::IntOp;
+
+// The schema's enums mirror the C++ ones value for value, so conversion is a cast; a mismatch
+// here would silently change the meaning of every stored plan.
+#define DENOX_SAME_ENUM(fb_enum, cpp_enum, name) \
+  static_assert(static_cast<unsigned>(fb_enum::name) == static_cast<unsigned>(cpp_enum::name))
+DENOX_SAME_ENUM(fbs::Precision, Precision, F32);
+DENOX_SAME_ENUM(fbs::Precision, Precision, F16);
+DENOX_SAME_ENUM(fbs::Access, Access, Read);
+DENOX_SAME_ENUM(fbs::Access, Access, Write);
+DENOX_SAME_ENUM(fbs::Access, Access, ReadWrite);
+DENOX_SAME_ENUM(fbs::Resource, Resource, Scratch);
+DENOX_SAME_ENUM(fbs::Resource, Resource, Weights);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Const);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Symbol);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Add);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Sub);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Mul);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, DivTrunc);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, DivFloor);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, DivCeil);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, ModFloor);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, ModTrunc);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Min);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Max);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Eq);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Lt);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Le);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, Select);
+DENOX_SAME_ENUM(fbs::IntOp, IntOp, SliceIndex);
+#undef DENOX_SAME_ENUM
+
+namespace {
+
+// Matches force_align in plan.fbs; also the alignment deserialize_plan wants its input at.
+constexpr size_t kBufferAlignment = 16;
+constexpr size_t kPrefixBytes = sizeof(flatbuffers::uoffset_t);
+// size prefix, root offset, identifier
+constexpr size_t kMinPlanBytes = 2 * sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+
+[[noreturn]] void bad(const std::string& what, ErrorCode code = ErrorCode::InvalidModel) {
+  fail(code, "plan: " + what);
+}
+
+// An upper bound of the serialized size: each string, table and vector counted with generous
+// overhead (vtable, offsets, padding). Only used to refuse plans over flatbuffers' 2 GiB limit
+// before the builder asserts, and to size the builder's first allocation.
+uint64_t size_bound(const Plan& plan) {
+  auto str = [](const std::string& s) -> uint64_t { return s.size() + 16; };
+  constexpr uint64_t kTable = 64;
+  uint64_t n = 1024 + str(plan.model_name) + plan.weight_data.size() + kBufferAlignment;
+  n += plan.program.size() * sizeof(fbs::Instr);
+  for (const auto& s : plan.program.symbol_names()) n += str(s) + 4;
+  for (const auto& a : plan.program.assertions()) n += kTable + str(a.message) + 4;
+  for (const auto* ts : {&plan.inputs, &plan.outputs})
+    for (const IoTensor& t : *ts) n += kTable + str(t.name) + 4;
+  for (const Pipeline& p : plan.pipelines) {
+    n += kTable + str(p.family) + 4 + p.spirv.size() * 4 + 8;
+    for (const auto& [name, value] : p.defines) n += kTable + str(name) + str(value) + 4;
+  }
+  for (const ScratchTensor& s : plan.scratch) n += kTable + str(s.name) + 4;
+  for (const WeightRange& w : plan.weights) n += kTable + str(w.name) + 4;
+  for (const Dispatch& d : plan.dispatches)
+    n += kTable + str(d.name) + 4 + d.bindings.size() * 8 + d.push_constants.size() * 4 + 16;
+  return n;
+}
+
+std::string text(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <class T>
+size_t count(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+std::string printable_identifier(const uint8_t* p) {
+  std::string out;
+  for (size_t i = 0; i < flatbuffers::kFileIdentifierLength; ++i) {
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      out += static_cast<char>(p[i]);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", p[i]);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// Storage with the alignment flatbuffers' verifier checks (and its readers rely on).
+struct alignas(kBufferAlignment) AlignedBlock {
+  uint8_t bytes[kBufferAlignment];
+};
+
+compiler::ShapeProgram read_program(const fbs::ShapeProgram* p) {
+  std::vector<compiler::Instr> instrs;
+  std::vector<std::string> symbols;
+  std::vector<compiler::Assertion> assertions;
+  if (p) {
+    if (p->instrs()) {
+      instrs.reserve(p->instrs()->size());
+      for (const fbs::Instr* in : *p->instrs())
+        instrs.push_back({static_cast<IntOp>(in->op()), in->a(), in->b(), in->c(), in->imm()});
+    }
+    if (p->symbol_names())
+      for (const flatbuffers::String* s : *p->symbol_names()) symbols.push_back(s->str());
+    if (p->assertions())
+      for (const fbs::Assertion* a : *p->assertions()) assertions.push_back({a->condition(), text(a->message())});
+  }
+  // from_parts checks what evaluate() relies on (operand order, symbol indices, opcodes).
+  try {
+    return compiler::ShapeProgram::from_parts(std::move(instrs), std::move(symbols), std::move(assertions));
+  } catch (const Error& e) {
+    bad(e.what(), e.code());
+  }
+}
+
+std::array<ValueId, 4> read_shape(const fbs::Shape4* s) {
+  if (!s) return {0, 0, 0, 0};
+  return {s->n(), s->c(), s->h(), s->w()};
+}
+
+std::array<uint32_t, 3> read_uint3(const fbs::UInt3* v) {
+  if (!v) return {0, 0, 0};
+  return {v->x(), v->y(), v->z()};
+}
+
+std::vector<IoTensor> read_io(const flatbuffers::Vector<flatbuffers::Offset<fbs::IoTensor>>* v) {
+  std::vector<IoTensor> out;
+  if (v)
+    for (const fbs::IoTensor* t : *v) out.push_back({text(t->name()), read_shape(t->shape()), t->scratch()});
+  return out;
+}
+
+Pipeline read_pipeline(const fbs::Pipeline* p) {
+  Pipeline out;
+  out.family = text(p->family());
+  if (p->defines())
+    for (const fbs::Define* d : *p->defines()) out.defines.emplace_back(text(d->name()), text(d->value()));
+  if (p->spirv()) out.spirv.assign(p->spirv()->begin(), p->spirv()->end());
+  out.binding_count = p->binding_count();
+  out.push_constant_count = p->push_constant_count();
+  out.local_size = read_uint3(p->local_size());
+  return out;
+}
+
+Dispatch read_dispatch(const fbs::Dispatch* d) {
+  Dispatch out;
+  out.name = text(d->name());
+  out.pipeline = d->pipeline();
+  if (d->bindings())
+    for (const fbs::Binding* b : *d->bindings())
+      out.bindings.push_back(
+          {static_cast<Resource>(b->resource()), b->index(), static_cast<Access>(b->access())});
+  if (d->push_constants()) out.push_constants.assign(d->push_constants()->begin(), d->push_constants()->end());
+  out.groups = read_uint3(d->groups());
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> serialize_plan(const Plan& plan) {
+  const uint64_t bound = size_bound(plan);
+  if (bound >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    bad("too large to serialize (about " + std::to_string(bound) + " bytes, " +
+            std::to_string(plan.weight_data.size()) + " of them weights; a plan is limited to 2 GiB)",
+        ErrorCode::InvalidArgument);
+  flatbuffers::FlatBufferBuilder fbb(static_cast<size_t>(bound));
+  auto str = [&](const std::string& s) { return fbb.CreateString(s); };
+
+  // Shape program.
+  std::vector<fbs::Instr> instrs;
+  instrs.reserve(plan.program.size());
+  for (const compiler::Instr& in : plan.program.instructions())
+    instrs.emplace_back(in.imm, in.a, in.b, in.c, static_cast<fbs::IntOp>(in.op));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> symbols;
+  for (const std::string& s : plan.program.symbol_names()) symbols.push_back(str(s));
+  std::vector<flatbuffers::Offset<fbs::Assertion>> assertions;
+  for (const compiler::Assertion& a : plan.program.assertions())
+    assertions.push_back(fbs::CreateAssertion(fbb, a.condition, str(a.message)));
+  auto program = fbs::CreateShapeProgram(fbb, fbb.CreateVectorOfStructs(instrs), fbb.CreateVector(symbols),
+                                         fbb.CreateVector(assertions));
+
+  auto io = [&](const std::vector<IoTensor>& ts) {
+    std::vector<flatbuffers::Offset<fbs::IoTensor>> out;
+    for (const IoTensor& t : ts) {
+      const fbs::Shape4 shape(t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
+      out.push_back(fbs::CreateIoTensor(fbb, str(t.name), &shape, t.scratch));
+    }
+    return fbb.CreateVector(out);
+  };
+  auto inputs = io(plan.inputs);
+  auto outputs = io(plan.outputs);
+
+  std::vector<flatbuffers::Offset<fbs::Pipeline>> pipelines;
+  for (const Pipeline& p : plan.pipelines) {
+    std::vector<flatbuffers::Offset<fbs::Define>> defines;
+    for (const auto& [name, value] : p.defines) defines.push_back(fbs::CreateDefine(fbb, str(name), str(value)));
+    const fbs::UInt3 local_size(p.local_size[0], p.local_size[1], p.local_size[2]);
+    pipelines.push_back(fbs::CreatePipeline(fbb, str(p.family), fbb.CreateVector(defines),
+                                            fbb.CreateVector(p.spirv), p.binding_count, p.push_constant_count,
+                                            &local_size));
+  }
+  auto pipelines_v = fbb.CreateVector(pipelines);
+
+  std::vector<flatbuffers::Offset<fbs::ScratchTensor>> scratch;
+  for (const ScratchTensor& s : plan.scratch) scratch.push_back(fbs::CreateScratchTensor(fbb, str(s.name), s.size_bytes));
+  auto scratch_v = fbb.CreateVector(scratch);
+
+  std::vector<flatbuffers::Offset<fbs::WeightRange>> weights;
+  for (const WeightRange& w : plan.weights)
+    weights.push_back(fbs::CreateWeightRange(fbb, str(w.name), w.offset, w.size));
+  auto weights_v = fbb.CreateVector(weights);
+
+  // The generated CreateXDirect helpers do this for force_align; the plain API needs it spelled out.
+  fbb.ForceVectorAlignment(plan.weight_data.size(), sizeof(uint8_t), kBufferAlignment);
+  auto weight_data = fbb.CreateVector(plan.weight_data);
+
+  std::vector<flatbuffers::Offset<fbs::Dispatch>> dispatches;
+  for (const Dispatch& d : plan.dispatches) {
+    std::vector<fbs::Binding> bindings;
+    for (const Binding& b : d.bindings)
+      bindings.emplace_back(b.index, static_cast<fbs::Resource>(b.resource), static_cast<fbs::Access>(b.access));
+    const fbs::UInt3 groups(d.groups[0], d.groups[1], d.groups[2]);
+    dispatches.push_back(fbs::CreateDispatch(fbb, str(d.name), d.pipeline, fbb.CreateVectorOfStructs(bindings),
+                                             fbb.CreateVector(d.push_constants), &groups));
+  }
+  auto dispatches_v = fbb.CreateVector(dispatches);
+
+  auto root = fbs::CreatePlan(fbb, Plan::kFormatVersion, static_cast<fbs::Precision>(plan.precision),
+                              str(plan.model_name), program, inputs, outputs, pipelines_v, scratch_v, weights_v,
+                              weight_data, dispatches_v);
+  fbs::FinishSizePrefixedPlanBuffer(fbb, root);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+Plan deserialize_plan(std::span<const uint8_t> bytes) {
+  const size_t n = bytes.size();
+  if (n < kMinPlanBytes) bad(std::to_string(n) + " bytes is too short for a plan (truncated or empty)");
+  if (n >= FLATBUFFERS_MAX_BUFFER_SIZE) bad(std::to_string(n) + " bytes is larger than any plan (2 GiB limit)");
+
+  // flatbuffers reads scalars in place, so the buffer must be aligned; a blob from SQLite or a
+  // file read at an odd offset is copied once.
+  std::unique_ptr<AlignedBlock[]> copy;
+  const uint8_t* data = bytes.data();
+  if (reinterpret_cast<uintptr_t>(data) % kBufferAlignment != 0) {
+    copy.reset(new AlignedBlock[(n + kBufferAlignment - 1) / kBufferAlignment]);
+    std::memcpy(copy.get(), data, n);
+    data = copy.get()->bytes;
+  }
+
+  // Identifier before size: for a foreign file "not a plan" is the useful message.
+  if (!flatbuffers::BufferHasIdentifier(data, kPlanFileIdentifier, /*size_prefixed=*/true))
+    bad("not a denox plan (file identifier '" + printable_identifier(data + 2 * kPrefixBytes) + "', expected '" +
+        kPlanFileIdentifier + "')");
+  const uint64_t declared = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data);
+  if (declared > n - kPrefixBytes)
+    bad("truncated: the plan is " + std::to_string(declared + kPrefixBytes) + " bytes, only " + std::to_string(n) +
+        " were read");
+  if (declared < n - kPrefixBytes)
+    bad(std::to_string(n - kPrefixBytes - declared) + " unexpected bytes after the end of the plan");
+
+  // The version through PlanHeader first (only the root table and its field 0 are verified),
+  // so that a plan of another version is named as such even if the rest of its layout differs.
+  {
+    flatbuffers::Verifier header(data, n);
+    if (!header.VerifySizePrefixedBuffer<fbs::PlanHeader>(kPlanFileIdentifier))
+      bad("corrupt: the root table of the plan does not verify");
+    const uint32_t version = flatbuffers::GetSizePrefixedRoot<fbs::PlanHeader>(data)->format_version();
+    const std::string ours = std::to_string(Plan::kFormatVersion);
+    if (version > Plan::kFormatVersion)
+      bad("format version " + std::to_string(version) + " was written by a newer denox (this one reads version " +
+              ours + "); rebuild the plan from the model",
+          ErrorCode::Unsupported);
+    if (version < Plan::kFormatVersion)
+      bad("format version " + std::to_string(version) + " was written by an older denox (this one reads version " +
+              ours + "); rebuild the plan from the model",
+          ErrorCode::Unsupported);
+  }
+
+  // Full structural verification: every offset, vector length and string inside the buffer,
+  // tables not nested absurdly deep, alignment. After this, reading any field is safe.
+  flatbuffers::Verifier verifier(data, n);
+  if (!fbs::VerifySizePrefixedPlanBuffer(verifier))
+    bad("corrupt: flatbuffers verification of the " + std::to_string(n) + "-byte plan failed");
+  const fbs::Plan* root = fbs::GetSizePrefixedPlan(data);
+
+  Plan plan;
+  plan.precision = static_cast<Precision>(root->precision());
+  plan.model_name = text(root->model_name());
+  plan.program = read_program(root->program());
+  plan.inputs = read_io(root->inputs());
+  plan.outputs = read_io(root->outputs());
+  if (root->pipelines()) {
+    plan.pipelines.reserve(root->pipelines()->size());
+    for (const fbs::Pipeline* p : *root->pipelines()) plan.pipelines.push_back(read_pipeline(p));
+  }
+  if (root->scratch())
+    for (const fbs::ScratchTensor* s : *root->scratch()) plan.scratch.push_back({text(s->name()), s->size_bytes()});
+  if (root->weights())
+    for (const fbs::WeightRange* w : *root->weights()) plan.weights.push_back({text(w->name()), w->offset(), w->size()});
+  if (root->weight_data()) plan.weight_data.assign(root->weight_data()->begin(), root->weight_data()->end());
+  if (root->dispatches()) {
+    plan.dispatches.reserve(count(root->dispatches()));
+    for (const fbs::Dispatch* d : *root->dispatches()) plan.dispatches.push_back(read_dispatch(d));
+  }
+
+  validate_plan(plan);
+  return plan;
+}
+
+}  // namespace denox::plan

@@ -1,0 +1,41 @@
+# The portable kernels: shaders/*.comp embedded at build time, compiled at run time with the
+# glslang library, and the lowering of a graph into a plan of dispatches over them.
+# Included from src/CMakeLists.txt, so CMAKE_CURRENT_SOURCE_DIR is src/.
+find_package(glslang CONFIG REQUIRED)
+
+# Every shader file (kernels and the files they #include). CONFIGURE_DEPENDS re-globs on a
+# build, so adding a shader needs no manual re-run of CMake; DEPENDS below rebuilds the
+# generated source whenever a shader's text changes.
+file(GLOB DENOX_SHADER_FILES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/shaders/*.comp
+  ${PROJECT_SOURCE_DIR}/shaders/*.glsl)
+list(SORT DENOX_SHADER_FILES)
+set(DENOX_EMBEDDED_SHADERS_CPP ${CMAKE_CURRENT_BINARY_DIR}/kernels_generated/embedded_shaders.cpp)
+string(REPLACE ";" "|" _denox_shader_arg "${DENOX_SHADER_FILES}")
+add_custom_command(
+  OUTPUT ${DENOX_EMBEDDED_SHADERS_CPP}
+  COMMAND ${CMAKE_COMMAND} -DOUTPUT=${DENOX_EMBEDDED_SHADERS_CPP} "-DSHADERS=${_denox_shader_arg}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/kernels/embed_shaders.cmake
+  DEPENDS ${DENOX_SHADER_FILES} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/embed_shaders.cmake
+  COMMENT "Embedding shaders/*.comp"
+  VERBATIM)
+
+add_library(denox_kernels STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/shader_source.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/shader_compiler.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/plan_builder.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_layout.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/pool2d.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/upsample_nearest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/copy.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/pad.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/binary.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/unary.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/lower_portable.cpp
+  ${DENOX_EMBEDDED_SHADERS_CPP}
+)
+target_include_directories(denox_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(denox_kernels
+  PUBLIC denox_compiler
+  PRIVATE glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)

@@ -1,0 +1,330 @@
+// How open() decides what to do with the file at the cache path:
+//
+//   usable denox cache of our schema version   -> use it
+//   no file, empty file, empty SQLite database -> create the schema
+//   anything else that is readable             -> "corrupt": move it aside, start fresh
+//   cannot read/write/lock it at all           -> run without a cache
+//
+// "Anything else" is: bytes that are not an SQLite database (garbage, truncated header),
+// SQLITE_NOTADB/SQLITE_CORRUPT from any validation step, a database of another application
+// (application_id, or tables without our meta table), another schema version (older or newer:
+// there are no migrations, a cache is cheap to rebuild), missing tables/columns, or a failing
+// PRAGMA quick_check. The file is renamed, never deleted, so a user who pointed the cache at
+// the wrong file loses nothing. I/O problems (permissions, disk full, lock timeouts) are never
+// taken for corruption: renaming a healthy cache because the disk was briefly full would
+// throw away every other process's work.
+#include "runtime/cache/cache_open.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+namespace denox::cache::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The whole schema of version 1. IF NOT EXISTS / OR IGNORE make it idempotent, so a process
+// racing another one through creation (see create_schema) ends with the same file.
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS plans (
+  key_digest TEXT PRIMARY KEY NOT NULL,
+  key_text TEXT NOT NULL,
+  plan BLOB NOT NULL,
+  checksum TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS spirv (
+  source_hash TEXT PRIMARY KEY NOT NULL,
+  words BLOB NOT NULL,
+  checksum TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pipeline_caches (
+  device_key TEXT PRIMARY KEY NOT NULL,
+  device_text TEXT NOT NULL,
+  data BLOB NOT NULL,
+  checksum TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+)sql";
+
+// One SELECT per table naming every column the cache uses: preparing it fails if a table or
+// column is missing, which is how a same-version file with a wrong shape is recognized.
+constexpr std::array<const char*, 4> kColumnProbes = {
+    "SELECT key, value FROM meta LIMIT 0",
+    "SELECT key_digest, key_text, plan, checksum, created_at, last_used_at FROM plans LIMIT 0",
+    "SELECT source_hash, words, checksum, created_at FROM spirv LIMIT 0",
+    "SELECT device_key, device_text, data, checksum, updated_at FROM pipeline_caches LIMIT 0",
+};
+
+// Thrown by validation for content problems; caught in try_open and turned into a verdict.
+struct CorruptFile {
+  std::string cause;
+};
+
+std::string hex32(std::int64_t value) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "0x%08x", static_cast<unsigned>(value & 0xffffffff));
+  return buffer;
+}
+
+// An exclusive lock held while one process validates, repairs or creates the file. Without it
+// two processes that both find a damaged file would both rename "it" aside, and the second
+// would move away the fresh cache the first had just created. SQLite's own locks cannot do
+// this: they live inside the file that is being replaced.
+class OpenLock {
+ public:
+  OpenLock(const fs::path& path, std::chrono::milliseconds timeout) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      error_ = "cannot create lock file '" + path.string() + "': " + std::strerror(errno);
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        error_ = "cannot lock '" + path.string() + "': " + std::strerror(errno);
+        return;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        error_ = "timed out waiting for another process to finish opening the cache (lock '" + path.string() + "')";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    locked_ = true;
+  }
+  ~OpenLock() {
+    if (locked_ && ::flock(fd_, LOCK_UN) != 0) spdlog::debug("denox cache: unlock failed: {}", std::strerror(errno));
+    if (fd_ >= 0 && ::close(fd_) != 0) spdlog::debug("denox cache: closing lock file failed: {}", std::strerror(errno));
+  }
+  OpenLock(const OpenLock&) = delete;
+  OpenLock& operator=(const OpenLock&) = delete;
+
+  bool locked() const { return locked_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  bool locked_ = false;
+  std::string error_;
+};
+
+// Looks at the first bytes before sqlite does: sqlite happily "opens" any file and only fails
+// on first use, and a file shorter than the 100-byte header is garbage we want named as such.
+void check_header(const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size == 0) return;  // missing or empty: sqlite creates it; unreadable: sqlite reports it
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  static constexpr char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  char header[16] = {};
+  in.read(header, sizeof header);
+  if (size < 100 || in.gcount() != static_cast<std::streamsize>(sizeof header) ||
+      std::memcmp(header, kMagic, sizeof header) != 0) {
+    throw CorruptFile{"not an SQLite database (" + std::to_string(size) + " bytes without an SQLite header)"};
+  }
+}
+
+// Returns true if the database holds no schema at all (fresh), false if it is a valid denox
+// cache; throws CorruptFile otherwise.
+bool inspect(const Db& db, bool quick_check) {
+  const std::int64_t app_id = query_int(db, "PRAGMA application_id");
+  std::vector<std::string> tables;
+  {
+    Statement list(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (list.step()) tables.push_back(list.column_text(0));
+  }
+  const std::int64_t objects = query_int(db, "SELECT count(*) FROM sqlite_master");
+  if (objects == 0) {
+    if (app_id != 0 && app_id != PlanCache::kApplicationId)
+      throw CorruptFile{"foreign SQLite database (application_id " + hex32(app_id) + ")"};
+    return true;
+  }
+  if (app_id != PlanCache::kApplicationId) {
+    std::string names;
+    for (const auto& t : tables) names += (names.empty() ? "" : ", ") + t;
+    throw CorruptFile{"foreign SQLite database (application_id " + hex32(app_id) + ", tables: " + names + ")"};
+  }
+  try {
+    for (const char* probe : kColumnProbes) Statement stmt(db, probe);
+  } catch (const SqliteError& e) {
+    if (e.is_corruption() || e.is_busy()) throw;
+    throw CorruptFile{std::string("denox cache with unexpected tables: ") + e.what()};
+  }
+  const std::string version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  const std::int64_t user_version = query_int(db, "PRAGMA user_version");
+  if (version != std::to_string(PlanCache::kSchemaVersion) || user_version != PlanCache::kSchemaVersion) {
+    throw CorruptFile{"schema version " + (version.empty() ? std::string("(none)") : version) + " (user_version " +
+                      std::to_string(user_version) + "), this denox uses " + std::to_string(PlanCache::kSchemaVersion)};
+  }
+  if (quick_check) {
+    // quick_check skips the index/content cross-checks of integrity_check but reads every
+    // page, so truncation and damaged b-trees show up here rather than in a later load.
+    Statement check(db, "PRAGMA quick_check");
+    const std::string first = check.step() ? check.column_text(0) : std::string("no result");
+    if (first != "ok") throw CorruptFile{"PRAGMA quick_check: " + first};
+  }
+  return false;
+}
+
+void enable_wal(Db& db) {
+  // WAL lets readers run while another process writes; the mode is stored in the file, so
+  // this is a no-op read after the first time. File systems without shared memory (some
+  // network mounts) refuse it; the rollback journal still works, only with less concurrency.
+  const std::string mode = query_text(db, "PRAGMA journal_mode=WAL");
+  if (mode != "wal") spdlog::warn("denox cache: WAL mode unavailable (journal_mode is '{}'); concurrent use is slower", mode);
+  // NORMAL is durable against process crashes in WAL mode (only a power loss can drop the
+  // last commits, which for a cache just means recompiling) and avoids an fsync per store.
+  db.exec("PRAGMA synchronous=NORMAL");
+}
+
+void create_schema(Db& db, std::chrono::milliseconds timeout) {
+  write_transaction(db, timeout, [&] {
+    db.exec(kSchemaSql);
+    db.exec("PRAGMA application_id = " + std::to_string(PlanCache::kApplicationId));
+    db.exec("PRAGMA user_version = " + std::to_string(PlanCache::kSchemaVersion));
+    db.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '" +
+            std::to_string(PlanCache::kSchemaVersion) + "'), ('magic', 'denox-cache')");
+  });
+}
+
+enum class Verdict { Ok, Corrupt, Unusable };
+
+struct Attempt {
+  Verdict verdict = Verdict::Unusable;
+  Db db;
+  std::string cause;
+};
+
+Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
+  Attempt result;
+  try {
+    check_header(path);
+    result.db = Db::open(path.string());
+    result.db.set_busy_timeout(static_cast<int>(options.busy_timeout.count()));
+    // sqlite silently opens a file it may not write read-only; stores would then fail one by
+    // one, so say it once here instead.
+    if (result.db.read_only()) {
+      result.cause = "the cache file is read-only";
+      return result;
+    }
+    const bool fresh = inspect(result.db, options.verify_on_open);
+    enable_wal(result.db);
+    if (fresh) {
+      create_schema(result.db, options.busy_timeout);
+      // Check what is there now: another process (of another denox version, not holding our
+      // lock) may have created its own schema in between.
+      inspect(result.db, false);
+    }
+    result.verdict = Verdict::Ok;
+  } catch (const CorruptFile& e) {
+    result.verdict = Verdict::Corrupt;
+    result.cause = e.cause;
+  } catch (const SqliteError& e) {
+    result.verdict = e.is_corruption() ? Verdict::Corrupt : Verdict::Unusable;
+    result.cause = e.what();
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    result.verdict = Verdict::Unusable;
+    result.cause = e.what();
+  }
+  if (result.verdict != Verdict::Ok) result.db.close();
+  return result;
+}
+
+fs::path aside_path(const fs::path& path) {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &parts);
+  fs::path candidate = path.string() + ".corrupt-" + stamp;
+  for (int n = 1; fs::exists(candidate) || fs::exists(candidate.string() + "-wal"); ++n)
+    candidate = path.string() + ".corrupt-" + stamp + "-" + std::to_string(n);
+  return candidate;
+}
+
+// Moves the database and its WAL aside and drops the shared-memory index. The WAL must go with
+// it: sqlite would otherwise replay the old file's frames into the fresh database.
+void set_aside(const fs::path& path, const fs::path& aside) {
+  fs::rename(path, aside);
+  for (const char* suffix : {"-wal", "-journal"}) {
+    const fs::path side = path.string() + suffix;
+    if (fs::exists(side)) fs::rename(side, aside.string() + suffix);
+  }
+  const fs::path shm = path.string() + "-shm";
+  std::error_code ec;
+  fs::remove(shm, ec);
+  if (ec) throw fs::filesystem_error("cannot remove stale shared-memory file", shm, ec);
+}
+
+OpenedCache disabled(const fs::path& path, std::string reason) {
+  spdlog::warn("denox cache: running without a cache: {} ('{}')", reason, path.string());
+  OpenedCache out;
+  out.disabled_reason = std::move(reason);
+  return out;
+}
+
+}  // namespace
+
+OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& options) {
+  try {
+    std::error_code ec;
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    if (ec) return disabled(path, "cannot create directory '" + path.parent_path().string() + "': " + ec.message());
+
+    OpenLock lock(path.string() + ".lock", options.busy_timeout);
+    if (!lock.locked()) return disabled(path, lock.error());
+
+    Attempt first = try_open(path, options);
+    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), {}, {}};
+    if (first.verdict == Verdict::Unusable) return disabled(path, first.cause);
+
+    OpenedCache out;
+    out.recovery = CacheRecovery{first.cause, aside_path(path)};
+    try {
+      set_aside(path, out.recovery->set_aside_path);
+    } catch (const fs::filesystem_error& e) {
+      // Never fall back to using the damaged file.
+      return disabled(path, "cache file is unusable (" + first.cause + ") and could not be moved aside: " + e.what());
+    }
+    spdlog::warn("denox cache: '{}' is unusable ({}); moved it to '{}' and started a fresh cache", path.string(),
+                 first.cause, out.recovery->set_aside_path.string());
+
+    Attempt second = try_open(path, options);
+    if (second.verdict != Verdict::Ok) {
+      auto result = disabled(path, "cannot create a fresh cache: " + second.cause);
+      result.recovery = out.recovery;
+      return result;
+    }
+    out.db = std::move(second.db);
+    return out;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    return disabled(path, e.what());
+  }
+}
+
+}  // namespace denox::cache::detail

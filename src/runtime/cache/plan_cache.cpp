@@ -1,0 +1,316 @@
+#include "runtime/cache/plan_cache.hpp"
+
+#include <pwd.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include "runtime/cache/cache_open.hpp"
+#include "runtime/cache/content_hash.hpp"
+#include "runtime/cache/sqlite_db.hpp"
+
+namespace denox::cache {
+
+namespace fs = std::filesystem;
+using detail::Db;
+using detail::SqliteError;
+using detail::Statement;
+
+namespace {
+
+// The three tables share one shape: key -> payload + checksum. Table describes the names, so
+// one load/store implementation serves all of them.
+struct Table {
+  const char* name;           // for log messages
+  const char* select_sql;     // ?1 = key -> (payload, checksum, key text)
+  const char* insert_sql;     // ?1 key, ?2 key text, ?3 payload, ?4 checksum, ?5 now
+  const char* delete_sql;     // ?1 = key
+  const char* touch_sql;      // ?1 key, ?2 now; nullptr if the table has no last-used time
+};
+
+constexpr Table kPlans{
+    "plan",
+    "SELECT plan, checksum, key_text FROM plans WHERE key_digest = ?1",
+    "INSERT OR REPLACE INTO plans (key_digest, key_text, plan, checksum, created_at, last_used_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+    "DELETE FROM plans WHERE key_digest = ?1",
+    "UPDATE plans SET last_used_at = ?2 WHERE key_digest = ?1",
+};
+// SPIR-V rows have no separate key text: the source hash is the whole key.
+constexpr Table kSpirv{
+    "SPIR-V",
+    "SELECT words, checksum, source_hash FROM spirv WHERE source_hash = ?1",
+    "INSERT OR REPLACE INTO spirv (source_hash, words, checksum, created_at) VALUES (?1, ?3, ?4, ?5)",
+    "DELETE FROM spirv WHERE source_hash = ?1",
+    nullptr,
+};
+constexpr Table kPipelineCaches{
+    "pipeline cache",
+    "SELECT data, checksum, device_text FROM pipeline_caches WHERE device_key = ?1",
+    "INSERT OR REPLACE INTO pipeline_caches (device_key, device_text, data, checksum, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)",
+    "DELETE FROM pipeline_caches WHERE device_key = ?1",
+    nullptr,
+};
+
+// The checksum covers the key too, so a payload that ended up under the wrong key (a tool
+// that edited the file, a bug in a future migration) is caught like flipped bits are.
+std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload) {
+  return ContentHasher().field(key).field(payload).hex();
+}
+
+std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+struct PlanCache::Impl {
+  mutable std::mutex mutex;
+  Db db;
+  fs::path path;
+  std::string disabled_reason;
+  std::optional<CacheRecovery> recovery;
+  CacheOpenOptions options;
+  CacheStats stats;
+  bool write_failure_logged = false;
+
+  // What happens after a failed sqlite call during normal use. Corruption found mid-run
+  // disables the cache for this process (other processes may still be using the file, so it
+  // is not renamed under them); the next open() checks and repairs it. Anything else (disk
+  // full, lock timeout) leaves the cache usable for the next call.
+  void on_error(const SqliteError& e, std::string_view action) {
+    if (e.is_corruption()) {
+      spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); caching is off until the next open", path.string(),
+                   action, e.what());
+      db.close();
+      disabled_reason = std::string("the file became corrupt: ") + e.what();
+      return;
+    }
+    spdlog::warn("denox cache: {} failed: {}", action, e.what());
+  }
+
+  // Returns the payload if the row exists, matches its checksum and its full key text.
+  std::optional<std::vector<std::uint8_t>> load(const Table& table, const std::string& key, const std::string& key_text,
+                                                std::uint64_t& hits, std::uint64_t& misses) {
+    std::lock_guard lock(mutex);
+    if (!db) {
+      ++misses;
+      return std::nullopt;
+    }
+    try {
+      std::vector<std::uint8_t> payload;
+      bool bad_checksum = false;
+      {
+        Statement select(db, table.select_sql);
+        select.bind(1, key);
+        if (!select.step()) {
+          ++misses;
+          return std::nullopt;
+        }
+        const auto blob = select.column_blob(0);
+        payload.assign(blob.begin(), blob.end());
+        bad_checksum = select.column_text(1) != row_checksum(key, payload);
+        // Equal digests of different key texts: a hash collision, absurdly unlikely, but
+        // comparing costs nothing and turns it into a plain miss.
+        if (!bad_checksum && select.column_text(2) != key_text) {
+          spdlog::warn("denox cache: {} key digest {} collides with a different key; treating as a miss", table.name, key);
+          ++misses;
+          return std::nullopt;
+        }
+      }
+      if (bad_checksum) {
+        ++stats.corrupt_rows;
+        ++misses;
+        spdlog::warn("denox cache: {} row {} in '{}' fails its checksum; deleting it", table.name, key, path.string());
+        try {
+          detail::write_transaction(db, options.busy_timeout, [&] { Statement(db, table.delete_sql).bind(1, key).run(); });
+        } catch (const SqliteError& e) {
+          on_error(e, std::string("deleting a corrupt ") + table.name + " row");
+        }
+        return std::nullopt;
+      }
+      if (table.touch_sql != nullptr) touch(table, key);
+      ++hits;
+      return payload;
+    } catch (const SqliteError& e) {
+      on_error(e, std::string("loading a ") + table.name);
+      ++misses;
+      return std::nullopt;
+    }
+  }
+
+  // Best effort: last_used_at is for a future eviction policy, not worth waiting for another
+  // process's write lock (the busy timeout is dropped to zero for this one statement).
+  void touch(const Table& table, const std::string& key) {
+    try {
+      db.set_busy_timeout(0);
+      Statement(db, table.touch_sql).bind(1, key).bind(2, unix_now()).run();
+    } catch (const SqliteError& e) {
+      spdlog::debug("denox cache: updating last_used_at skipped: {}", e.what());
+    }
+    try {
+      db.set_busy_timeout(static_cast<int>(options.busy_timeout.count()));
+    } catch (const SqliteError& e) {
+      on_error(e, "restoring the busy timeout");
+    }
+  }
+
+  bool store(const Table& table, const std::string& key, const std::string& key_text,
+             std::span<const std::uint8_t> payload, std::uint64_t& stores) {
+    std::lock_guard lock(mutex);
+    if (!db) {
+      ++stats.write_failures;
+      return false;
+    }
+    const std::string checksum = row_checksum(key, payload);
+    try {
+      detail::write_transaction(db, options.busy_timeout, [&] {
+        Statement insert(db, table.insert_sql);
+        insert.bind(1, key).bind(2, key_text).bind_blob(3, payload.data(), payload.size());
+        insert.bind(4, checksum).bind(5, unix_now());
+        insert.run();
+      });
+      ++stores;
+      return true;
+    } catch (const SqliteError& e) {
+      ++stats.write_failures;
+      if (e.is_corruption() || !write_failure_logged) {
+        on_error(e, std::string("storing a ") + table.name);
+      } else {
+        // Disk full tends to repeat for every store of a compile; warn once, then quietly.
+        spdlog::debug("denox cache: storing a {} failed: {}", table.name, e.what());
+      }
+      write_failure_logged = true;
+      return false;
+    }
+  }
+};
+
+PlanCache::PlanCache() : impl_(std::make_unique<Impl>()) { impl_->disabled_reason = "caching is off"; }
+PlanCache::~PlanCache() = default;
+PlanCache::PlanCache(PlanCache&&) noexcept = default;
+PlanCache& PlanCache::operator=(PlanCache&&) noexcept = default;
+
+PlanCache PlanCache::open(const fs::path& path, const CacheOpenOptions& options) {
+  if (path.empty()) return disabled("no cache path");
+  auto opened = detail::open_cache_file(path, options);
+  PlanCache cache;
+  cache.impl_->options = options;
+  cache.impl_->recovery = std::move(opened.recovery);
+  if (!opened.db) {
+    cache.impl_->disabled_reason = std::move(opened.disabled_reason);
+    return cache;
+  }
+  cache.impl_->db = std::move(opened.db);
+  cache.impl_->path = path;
+  cache.impl_->disabled_reason.clear();
+  return cache;
+}
+
+PlanCache PlanCache::disabled(std::string reason) {
+  PlanCache cache;
+  cache.impl_->disabled_reason = std::move(reason);
+  return cache;
+}
+
+fs::path PlanCache::default_path() {
+  // Empty variables count as unset (as the XDG spec says for XDG_CACHE_HOME), so
+  // `DENOX_CACHE_DIR= denox ...` does not put a cache into the working directory.
+  auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value != nullptr ? value : "";
+  };
+  if (const std::string dir = env("DENOX_CACHE_DIR"); !dir.empty()) return fs::path(dir) / "cache.sqlite3";
+  // XDG: a relative XDG_CACHE_HOME is invalid and must be ignored.
+  if (const std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty() && fs::path(xdg).is_absolute())
+    return fs::path(xdg) / "denox" / "cache.sqlite3";
+  std::string home = env("HOME");
+  if (home.empty()) {
+    // Services and some containers run without HOME; the passwd entry still knows it.
+    long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buffer(size > 0 ? static_cast<std::size_t>(size) : 16384);
+    passwd entry{};
+    passwd* result = nullptr;
+    if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &result) == 0 && result != nullptr &&
+        result->pw_dir != nullptr)
+      home = result->pw_dir;
+  }
+  if (home.empty()) return {};
+  return fs::path(home) / ".cache" / "denox" / "cache.sqlite3";
+}
+
+bool PlanCache::enabled() const {
+  std::lock_guard lock(impl_->mutex);
+  return static_cast<bool>(impl_->db);
+}
+
+fs::path PlanCache::path() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->db ? impl_->path : fs::path();
+}
+
+std::string PlanCache::disabled_reason() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->db ? std::string() : impl_->disabled_reason;
+}
+
+std::optional<CacheRecovery> PlanCache::recovery() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->recovery;
+}
+
+std::optional<std::vector<std::uint8_t>> PlanCache::load_plan(const CacheKey& key) {
+  auto& s = impl_->stats;
+  return impl_->load(kPlans, key.digest(), key.canonical(), s.plan_hits, s.plan_misses);
+}
+
+bool PlanCache::store_plan(const CacheKey& key, std::span<const std::uint8_t> plan) {
+  return impl_->store(kPlans, key.digest(), key.canonical(), plan, impl_->stats.plan_stores);
+}
+
+std::optional<std::vector<std::uint32_t>> PlanCache::load_spirv(std::string_view source_hash) {
+  const std::string key(source_hash);
+  auto& s = impl_->stats;
+  auto bytes = impl_->load(kSpirv, key, key, s.spirv_hits, s.spirv_misses);
+  if (!bytes) return std::nullopt;
+  if (bytes->size() % sizeof(std::uint32_t) != 0) {
+    // Only a checksummed row gets here, so this means a writer stored a non-word payload.
+    spdlog::warn("denox cache: SPIR-V row {} is not a whole number of words; ignoring it", key);
+    std::lock_guard lock(impl_->mutex);
+    --s.spirv_hits;
+    ++s.spirv_misses;
+    return std::nullopt;
+  }
+  // Words are stored in host byte order: a cache is specific to its machine's GPU anyway.
+  std::vector<std::uint32_t> words(bytes->size() / sizeof(std::uint32_t));
+  if (!words.empty()) std::memcpy(words.data(), bytes->data(), bytes->size());
+  return words;
+}
+
+bool PlanCache::store_spirv(std::string_view source_hash, std::span<const std::uint32_t> words) {
+  const std::string key(source_hash);
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(words.data()), words.size_bytes());
+  return impl_->store(kSpirv, key, key, bytes, impl_->stats.spirv_stores);
+}
+
+std::optional<std::vector<std::uint8_t>> PlanCache::load_pipeline_cache(const DeviceIdentity& device) {
+  auto& s = impl_->stats;
+  return impl_->load(kPipelineCaches, device.digest(), device.canonical(), s.pipeline_cache_hits,
+                     s.pipeline_cache_misses);
+}
+
+bool PlanCache::store_pipeline_cache(const DeviceIdentity& device, std::span<const std::uint8_t> data) {
+  return impl_->store(kPipelineCaches, device.digest(), device.canonical(), data, impl_->stats.pipeline_cache_stores);
+}
+
+CacheStats PlanCache::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stats;
+}
+
+}  // namespace denox::cache

@@ -1,0 +1,174 @@
+// PlanCache basics: round trips, persistence, stats, default_path().
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "cache_test_util.hpp"
+#include "runtime/cache/plan_cache.hpp"
+
+using namespace denox::cache;
+using namespace denox::cache::test;
+
+TEST_CASE("plan, SPIR-V and pipeline cache round trip", "[cache]") {
+  TempDir dir;
+  // Parent directories are created.
+  const fs::path path = dir / "nested/deeper/cache.sqlite3";
+  PlanCache cache = PlanCache::open(path);
+  REQUIRE(cache.enabled());
+  CHECK(cache.path() == path);
+  CHECK(cache.disabled_reason().empty());
+  CHECK_FALSE(cache.recovery().has_value());
+  CHECK(fs::exists(path));
+
+  const CacheKey key = sample_key();
+  CHECK_FALSE(cache.load_plan(key).has_value());
+  const auto plan = sample_bytes(300000, 1);  // spans many pages (overflow chains)
+  CHECK(cache.store_plan(key, plan));
+  CHECK(cache.load_plan(key) == plan);
+  // Every key field matters: a different option or device is a miss.
+  CHECK_FALSE(cache.load_plan(sample_key("model-a", "precision=fp32")).has_value());
+  CacheKey other_device = key;
+  other_device.device.driver_version += 1;
+  CHECK_FALSE(cache.load_plan(other_device).has_value());
+  // Storing again replaces.
+  const auto plan2 = sample_bytes(1000, 2);
+  CHECK(cache.store_plan(key, plan2));
+  CHECK(cache.load_plan(key) == plan2);
+
+  const auto words = sample_words(5000, 3);
+  CHECK_FALSE(cache.load_spirv("conv3x3-fp16").has_value());
+  CHECK(cache.store_spirv("conv3x3-fp16", words));
+  CHECK(cache.load_spirv("conv3x3-fp16") == words);
+
+  const auto pipeline = sample_bytes(20 << 20, 4);  // pipeline caches reach tens of MB
+  CHECK_FALSE(cache.load_pipeline_cache(key.device).has_value());
+  CHECK(cache.store_pipeline_cache(key.device, pipeline));
+  CHECK(cache.load_pipeline_cache(key.device) == pipeline);
+  CHECK_FALSE(cache.load_pipeline_cache(sample_device(99)).has_value());
+
+  const CacheStats s = cache.stats();
+  CHECK(s.plan_hits == 2);
+  CHECK(s.plan_misses == 3);
+  CHECK(s.plan_stores == 2);
+  CHECK(s.spirv_hits == 1);
+  CHECK(s.spirv_misses == 1);
+  CHECK(s.spirv_stores == 1);
+  CHECK(s.pipeline_cache_hits == 1);
+  CHECK(s.pipeline_cache_misses == 2);
+  CHECK(s.pipeline_cache_stores == 1);
+  CHECK(s.corrupt_rows == 0);
+  CHECK(s.write_failures == 0);
+}
+
+TEST_CASE("empty payloads are stored as empty, not as missing", "[cache]") {
+  TempDir dir;
+  PlanCache cache = PlanCache::open(dir / "cache.sqlite3");
+  REQUIRE(cache.enabled());
+  CHECK(cache.store_plan(sample_key(), {}));
+  const auto plan = cache.load_plan(sample_key());
+  REQUIRE(plan.has_value());
+  CHECK(plan->empty());
+  CHECK(cache.store_spirv("empty", {}));
+  const auto words = cache.load_spirv("empty");
+  REQUIRE(words.has_value());
+  CHECK(words->empty());
+}
+
+TEST_CASE("entries persist across reopen; a second opener compiles nothing", "[cache]") {
+  TempDir dir;
+  const fs::path path = dir / "cache.sqlite3";
+  const auto plan = sample_bytes(5000, 10);
+  const auto words = sample_words(100, 11);
+  const auto pipeline = sample_bytes(7000, 12);
+  {
+    PlanCache cache = PlanCache::open(path);
+    REQUIRE(cache.enabled());
+    REQUIRE(cache.store_plan(sample_key(), plan));
+    REQUIRE(cache.store_spirv("s", words));
+    REQUIRE(cache.store_pipeline_cache(sample_device(), pipeline));
+  }
+  PlanCache again = PlanCache::open(path);
+  REQUIRE(again.enabled());
+  CHECK_FALSE(again.recovery().has_value());
+  CHECK(again.load_plan(sample_key()) == plan);
+  CHECK(again.load_spirv("s") == words);
+  CHECK(again.load_pipeline_cache(sample_device()) == pipeline);
+  const CacheStats s = again.stats();
+  CHECK(s.plan_misses == 0);
+  CHECK(s.spirv_misses == 0);
+  CHECK(s.plan_hits == 1);
+  CHECK(s.plan_stores == 0);
+  // The file is a marked, versioned denox cache in WAL mode.
+  CHECK(raw_query_int(path, "PRAGMA application_id") == PlanCache::kApplicationId);
+  CHECK(raw_query_int(path, "PRAGMA user_version") == PlanCache::kSchemaVersion);
+  CHECK(raw_query_int(path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'") ==
+        PlanCache::kSchemaVersion);
+  CHECK(raw_query_int(path, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 1);
+  CHECK(raw_query_int(path, "SELECT last_used_at >= created_at FROM plans") == 1);
+}
+
+TEST_CASE("a disabled cache misses and refuses stores without failing", "[cache]") {
+  PlanCache off;
+  CHECK_FALSE(off.enabled());
+  CHECK_FALSE(off.disabled_reason().empty());
+  CHECK(off.path().empty());
+  CHECK_FALSE(off.load_plan(sample_key()).has_value());
+  CHECK_FALSE(off.store_plan(sample_key(), sample_bytes(10, 1)));
+  CHECK_FALSE(off.load_spirv("x").has_value());
+  CHECK_FALSE(off.store_pipeline_cache(sample_device(), sample_bytes(10, 1)));
+  CHECK(off.stats().plan_misses == 1);
+  CHECK(off.stats().write_failures == 2);
+
+  CHECK(PlanCache::disabled("--no-cache").disabled_reason() == "--no-cache");
+  CHECK_FALSE(PlanCache::open("").enabled());
+}
+
+TEST_CASE("one cache is usable from several threads", "[cache]") {
+  TempDir dir;
+  PlanCache cache = PlanCache::open(dir / "cache.sqlite3");
+  REQUIRE(cache.enabled());
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const CacheKey key = sample_key("t" + std::to_string(t) + "-" + std::to_string(i));
+        const auto plan = sample_bytes(2000, static_cast<std::uint32_t>(t * 100 + i));
+        if (!cache.store_plan(key, plan) || cache.load_plan(key) != plan) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures == 0);
+  CHECK(cache.stats().plan_stores == 100);
+  CHECK(cache.stats().plan_hits == 100);
+}
+
+TEST_CASE("default_path follows DENOX_CACHE_DIR, XDG_CACHE_HOME, HOME", "[cache]") {
+  {
+    EnvOverride a("DENOX_CACHE_DIR", "/opt/game/cache");
+    EnvOverride b("XDG_CACHE_HOME", "/xdg");
+    CHECK(PlanCache::default_path() == fs::path("/opt/game/cache/cache.sqlite3"));
+  }
+  {
+    EnvOverride a("DENOX_CACHE_DIR", "");  // empty counts as unset
+    EnvOverride b("XDG_CACHE_HOME", "/xdg");
+    CHECK(PlanCache::default_path() == fs::path("/xdg/denox/cache.sqlite3"));
+  }
+  {
+    EnvOverride a("DENOX_CACHE_DIR", std::nullopt);
+    EnvOverride b("XDG_CACHE_HOME", "relative/dir");  // invalid per the XDG spec: ignored
+    EnvOverride c("HOME", "/home/artist");
+    CHECK(PlanCache::default_path() == fs::path("/home/artist/.cache/denox/cache.sqlite3"));
+  }
+  {
+    EnvOverride a("DENOX_CACHE_DIR", std::nullopt);
+    EnvOverride b("XDG_CACHE_HOME", std::nullopt);
+    EnvOverride c("HOME", std::nullopt);
+    // Falls back to the passwd entry's home directory.
+    const fs::path p = PlanCache::default_path();
+    CHECK(p.is_absolute());
+    CHECK(p.filename() == "cache.sqlite3");
+    CHECK(p.parent_path().filename() == "denox");
+  }
+}
