@@ -37,5 +37,6 @@ add_library(denox_kernels STATIC
 )
 target_include_directories(denox_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(denox_kernels
-  PUBLIC denox_compiler
-  PRIVATE glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)
+  PUBLIC denox_compiler denox_plan
+  # denox_reference: the nearest-resize index rule; denox_cache: XXH3 for shader hashes.
+  PRIVATE denox_reference denox_cache glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)

@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "kernels/shader_source.hpp"
+#include "runtime/cache/content_hash.hpp"
 
 namespace denox::kernels {
 
@@ -51,32 +52,6 @@ class EmbeddedIncluder : public glslang::TShader::Includer {
     if (!text) return nullptr;
     return new IncludeResult(name, text->data(), text->size(), nullptr);
   }
-};
-
-// FNV-1a over 128 bits: stable across platforms and compilers (std::hash is not).
-class Fnv128 {
- public:
-  void add(std::string_view s) {
-    // Length first, so that ("ab", "c") and ("a", "bc") differ.
-    const uint64_t n = s.size();
-    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(n >> (8 * i)));
-    for (char c : s) byte(static_cast<uint8_t>(c));
-  }
-  std::string hex() const {
-    static const char* digits = "0123456789abcdef";
-    std::string out(32, '0');
-    unsigned __int128 v = state_;
-    for (int i = 31; i >= 0; --i, v >>= 4) out[static_cast<size_t>(i)] = digits[static_cast<unsigned>(v & 0xf)];
-    return out;
-  }
-
- private:
-  void byte(uint8_t b) {
-    state_ ^= b;
-    state_ *= kPrime;
-  }
-  static constexpr unsigned __int128 kPrime = (static_cast<unsigned __int128>(1) << 88) + 0x13b;
-  unsigned __int128 state_ = (static_cast<unsigned __int128>(0x6c62272e07bb0142ull) << 64) | 0x62b821756295c58dull;
 };
 
 std::vector<uint32_t> run_glslang(std::string_view family, const Defines& effective) {
@@ -149,19 +124,20 @@ std::string glslang_version_string() {
 
 std::string shader_source_hash(std::string_view family, const Defines& defines, plan::Precision precision) {
   const Defines effective = effective_defines(defines, precision);
-  Fnv128 h;
-  h.add("denox-shader-v1");
-  h.add(glslang_version_string());
-  h.add("vulkan1.3 spirv1.6");
-  h.add(family);
-  h.add(shader_source(family));
+  // Length-prefixed fields, so that ("ab", "c") and ("a", "bc") differ.
+  cache::ContentHasher h;
+  h.field("denox-shader-v2");
+  h.field(glslang_version_string());
+  h.field("vulkan1.3 spirv1.6");
+  h.field(family);
+  h.field(shader_source(family));
   for (std::string_view include : shader_include_names()) {
-    h.add(include);
-    h.add(*shader_include(include));
+    h.field(include);
+    h.field(*shader_include(include));
   }
   for (const auto& [name, value] : effective) {
-    h.add(name);
-    h.add(value);
+    h.field(name);
+    h.field(value);
   }
   return h.hex();
 }
@@ -188,6 +164,26 @@ std::vector<uint32_t> ShaderCompiler::compile(std::string_view family, const Def
     ++cache_stores_;
   }
   return spirv;
+}
+
+std::pair<Defines, plan::Precision> split_storage_define(const Defines& defines) {
+  Defines rest;
+  plan::Precision precision = plan::Precision::F32;
+  for (const auto& [name, value] : defines) {
+    if (name != kPrecisionDefine) {
+      rest.emplace_back(name, value);
+    } else if (value == "1") {
+      precision = plan::Precision::F16;
+    } else {
+      fail(ErrorCode::InvalidArgument, std::string(kPrecisionDefine) + " must be 1 when given, not '" + value + "'");
+    }
+  }
+  return {std::move(rest), precision};
+}
+
+std::vector<uint32_t> ShaderCompiler::compile_with_storage_define(std::string_view family, const Defines& defines) {
+  const auto [rest, precision] = split_storage_define(defines);
+  return compile(family, rest, precision);
 }
 
 ShaderCompileStats ShaderCompiler::stats() const { return {compiled_.load(), cache_hits_.load(), cache_stores_.load()}; }

@@ -24,7 +24,11 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 // line break, a duplicate name, or a define of STORAGE_F16 itself.
 Defines effective_defines(const Defines& defines, plan::Precision precision);
 
-// Hex digest (128-bit FNV-1a) of everything that determines the SPIR-V: a format tag, the
+// Splits STORAGE_F16=1 off a macro set (the form the runtime's io adapters use, see
+// runtime::AdapterCompiler) into a precision.
+std::pair<Defines, plan::Precision> split_storage_define(const Defines& defines);
+
+// Hex digest (XXH3-128 over length-prefixed fields) of everything that determines the SPIR-V: a format tag, the
 // glslang version and target environment, the family's text and every include's text, and the
 // effective defines. Equal hashes mean equal SPIR-V, so a cache may skip compiling.
 std::string shader_source_hash(std::string_view family, const Defines& defines,
@@ -54,6 +58,10 @@ class ShaderCompiler {
   // defines, Internal with glslang's log, the family and the defines when the shader does not
   // compile.
   std::vector<uint32_t> compile(std::string_view family, const Defines& defines, plan::Precision precision);
+  // The same with the precision given as STORAGE_F16=1 among the defines (or absent for fp32):
+  // what runtime::AdapterCompiler calls, e.g.
+  //   [&](const auto& family, const auto& defines) { return compiler.compile_with_storage_define(family, defines); }
+  std::vector<uint32_t> compile_with_storage_define(std::string_view family, const Defines& defines);
 
   ShaderCompileStats stats() const;
   void reset_stats();

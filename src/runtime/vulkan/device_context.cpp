@@ -143,9 +143,9 @@ VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* 
   std::vector<const char*> layers, extensions;
   if (validation) {
     uint32_t n = 0;
-    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    vk_check(vkEnumerateInstanceLayerProperties(&n, nullptr), "vkEnumerateInstanceLayerProperties");
     std::vector<VkLayerProperties> available(n);
-    vkEnumerateInstanceLayerProperties(&n, available.data());
+    vk_check(vkEnumerateInstanceLayerProperties(&n, available.data()), "vkEnumerateInstanceLayerProperties");
     bool found = std::any_of(available.begin(), available.begin() + n,
                              [](const auto& l) { return std::strcmp(l.layerName, kValidationLayer) == 0; });
     if (!found) fail(ErrorCode::MissingFeature, std::string(kValidationLayer) + " was requested but is not installed (Debian: vulkan-validationlayers)");
@@ -305,7 +305,8 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
     ctx->owns_device_ = true;
   }
   ctx->load(true, true);
-  vkGetDeviceQueue(ctx->device_, ctx->queue_family_, 0, &ctx->queue_);
+  // Through the device table: volkLoadInstanceOnly leaves the global device-level pointers null.
+  ctx->table_.vkGetDeviceQueue(ctx->device_, ctx->queue_family_, 0, &ctx->queue_);
   return ctx;
 }
 

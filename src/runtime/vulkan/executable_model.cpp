@@ -17,6 +17,13 @@ namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// A weight range is bound with at least 4 bytes (Vulkan forbids empty descriptor ranges, and an
+// fp16 scalar is 2 bytes): pad the buffer so that the last range's descriptor still fits.
+VkDeviceSize weights_buffer_size(const plan::Plan& plan) { return align_up(plan.weight_data.size(), 4) + 4; }
+
+// The arena is never empty, so that an empty tensor's 4-byte descriptor at offset 0 fits.
+constexpr VkDeviceSize kMinArenaSize = 256;
+
 }  // namespace
 
 ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
@@ -38,8 +45,7 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
   input_bindings_.resize(plan_.inputs.size());
   output_bindings_.resize(plan_.outputs.size());
   if (!external_memory_) {
-    const VkDeviceSize size = std::max<VkDeviceSize>(plan_.weight_data.size(), 4);
-    owned_weights_ = Buffer(ctx, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+    owned_weights_ = Buffer(ctx, weights_buffer_size(plan_), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                             MemoryKind::DeviceLocal, "weights");
     upload(ctx, owned_weights_.handle(), 0, plan_.weight_data.data(), plan_.weight_data.size());
     weights_ = owned_weights_.handle();
@@ -69,7 +75,12 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   for (size_t i = 0; i < plan_.inputs.size(); ++i) {
     const auto& io = plan_.inputs[i];
     inputs.push_back({io.name, {io.shape.begin(), io.shape.end()}});
-    shapes.push_back({1, input_channels(i), height, width});
+    // The extent binds the symbolic H and W; an axis the model fixes keeps its size (a
+    // per-row or per-column input, say).
+    auto extent = [&](size_t axis, int64_t symbolic) {
+      return plan_.program.is_constant(io.shape[axis]) ? plan_.program.constant_value(io.shape[axis]) : symbolic;
+    };
+    shapes.push_back({extent(0, 1), input_channels(i), extent(2, height), extent(3, width)});
   }
   Resolution r;
   r.width = width;
@@ -99,7 +110,7 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
       if (b.resource == Resource::Scratch) touch(b.index, d + 1);
   ArenaLayout layout = place_scratch(lifetimes, scratch_alignment());
   r.offsets = std::move(layout.offsets);
-  r.arena_size = layout.size;
+  r.arena_size = std::max<VkDeviceSize>(layout.size, kMinArenaSize);
   return r;
 }
 
@@ -139,7 +150,7 @@ MemoryRequirements ExecutableModel::memory_requirements(uint32_t width, uint32_t
   MemoryRequirements req;
   req.scratch_size = resolve(width, height).arena_size;
   req.scratch_alignment = scratch_alignment();
-  req.weights_size = plan_.weight_data.size();
+  req.weights_size = weights_buffer_size(plan_);
   req.weights_alignment = scratch_alignment();
   return req;
 }

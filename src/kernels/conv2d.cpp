@@ -1,0 +1,63 @@
+// Conv (+ bias + activation) -> shaders/conv2d.comp.
+#include "common/error.hpp"
+#include "kernels/conv2d_layout.hpp"
+#include "kernels/lowering_ops.hpp"
+
+namespace denox::kernels {
+
+using compiler::ConvAttrs;
+
+namespace {
+
+int64_t constant_extent(PlanBuilder& b, const compiler::Tensor& t, size_t axis, const compiler::Op& op) {
+  const ValueId v = t.shape.at(axis);
+  if (!b.program().is_constant(v))
+    fail(ErrorCode::Unsupported, describe_op(op) + ": weight '" + t.name + "' has a symbolic extent");
+  return b.program().constant_value(v);
+}
+
+}  // namespace
+
+void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation) {
+  const auto& attrs = std::get<ConvAttrs>(conv.attrs);
+  const TensorId x = conv.inputs.at(0), w = conv.inputs.at(1);
+  const compiler::Tensor& weight = b.graph().tensor(w);
+  if (!weight.f32_data || weight.shape.size() != 4)
+    fail(ErrorCode::Unsupported, describe_op(conv) + ": the portable convolution needs constant 4D float weights");
+  Conv2dShape shape;
+  shape.c_out = constant_extent(b, weight, 0, conv);
+  shape.c_in = constant_extent(b, weight, 1, conv);
+  shape.kh = attrs.kernel[0];
+  shape.kw = attrs.kernel[1];
+  shape.sh = attrs.stride[0];
+  shape.sw = attrs.stride[1];
+  shape.dh = attrs.dilation[0];
+  shape.dw = attrs.dilation[1];
+  const Conv2dTiling tiling = choose_conv2d_tiling(shape);
+  const uint32_t packed = b.add_weights(weight.name + " (conv2d tiles)", pack_conv2d_weights(*weight.f32_data, shape, tiling));
+
+  const ActivationMacro act = activation ? activation_macro(std::get<compiler::ActivationAttrs>(activation->attrs)) : ActivationMacro{};
+  const TensorId y = activation ? activation->output : conv.output;
+  const bool has_bias = attrs.has_bias && conv.inputs.size() > 2;
+  PipelineSpec spec;
+  spec.family = "conv2d";
+  spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"SH", shape.sh}, {"SW", shape.sw}, {"DH", shape.dh}, {"DW", shape.dw},
+                  {"TILE_W", tiling.tile_w}, {"TP", tiling.tp}, {"TC", tiling.tc}, {"CK", tiling.ck},
+                  {"HAS_BIAS", has_bias ? 1 : 0}, {"ACT", act.code}};
+  spec.binding_count = has_bias ? 4 : 3;
+  spec.push_constant_count = 10;
+  spec.local_size = {256, 1, 1};
+  std::vector<plan::Binding> bindings = {b.read(x), b.write(y), {plan::Resource::Weights, packed, plan::Access::Read}};
+  if (has_bias) bindings.push_back(b.read(conv.inputs[2]));
+
+  const Extents4 xe = b.extents4(x), ye = b.extents4(y);
+  std::vector<ValueId> push = {b.constant(shape.c_in), xe[2], xe[3], b.constant(shape.c_out), ye[2], ye[3],
+                               attrs.pad_begin[0], attrs.pad_begin[1], b.float_bits(act.a), b.float_bits(act.b)};
+  const int64_t co_tiles = (shape.c_out + tiling.cout_tile() - 1) / tiling.cout_tile();
+  const std::array<ValueId, 3> groups = {b.ceil_div(ye[3], tiling.tile_w), b.ceil_div(ye[2], tiling.tile_h()),
+                                         b.mul(ye[0], b.constant(co_tiles))};
+  const std::string name = activation ? conv.name + "+" + activation->name : conv.name;
+  b.dispatch(name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+}
+
+}  // namespace denox::kernels

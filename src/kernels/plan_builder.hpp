@@ -1,0 +1,97 @@
+// The state a lowering writes a plan through: where every graph tensor lives (a scratch tensor
+// or a weight range), the pipelines (deduplicated by family and macros), weights converted to
+// the plan's storage type, and shape-program arithmetic for push constants and group counts.
+// The per-op lowerings (lowering_ops.hpp) only ask it for bindings and values; they never touch
+// plan indices directly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/plan/plan.hpp"
+
+namespace denox::kernels {
+
+using compiler::TensorId;
+using compiler::ValueId;
+
+// A pipeline before SPIR-V: shaders/<family>.comp with integer macros.
+struct PipelineSpec {
+  std::string family;
+  std::vector<std::pair<std::string, int64_t>> defines;
+  uint32_t binding_count = 0;
+  uint32_t push_constant_count = 0;
+  std::array<uint32_t, 3> local_size{1, 1, 1};
+};
+
+// A tensor's extents as four values (N, C, H, W for images): lower ranks get leading 1s.
+using Extents4 = std::array<ValueId, 4>;
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const compiler::Graph& graph, plan::Precision precision);
+
+  const compiler::Graph& graph() const { return graph_; }
+  plan::Precision precision() const { return plan_.precision; }
+  uint32_t element_size() const { return plan_.precision == plan::Precision::F16 ? 2u : 4u; }
+
+  // --- shape-program values ---
+  compiler::ShapeProgram& program() { return plan_.program; }
+  ValueId constant(int64_t v) { return program().constant(v); }
+  ValueId float_bits(float f);  // the IEEE bits of f, as a push-constant word
+  ValueId ceil_div(ValueId a, int64_t b);
+  ValueId mul(ValueId a, ValueId b) { return program().mul(a, b); }
+  ValueId product(std::span<const ValueId> values);
+  Extents4 extents4(TensorId t);
+  // Row-major element strides of extents (innermost 1).
+  Extents4 strides(const Extents4& extents);
+  // Group counts of the 32 x 8 element-wise families over a 4D view: (ceil(e3/32), ceil(e2/8), e0*e1).
+  std::array<ValueId, 3> grid_32x8(const Extents4& e);
+
+  // --- tensors ---
+  // Makes `alias` name the same data as `source` (Identity).
+  void alias(TensorId alias, TensorId source);
+  bool is_constant(TensorId t) const { return graph_.tensor(resolve(t)).is_constant(); }
+  // A read binding of a computed tensor (its scratch tensor) or a constant (its weight range,
+  // the data converted to the storage type, added on first use).
+  plan::Binding read(TensorId t);
+  // The write binding of a computed tensor (creates its scratch tensor on first use).
+  plan::Binding write(TensorId t);
+  // The scratch tensor of a computed tensor (created on first use).
+  uint32_t scratch(TensorId t);
+  // Appends constant data in the storage type, 256-byte aligned; returns the weight index.
+  uint32_t add_weights(const std::string& name, std::span<const float> values);
+
+  // --- pipelines and dispatches ---
+  uint32_t pipeline(const PipelineSpec& spec);
+  void dispatch(std::string name, uint32_t pipeline, std::vector<plan::Binding> bindings, std::vector<ValueId> push,
+                std::array<ValueId, 3> groups);
+
+  // Adds the plan's inputs and outputs (rank-4 float tensors) and hands the plan over.
+  plan::Plan finish();
+
+ private:
+  TensorId resolve(TensorId t) const;
+  plan::IoTensor io_tensor(TensorId t, const char* what);
+
+  const compiler::Graph& graph_;
+  plan::Plan plan_;
+  std::map<TensorId, TensorId> aliases_;
+  std::map<TensorId, uint32_t> scratch_of_, weights_of_;
+  std::map<std::string, uint32_t> pipeline_of_;  // family + macros -> index
+};
+
+// IEEE binary16 bits of f, rounded to nearest even (overflow to infinity, NaN kept NaN).
+uint16_t float_to_half(float f);
+
+// "Conv 'enc_conv0'": how errors name an op.
+std::string describe_op(const compiler::Op& op);
+
+}  // namespace denox::kernels

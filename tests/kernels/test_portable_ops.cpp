@@ -1,0 +1,187 @@
+// Every op family of the portable lowering on lavapipe against the CPU reference, at odd sizes
+// and channel counts, in fp32 and fp16 storage, with the validation layer on.
+#include <catch2/catch.hpp>
+
+#include "../runtime/gpu_test_support.hpp"
+#include "graph_builder.hpp"
+
+using namespace denox;
+using namespace denox::compiler;
+using namespace denox::testing;
+
+namespace {
+
+constexpr int64_t kH = 37, kW = 53;  // odd, and not multiples of any tile size
+
+// Runs the graph on one random input per graph input (constant extents as the graph says, the
+// H and W symbols as h and w) in both precisions and checks each against the reference.
+void check_against_reference(const GraphBuilder& b, int64_t h = kH, int64_t w = kW) {
+  const Graph& g = b.g;
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (ValueId v : g.tensor(g.inputs[i]).shape)
+      shape.push_back(v == b.H ? h : v == b.W ? w : g.program.constant_value(v));
+    inputs.push_back(random_tensor(shape, 100 + i));
+  }
+  for (plan::Precision p : {plan::Precision::F32, plan::Precision::F16}) {
+    INFO("precision " << plan::precision_name(p) << ", " << h << "x" << w);
+    const double err = gpu_vs_reference(g, p, inputs);
+    CHECK(err <= tolerance(p));
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
+ActivationAttrs act(Activation kind) {
+  ActivationAttrs a;
+  a.kind = kind;
+  if (kind == Activation::LeakyRelu) a.alpha = 0.1f;
+  if (kind == Activation::Clip) a.min = -0.25f, a.max = 0.5f;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("conv 3x3 + bias + fused relu, 5 -> 17 channels", "[kernels][conv]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 5);
+  const TensorId y = b.conv("conv", x, 17, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 7);
+  b.output(b.activation("relu", y, act(Activation::Relu)));
+  check_against_reference(b);
+}
+
+TEST_CASE("conv variants: 1x1 without bias, strided and dilated 5x5 with asymmetric pads, fused activations",
+          "[kernels][conv]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 17);
+  const TensorId a = b.conv("pointwise", x, 3, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, 11);
+  b.output(b.activation("leaky", a, act(Activation::LeakyRelu)));
+  const TensorId s = b.conv("strided", x, 33, {5, 3}, {2, 3}, {2, 1}, {1, 2, 3, 0}, true, 12);
+  b.output(b.activation("sigmoid", s, act(Activation::Sigmoid)));
+  const TensorId t = b.conv("tanh_conv", x, 9, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 13);
+  b.output(b.activation("tanh", t, act(Activation::Tanh)));
+  const TensorId c = b.conv("clip_conv", x, 4, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 14);
+  b.output(b.activation("clip", c, act(Activation::Clip)));
+  check_against_reference(b);
+}
+
+TEST_CASE("conv whose output is also a graph output keeps its activation separate", "[kernels][conv]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3);
+  const TensorId y = b.conv("conv", x, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 21);
+  b.output(y);
+  b.output(b.activation("relu", y, act(Activation::Relu)));
+  check_against_reference(b);
+}
+
+TEST_CASE("max and average pooling: 2x2/2, 3x3/2 padded with and without count_include_pad, ceil_mode",
+          "[kernels][pool]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 5);
+  PoolAttrs max2;
+  max2.kind = PoolKind::Max;
+  max2.kernel = {2, 2};
+  max2.stride = {2, 2};
+  b.output(b.pool("max2", x, max2, {0, 0, 0, 0}, false));
+  b.output(b.pool("max2_ceil", x, max2, {0, 0, 0, 0}, true));
+  PoolAttrs avg = max2;
+  avg.kind = PoolKind::Average;
+  avg.kernel = {3, 3};
+  b.output(b.pool("avg", x, avg, {1, 1, 1, 1}, false));
+  avg.count_include_pad = true;
+  b.output(b.pool("avg_incl", x, avg, {1, 0, 1, 1}, true));
+  PoolAttrs dilated = max2;
+  dilated.kernel = {3, 2};
+  dilated.dilation = {2, 1};
+  dilated.stride = {1, 2};
+  b.output(b.pool("max_dilated", x, dilated, {2, 0, 1, 1}, false));
+  check_against_reference(b);
+}
+
+TEST_CASE("nearest upsampling in every coordinate mode", "[kernels][upsample]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3);
+  const std::vector<std::tuple<CoordinateMode, NearestMode, int64_t, int64_t>> cases = {
+      {CoordinateMode::Asymmetric, NearestMode::Floor, 2, 2},
+      {CoordinateMode::HalfPixel, NearestMode::RoundPreferFloor, 3, 2},
+      {CoordinateMode::PytorchHalfPixel, NearestMode::RoundPreferCeil, 2, 3},
+      {CoordinateMode::TfHalfPixelForNearest, NearestMode::Ceil, 4, 1},
+      {CoordinateMode::AlignCorners, NearestMode::RoundPreferFloor, 2, 3},
+      {CoordinateMode::AlignCorners, NearestMode::Ceil, 3, 2},
+  };
+  int k = 0;
+  for (const auto& [mode, nearest, sh, sw] : cases) {
+    UpsampleAttrs a;
+    a.scale = {sh, sw};
+    a.coordinate_mode = mode;
+    a.nearest_mode = nearest;
+    b.output(b.op("up" + std::to_string(k++), "Resize", a, {x},
+                  {b.c(1), b.c(3), b.g.program.mul(b.H, b.c(sh)), b.g.program.mul(b.W, b.c(sw))}));
+  }
+  check_against_reference(b, 19, 23);
+}
+
+TEST_CASE("concat of three inputs along channels, and along width", "[kernels][concat]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3), y = b.input("y", 5), z = b.input("z", 17);
+  b.output(b.op("cat", "Concat", ConcatAttrs{1}, {x, y, z}, {b.c(1), b.c(25), b.H, b.W}));
+  const TensorId r = b.activation("relu", y, act(Activation::Relu));
+  b.output(b.op("cat_w", "Concat", ConcatAttrs{-1}, {y, r, y}, {b.c(1), b.c(5), b.H, b.g.program.mul(b.W, b.c(3))}));
+  check_against_reference(b);
+}
+
+TEST_CASE("constant pad with a value, and negative pads that crop", "[kernels][pad]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 5);
+  PadAttrs grow{{b.c(0), b.c(1), b.c(2), b.c(3)}, {b.c(0), b.c(2), b.c(1), b.c(0)}, 0.75f};
+  b.output(b.op("pad", "Pad", grow, {x}, {b.c(1), b.c(8), b.add(b.H, b.c(3)), b.add(b.W, b.c(3))}));
+  PadAttrs crop{{b.c(0), b.c(0), b.c(-2), b.c(1)}, {b.c(0), b.c(0), b.c(3), b.c(-4)}, 0.0f};
+  b.output(b.op("crop", "Pad", crop, {x}, {b.c(1), b.c(5), b.add(b.H, b.c(1)), b.sub(b.W, b.c(3))}));
+  check_against_reference(b);
+}
+
+TEST_CASE("spatial slices with steps, negative steps and channel ranges", "[kernels][slice]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 5);
+  // rows 2, 4, ... < H - 1; columns 1.. W - 2 every 3rd.
+  SliceAttrs s{{b.c(0), b.c(1), b.c(2), b.c(1)}, {1, 1, 2, 3}};
+  b.output(b.op("slice", "Slice", s, {x},
+                {b.c(1), b.c(4), b.div_ceil(b.sub(b.H, b.c(3)), 2), b.div_ceil(b.sub(b.W, b.c(3)), 3)}));
+  // Everything reversed in H and W: start at the last element, step -1.
+  SliceAttrs r{{b.c(0), b.c(0), b.sub(b.H, b.c(1)), b.sub(b.W, b.c(1))}, {1, 1, -1, -2}};
+  b.output(b.op("reverse", "Slice", r, {x}, {b.c(1), b.c(5), b.H, b.div_ceil(b.W, 2)}));
+  check_against_reference(b);
+}
+
+TEST_CASE("add, sub, mul, div with broadcasting against inputs and constants", "[kernels][binary]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 5), y = b.input("y", 5);
+  const TensorId per_channel = b.constant("scale", {5, 1, 1}, random_values(5, 3));
+  const TensorId scalar = b.constant("offset", {}, {0.625f});
+  const TensorId row = b.input_shaped("row", {b.c(1), b.c(1), b.c(1), b.W});
+  const std::vector<ValueId> full = {b.c(1), b.c(5), b.H, b.W};
+  b.output(b.op("add", "Add", BinaryAttrs{BinaryKind::Add}, {x, y}, full));
+  b.output(b.op("mul", "Mul", BinaryAttrs{BinaryKind::Mul}, {x, per_channel}, full));
+  b.output(b.op("sub", "Sub", BinaryAttrs{BinaryKind::Sub}, {scalar, x}, full));
+  b.output(b.op("div", "Div", BinaryAttrs{BinaryKind::Div}, {row, y}, full));
+  check_against_reference(b);
+}
+
+TEST_CASE("standalone activations", "[kernels][unary]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3);
+  for (Activation a : {Activation::Relu, Activation::LeakyRelu, Activation::Sigmoid, Activation::Tanh, Activation::Clip})
+    b.output(b.activation(std::string("act") + std::to_string(static_cast<int>(a)), x, act(a)));
+  check_against_reference(b);
+}
+
+TEST_CASE("Identity aliases its input: no dispatch, same values", "[kernels][identity]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3);
+  const TensorId r = b.activation("relu", x, act(Activation::Relu));
+  b.output(b.op("id", "Identity", IdentityAttrs{}, {r}, b.shape(r)));
+  b.output(b.op("id_in", "Identity", IdentityAttrs{}, {x}, b.shape(x)));
+  const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
+  CHECK(plan.dispatches.size() == 1);
+  check_against_reference(b);
+}

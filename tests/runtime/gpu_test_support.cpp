@@ -1,0 +1,142 @@
+#include "gpu_test_support.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+
+#include "common/error.hpp"
+#include "kernels/lower_portable.hpp"
+#include "runtime/reference/reference_executor.hpp"
+
+namespace denox::testing {
+
+runtime::DeviceContext& device() {
+  static std::unique_ptr<runtime::DeviceContext> ctx = [] {
+    runtime::OwnDeviceOptions options;
+    options.validation = true;
+    return runtime::DeviceContext::create_own(options);
+  }();
+  return *ctx;
+}
+
+kernels::ShaderCompiler& shader_compiler() {
+  // An in-process cache: test cases in one process share SPIR-V (glslang is the slow part).
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<uint32_t>> cache;
+  static kernels::ShaderCompiler compiler;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    compiler.set_cache(
+        [](const std::string& hash) -> std::optional<std::vector<uint32_t>> {
+          std::lock_guard lock(mutex);
+          auto it = cache.find(hash);
+          if (it == cache.end()) return std::nullopt;
+          return it->second;
+        },
+        [](const std::string& hash, const std::vector<uint32_t>& spirv) {
+          std::lock_guard lock(mutex);
+          cache[hash] = spirv;
+        });
+  });
+  return compiler;
+}
+
+runtime::AdapterCompiler adapter_compiler() {
+  return [](const std::string& family, const kernels::Defines& defines) {
+    return shader_compiler().compile_with_storage_define(family, defines);
+  };
+}
+
+std::vector<float> random_values(size_t count, uint64_t seed, float scale) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> magnitude(0.1f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& x : v) x = scale * magnitude(rng) * ((rng() & 1) ? 1.0f : -1.0f);
+  return v;
+}
+
+HostTensor random_tensor(const std::vector<int64_t>& shape, uint64_t seed) {
+  HostTensor t;
+  t.shape = shape;
+  t.f32 = random_values(t.element_count(), seed);
+  return t;
+}
+
+double relative_l2(const HostTensor& a, const HostTensor& b) {
+  if (a.shape != b.shape) fail(ErrorCode::ShapeMismatch, "relative_l2: shapes " + a.shape_string() + " and " + b.shape_string());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.f32.size(); ++i) {
+    const double d = double(a.f32[i]) - double(b.f32[i]);
+    diff += d * d;
+    norm += double(b.f32[i]) * double(b.f32[i]);
+  }
+  if (std::isnan(diff)) return INFINITY;
+  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+}
+
+plan::Plan compiled_plan(const compiler::Graph& graph, plan::Precision precision) {
+  plan::Plan plan = kernels::build_portable_plan(graph, precision);
+  kernels::compile_pipelines(plan, shader_compiler(), 2);
+  return plan;
+}
+
+runtime::Buffer device_buffer(VkDeviceSize size) {
+  return runtime::Buffer(device(), size,
+                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         runtime::MemoryKind::DeviceLocal, "test io");
+}
+
+namespace {
+
+runtime::IoSource chw_f32_source(const runtime::Buffer& buffer, uint32_t channels) {
+  runtime::IoSource s;
+  s.channel_count = channels;
+  s.buffer = buffer.handle();
+  s.pixel_channels = channels;
+  return s;
+}
+
+}  // namespace
+
+std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::vector<HostTensor>& inputs) {
+  auto& ctx = device();
+  const auto& shape0 = inputs.at(0).shape;
+  model.set_extent(static_cast<uint32_t>(shape0.at(3)), static_cast<uint32_t>(shape0.at(2)));
+  std::vector<runtime::Buffer> in_buffers, out_buffers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in_buffers.push_back(device_buffer(inputs[i].f32.size() * 4));
+    runtime::upload(ctx, in_buffers.back().handle(), 0, inputs[i].f32.data(), inputs[i].f32.size() * 4);
+    model.bind_input(i, {chw_f32_source(in_buffers.back(), model.input_channels(i))});
+  }
+  std::vector<HostTensor> outputs(model.output_count());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto shape = model.output_shape(i);
+    outputs[i].shape.assign(shape.begin(), shape.end());
+    outputs[i].f32.resize(outputs[i].element_count());
+    out_buffers.push_back(device_buffer(std::max<size_t>(outputs[i].f32.size() * 4, 4)));
+    model.bind_output(i, {chw_f32_source(out_buffers.back(), model.output_channels(i))});
+  }
+  runtime::submit_and_wait(ctx, "test inference", [&](VkCommandBuffer cmd) { model.record(cmd); });
+  for (size_t i = 0; i < outputs.size(); ++i)
+    runtime::download(ctx, out_buffers[i].handle(), 0, outputs[i].f32.data(), outputs[i].f32.size() * 4);
+  return outputs;
+}
+
+std::vector<HostTensor> run_on_gpu(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs) {
+  runtime::ExecutableModel model(device(), compiled_plan(graph, precision), VK_NULL_HANDLE, adapter_compiler(), false);
+  return run_model(model, inputs);
+}
+
+double gpu_vs_reference(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs) {
+  const auto expected = reference::run_reference(graph, inputs);
+  const auto actual = run_on_gpu(graph, precision, inputs);
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, relative_l2(actual.at(i), expected[i]));
+  return worst;
+}
+
+double tolerance(plan::Precision precision) { return precision == plan::Precision::F16 ? 2e-2 : 1e-4; }
+
+}  // namespace denox::testing

@@ -1,0 +1,52 @@
+// Shared by the kernel and runtime tests: one lavapipe device per test process with the Khronos
+// validation layer on, a shader compiler with an in-process SPIR-V cache, random inputs, the
+// relative L2 error, and "run this graph through the portable plan on the GPU".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/host_tensor.hpp"
+#include "compiler/ir/graph.hpp"
+#include "compiler/plan/plan.hpp"
+#include "kernels/shader_compiler.hpp"
+#include "runtime/vulkan/buffer.hpp"
+#include "runtime/vulkan/device_context.hpp"
+#include "runtime/vulkan/executable_model.hpp"
+
+namespace denox::testing {
+
+// The process's device (created on first use, validation on). Tests check
+// device().validation_errors() == 0 at the end.
+runtime::DeviceContext& device();
+kernels::ShaderCompiler& shader_compiler();
+runtime::AdapterCompiler adapter_compiler();
+
+// Uniform in +-[0.1, 1]: never zero, so a wrong zero (a missed write) always shows.
+HostTensor random_tensor(const std::vector<int64_t>& shape, uint64_t seed);
+std::vector<float> random_values(size_t count, uint64_t seed, float scale = 1.0f);
+
+// ||a - b|| / ||b||; throws on a shape mismatch.
+double relative_l2(const HostTensor& a, const HostTensor& b);
+
+// Builds the portable plan for `precision` and compiles its shaders.
+plan::Plan compiled_plan(const compiler::Graph& graph, plan::Precision precision);
+
+// A device-local buffer usable as storage, transfer source and destination.
+runtime::Buffer device_buffer(VkDeviceSize size);
+
+// Runs the model once: NCHW fp32 caller buffers (one per input/output), set_extent from input
+// 0's H and W, record, submit, wait, read back.
+std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::vector<HostTensor>& inputs);
+
+// compiled_plan + ExecutableModel (denox-owned memory) + run_model.
+std::vector<HostTensor> run_on_gpu(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs);
+
+// run_on_gpu vs the CPU reference; returns the worst relative L2 over the outputs.
+double gpu_vs_reference(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs);
+
+// The tolerance of the task: 1e-4 for fp32, 2e-2 for fp16 storage.
+double tolerance(plan::Precision precision);
+
+}  // namespace denox::testing
