@@ -192,6 +192,28 @@ TEST_CASE("import: every unsupported node is reported at once with name, op type
   CHECK_FALSE(contains(msg, "after_lstm"));
 }
 
+TEST_CASE("import: an initializer of an unreadable type is reported on the node that reads it") {
+  auto m = single_input_model(21);
+  auto& g = *m.mutable_graph();
+  // Types by number: float8 is newer than the onnx.proto denox builds against.
+  auto add_float8 = [&](const std::string& name, int type) {
+    auto& t = add_float_initializer(g, name, {1}, {0.5f});
+    t.set_data_type(type);
+    t.clear_float_data();
+    t.set_raw_data(std::string(1, '\x30'));
+  };
+  add_float8("scale8", 17);   // FLOAT8E4M3FN
+  add_float8("unused8", 19);  // FLOAT8E5M2
+  add_node(g, "Mul", {"x", "scale8"}, {"y"}, "scale_by_f8");
+  add_output(m, "y");
+  ErrorCode code{};
+  std::string msg = error_of([&] { import_model(m); }, &code);
+  CHECK(code == ErrorCode::Unsupported);
+  CHECK(contains(msg, "node 'scale_by_f8' (Mul, opset 21): reads initializer 'scale8', which has element type float8e4m3fn"));
+  CHECK(contains(msg, "1 unsupported feature"));  // the unread one is dead weight, not a problem
+  CHECK_FALSE(contains(msg, "unused8"));
+}
+
 TEST_CASE("import: malformed files give clear errors, never a crash") {
   std::mt19937 rng(3);
   OidnUnetOptions o;

@@ -150,16 +150,29 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
   }
   if (g.sparse_initializer_size() > 0) problems.push_back("sparse initializers are not supported");
 
+  // Graph inputs and initializers denox cannot take (element type, empty): reported on the
+  // nodes that read them, which then are not converted (they would find no value for the
+  // input). Each maps to {"graph input 'x'", why without that prefix}, to say "reads graph
+  // input 'x', which has element type ...".
+  std::map<std::string, std::pair<std::string, std::string>> rejected_inputs;
+  auto reject = [&](const std::string& name, const std::string& what, const Error& e) {
+    std::string why = e.what();
+    const std::string prefix = what + " ";
+    rejected_inputs[name] = {what, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why};
+  };
   std::unordered_set<std::string> defined;
   for (const auto& init : g.initializer()) {
     if (!defined.insert(init.name()).second) fail(ErrorCode::InvalidModel, "initializer '" + init.name() + "' is defined twice");
-    ImportedValue v;
-    v.value = make_dense(decode_tensor(init, st.external, "initializer '" + init.name() + "'"));
-    st.values[init.name()] = std::move(v);
+    const std::string what = "initializer '" + init.name() + "'";
+    try {
+      ImportedValue v;
+      v.value = make_dense(decode_tensor(init, st.external, what));
+      st.values[init.name()] = std::move(v);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Unsupported) throw;
+      reject(init.name(), what, e);
+    }
   }
-  // Graph inputs denox cannot take (element type, empty): reported on the nodes that read them,
-  // which then are not converted (they would find no value for the input).
-  std::map<std::string, std::string> rejected_inputs;
   for (const auto& in : g.input()) {
     if (defined.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     defined.insert(in.name());
@@ -167,10 +180,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
       add_graph_input(st, in);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Unsupported) throw;
-      // Kept without the "graph input 'x' " prefix, to say "reads graph input 'x', which ...".
-      std::string why = e.what();
-      const std::string prefix = "graph input '" + in.name() + "' ";
-      rejected_inputs[in.name()] = why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why;
+      reject(in.name(), "graph input '" + in.name() + "'", e);
     }
   }
   if (!opset_ok && problems.empty()) {
@@ -200,7 +210,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     bool skip = !is_known_op(n);
     for (const auto& in : n.input()) {
       if (auto it = rejected_inputs.find(in); it != rejected_inputs.end()) {
-        problems.push_back(label(n) + ": reads graph input '" + in + "', which " + it->second);
+        problems.push_back(label(n) + ": reads " + it->second.first + ", which " + it->second.second);
         rejected_read.insert(in);
         skip = true;
       }
@@ -229,8 +239,10 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     }
     for (const auto& out : n.output()) poisoned.insert(out);
   }
+  // An unread graph input still has to be bound by the caller, so it is reported; an unread
+  // initializer is just dead weight.
   for (const auto& [name, why] : rejected_inputs) {
-    if (!rejected_read.count(name)) problems.push_back("graph input '" + name + "' " + why);
+    if (!rejected_read.count(name) && why.first.rfind("initializer", 0) != 0) problems.push_back(why.first + " " + why.second);
   }
   if (!problems.empty()) {
     std::string msg = "the model uses " + std::to_string(problems.size()) + " unsupported feature" + (problems.size() > 1 ? "s" : "") + ":";

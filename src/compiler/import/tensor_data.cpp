@@ -193,7 +193,7 @@ DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, con
   out.onnx_type = proto.data_type();
   out.dims.assign(proto.dims().begin(), proto.dims().end());
   if (element_bytes(out.onnx_type) == 0) {
-    fail(ErrorCode::Unsupported, what + " has element type " + onnx_type_name(out.onnx_type) + ", which denox does not read");
+    fail(ErrorCode::Unsupported, what + " has element type " + onnx_type_name(out.onnx_type) + " (denox reads float16/bfloat16/float32/float64, 8- to 64-bit integer and bool data)");
   }
   out.is_float = onnx_type_is_float(out.onnx_type);
   const int64_t count = checked_element_count(out.dims, what);
