@@ -135,6 +135,16 @@ void ExecutableModel::build_commands() {
     c.images.resize(c.buffers.size());
     for (size_t k = 0; k < pd.push_constants.size(); ++k)
       c.push.push_back(to_word(res_.values.at(pd.push_constants[k]), "push constant " + std::to_string(k) + " of '" + pd.name + "'"));
+    // A copy (Concat's per-input dispatches) writes only part of its destination (binding 1).
+    if (plan_.pipelines.at(pd.pipeline).family == "copy" && pd.bindings.size() == 2 &&
+        pd.bindings[1].resource == Resource::Scratch) {
+      MemoryAccess& dst = c.accesses[1];
+      const auto range = copy_write_range(c.push, c.groups, element_size);
+      if (range && (*range)[1] <= dst.end - dst.begin) {
+        dst.end = dst.begin + (*range)[1];
+        dst.begin += (*range)[0];
+      }
+    }
     commands_.push_back(std::move(c));
   }
 

@@ -76,4 +76,20 @@ std::vector<bool> derive_barriers(const std::vector<std::vector<MemoryAccess>>& 
   return barrier;
 }
 
+std::optional<std::array<uint64_t, 2>> copy_write_range(const std::vector<uint32_t>& push, const std::array<uint32_t, 3>& groups,
+                                                        uint32_t element_size) {
+  constexpr size_t kWords = 13, kDstOffset = 8, kDstStrides = 9;
+  if (push.size() != kWords || push[0] == 0) return std::nullopt;
+  const auto word = [&](size_t i) { return static_cast<int64_t>(static_cast<int32_t>(push[i])); };
+  const std::array<int64_t, 4> extents = {groups[2] / push[0], push[0], push[1], push[2]};
+  int64_t lo = word(kDstOffset), hi = word(kDstOffset);
+  for (size_t k = 0; k < 4; ++k) {
+    if (extents[k] == 0) return std::array<uint64_t, 2>{0, 0};
+    const int64_t span = (extents[k] - 1) * word(kDstStrides + k);
+    (span < 0 ? lo : hi) += span;
+  }
+  if (lo < 0) return std::nullopt;
+  return std::array<uint64_t, 2>{static_cast<uint64_t>(lo) * element_size, static_cast<uint64_t>(hi + 1) * element_size};
+}
+
 }  // namespace denox::runtime

@@ -3,7 +3,9 @@
 // pipeline barrier is needed.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace denox::runtime {
@@ -36,5 +38,16 @@ struct MemoryAccess {
 // last barrier. commands[i] lists command i's accesses. One barrier orders everything before it,
 // so after a barrier the tracked sets start empty.
 std::vector<bool> derive_barriers(const std::vector<std::vector<MemoryAccess>>& commands);
+
+// The byte range [begin, end) of its destination that a dispatch of shaders/copy.comp writes,
+// relative to the destination tensor, from its push constants (e1, e2, e3, src_off, src strides,
+// dst_off, dst strides; e0 = groups.z / e1). Concat runs one copy per input into disjoint
+// channel ranges of one tensor: with the exact ranges those copies need no barrier between
+// them. nullopt when the push constants do not have the copy layout.
+//
+// Interim: a plan binding carries no byte range yet, so this is the one family whose written
+// range the runtime derives itself; once plan::Binding has an optional range it replaces this.
+std::optional<std::array<uint64_t, 2>> copy_write_range(const std::vector<uint32_t>& push, const std::array<uint32_t, 3>& groups,
+                                                        uint32_t element_size);
 
 }  // namespace denox::runtime

@@ -1,0 +1,207 @@
+// The io adapters: the caller's buffers (CHW / HWC, fp32 / fp16, channel sub-ranges, offsets)
+// and storage images (RGBA16F / RGBA32F) as network inputs and outputs.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "../kernels/graph_builder.hpp"
+#include "gpu_test_support.hpp"
+#include "kernels/plan_builder.hpp"
+#include "runtime/reference/reference_executor.hpp"
+#include "test_image.hpp"
+
+using namespace denox;
+using namespace denox::testing;
+using runtime::ElementType;
+using runtime::IoSource;
+using runtime::TensorLayout;
+
+namespace {
+
+constexpr int64_t kH = 37, kW = 53;  // an odd pixel count: fp16 planes straddle 32-bit words
+
+// A caller's tensor of `channels` channels per pixel in its own layout and type, in a device
+// buffer at `offset` bytes.
+struct CallerTensor {
+  HostTensor values;  // 1 x channels x H x W, as the caller means them
+  TensorLayout layout;
+  ElementType type;
+  VkDeviceSize offset;
+  runtime::Buffer buffer;
+
+  size_t element(int64_t c, int64_t y, int64_t x) const {
+    const int64_t channels = values.shape[1];
+    return static_cast<size_t>(layout == TensorLayout::CHW ? (c * kH + y) * kW + x : (y * kW + x) * channels + c);
+  }
+  size_t bytes() const { return values.f32.size() * (type == ElementType::F16 ? 2 : 4); }
+
+  CallerTensor(HostTensor v, TensorLayout l, ElementType t, VkDeviceSize off)
+      : values(std::move(v)), layout(l), type(t), offset(off), buffer(device_buffer(off + bytes() + 4)) {
+    std::vector<uint8_t> data(bytes());
+    for (int64_t c = 0; c < values.shape[1]; ++c)
+      for (int64_t y = 0; y < kH; ++y)
+        for (int64_t x = 0; x < kW; ++x) {
+          const float v = values.f32[static_cast<size_t>((c * kH + y) * kW + x)];
+          if (type == ElementType::F16) {
+            const uint16_t h = kernels::float_to_half(v);
+            std::memcpy(data.data() + 2 * element(c, y, x), &h, 2);
+          } else {
+            std::memcpy(data.data() + 4 * element(c, y, x), &v, 4);
+          }
+        }
+    runtime::upload(device(), buffer.handle(), offset, data.data(), data.size());
+  }
+
+  // Reads the buffer back into `values`.
+  void read_back() {
+    std::vector<uint8_t> data(bytes());
+    runtime::download(device(), buffer.handle(), offset, data.data(), data.size());
+    for (int64_t c = 0; c < values.shape[1]; ++c)
+      for (int64_t y = 0; y < kH; ++y)
+        for (int64_t x = 0; x < kW; ++x) {
+          float v;
+          if (type == ElementType::F16) {
+            uint16_t h;
+            std::memcpy(&h, data.data() + 2 * element(c, y, x), 2);
+            v = half_to_float(h);
+          } else {
+            std::memcpy(&v, data.data() + 4 * element(c, y, x), 4);
+          }
+          values.f32[static_cast<size_t>((c * kH + y) * kW + x)] = v;
+        }
+  }
+
+  // Network channels [first, first + count) are the caller's channels [caller_first, ...).
+  IoSource source(uint32_t first, uint32_t count, uint32_t caller_first) const {
+    IoSource s;
+    s.first_channel = first;
+    s.channel_count = count;
+    s.buffer = buffer.handle();
+    s.offset = offset;
+    s.layout = layout;
+    s.type = type;
+    s.pixel_channels = static_cast<uint32_t>(values.shape[1]);
+    s.source_first_channel = caller_first;
+    return s;
+  }
+};
+
+// Channels [from, from + count) of t.
+HostTensor channels(const HostTensor& t, int64_t from, int64_t count) {
+  HostTensor out;
+  out.shape = {1, count, t.shape[2], t.shape[3]};
+  const size_t plane = static_cast<size_t>(t.shape[2] * t.shape[3]);
+  out.f32.assign(t.f32.begin() + static_cast<ptrdiff_t>(from * plane), t.f32.begin() + static_cast<ptrdiff_t>((from + count) * plane));
+  return out;
+}
+
+HostTensor concat_channels(const std::vector<HostTensor>& parts) {
+  HostTensor out = parts.at(0);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    out.shape[1] += parts[i].shape[1];
+    out.f32.insert(out.f32.end(), parts[i].f32.begin(), parts[i].f32.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and offsets; outputs keep the caller's other channels",
+          "[runtime][io]") {
+  GraphBuilder b;
+  compiler::ActivationAttrs relu;
+  b.output(b.activation("relu", b.input("x", 5), relu));
+  for (plan::Precision precision : {plan::Precision::F32, plan::Precision::F16}) {
+    runtime::ExecutableModel model(device(), compiled_plan(b.g, precision), VK_NULL_HANDLE, adapter_compiler(), false);
+    model.set_extent(kW, kH);
+    for (TensorLayout layout : {TensorLayout::CHW, TensorLayout::HWC}) {
+      for (ElementType type : {ElementType::F32, ElementType::F16}) {
+        INFO("plan " << plan::precision_name(precision) << ", caller " << (layout == TensorLayout::CHW ? "CHW" : "HWC") << " "
+                     << (type == ElementType::F16 ? "fp16" : "fp32"));
+        // Network channels 0..1 are channels 4..5 of a 7-channel tensor; 2..4 are channels 0..2 of
+        // a 3-channel tensor that starts 256 bytes into its buffer.
+        CallerTensor a(random_tensor({1, 7, kH, kW}, 1), layout, type, 0);
+        CallerTensor c(random_tensor({1, 3, kH, kW}, 2), layout, type, 256);
+        model.bind_input(0, {a.source(0, 2, 4), c.source(2, 3, 0)});
+        // The output goes to channels 3..7 of an 8-channel tensor whose channels 0..2 hold 7.0.
+        HostTensor sentinel;
+        sentinel.shape = {1, 8, kH, kW};
+        sentinel.f32.assign(sentinel.element_count(), 7.0f);
+        CallerTensor out(sentinel, layout, type, 0);
+        model.bind_output(0, {out.source(0, 5, 3)});
+        runtime::submit_and_wait(device(), "io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+        out.read_back();
+
+        // What the network saw: the caller's values after their own type's rounding.
+        a.read_back();
+        c.read_back();
+        const HostTensor x = concat_channels({channels(a.values, 4, 2), channels(c.values, 0, 3)});
+        const HostTensor expected = reference::run_reference(b.g, {x})[0];
+        const bool exact = precision == plan::Precision::F32 && type == ElementType::F32;
+        CHECK(relative_l2(channels(out.values, 3, 5), expected) <= (exact ? 0.0 : 1e-3));
+        CHECK(channels(out.values, 0, 3).f32 == channels(sentinel, 0, 3).f32);
+      }
+    }
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("storage images: 9 input channels from three RGBA images, the output into RGBA32F and RGBA16F images",
+          "[runtime][io]") {
+  GraphBuilder b;
+  b.output(b.conv("conv", b.input("x", 9), 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 3));
+  runtime::ExecutableModel model(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+  model.set_extent(kW, kH);
+
+  // color and normal as RGBA16F, albedo as RGBA32F; the alpha channels hold values the
+  // network must not read.
+  const VkFormat formats[3] = {VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT};
+  std::vector<std::unique_ptr<TestImage>> images;
+  std::vector<HostTensor> parts;
+  std::vector<IoSource> sources;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<float> rgba = random_values(kH * kW * 4, 40 + i);
+    images.push_back(std::make_unique<TestImage>(kW, kH, formats[i]));
+    images.back()->upload(rgba);
+    const std::vector<float> seen = images.back()->download();  // after the format's rounding
+    HostTensor part;
+    part.shape = {1, 3, kH, kW};
+    part.f32.resize(part.element_count());
+    for (int64_t p = 0; p < kH * kW; ++p)
+      for (int64_t c = 0; c < 3; ++c) part.f32[static_cast<size_t>(c * kH * kW + p)] = seen[static_cast<size_t>(p * 4 + c)];
+    parts.push_back(std::move(part));
+    IoSource s;
+    s.first_channel = static_cast<uint32_t>(3 * i);
+    s.channel_count = 3;
+    s.is_image = true;
+    s.view = images.back()->view();
+    s.format = formats[i];
+    sources.push_back(s);
+  }
+  model.bind_input(0, sources);
+  const HostTensor expected = reference::run_reference(b.g, {concat_channels(parts)})[0];
+
+  for (VkFormat format : {VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
+    INFO("output format " << format);
+    TestImage out(kW, kH, format);
+    IoSource s;
+    s.channel_count = 3;
+    s.is_image = true;
+    s.view = out.view();
+    s.format = format;
+    model.bind_output(0, {s});
+    runtime::submit_and_wait(device(), "image io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+    const std::vector<float> rgba = out.download();
+    HostTensor rgb;
+    rgb.shape = expected.shape;
+    rgb.f32.resize(rgb.element_count());
+    bool alpha_one = true;
+    for (int64_t p = 0; p < kH * kW; ++p) {
+      for (int64_t c = 0; c < 3; ++c) rgb.f32[static_cast<size_t>(c * kH * kW + p)] = rgba[static_cast<size_t>(p * 4 + c)];
+      alpha_one = alpha_one && rgba[static_cast<size_t>(p * 4 + 3)] == 1.0f;
+    }
+    CHECK(relative_l2(rgb, expected) <= (format == VK_FORMAT_R16G16B16A16_SFLOAT ? 1e-3 : 1e-5));
+    CHECK(alpha_one);
+  }
+  CHECK(device().validation_errors() == 0);
+}
