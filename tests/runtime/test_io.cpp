@@ -106,7 +106,7 @@ HostTensor concat_channels(const std::vector<HostTensor>& parts) {
 
 }  // namespace
 
-TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and offsets; outputs keep the caller's other channels",
+TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and offsets, outputs keep the caller's other channels",
           "[runtime][io]") {
   GraphBuilder b;
   compiler::ActivationAttrs relu;

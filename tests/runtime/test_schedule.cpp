@@ -27,7 +27,7 @@ TEST_CASE("untouched and empty tensors get no memory", "[runtime][schedule]") {
   CHECK(layout.size == 256);
 }
 
-TEST_CASE("barriers: read after write, write after read, write after write; none between independent work",
+TEST_CASE("barriers: read after write, write after read, write after write, none between independent work",
           "[runtime][schedule]") {
   auto r = [](uint64_t b, uint64_t e) { return MemoryAccess{0, b, e, false}; };
   auto w = [](uint64_t b, uint64_t e) { return MemoryAccess{0, b, e, true}; };

@@ -1,0 +1,101 @@
+// ExecutableModel on lavapipe: set_extent to other sizes without recompiling, caller-provided
+// memory, what record() refuses, and the barriers it derives.
+#include <catch2/catch.hpp>
+
+#include "../kernels/graph_builder.hpp"
+#include "common/error.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "gpu_test_support.hpp"
+#include "modelgen/oidn_unet.hpp"
+#include "runtime/reference/reference_executor.hpp"
+
+using namespace denox;
+using namespace denox::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+compiler::Graph small_unet() {
+  modelgen::OidnUnetOptions options;
+  options.size = modelgen::OidnUnetOptions::Size::Small;
+  options.pad_to_16_and_crop = true;
+  std::string bytes;
+  modelgen::build_oidn_unet(options).SerializeToString(&bytes);
+  return compiler::import_onnx_bytes(bytes.data(), bytes.size());
+}
+
+double error_at(runtime::ExecutableModel& model, const compiler::Graph& g, int64_t h, int64_t w) {
+  const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, static_cast<uint64_t>(h * 1000 + w))};
+  return relative_l2(run_model(model, inputs).at(0), reference::run_reference(g, inputs).at(0));
+}
+
+compiler::ActivationAttrs relu() { return {}; }
+
+}  // namespace
+
+TEST_CASE("set_extent moves to other sizes, larger and smaller, without compiling anything", "[runtime][model]") {
+  const compiler::Graph g = small_unet();
+  runtime::ExecutableModel model(device(), compiled_plan(g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+  CHECK(error_at(model, g, 21, 17) <= 1e-4);
+  const uint64_t compiled = shader_compiler().stats().compiled;
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{40, 33}, {13, 9}, {21, 17}}) {
+    INFO(h << "x" << w);
+    CHECK(error_at(model, g, h, w) <= 1e-4);
+  }
+  CHECK(shader_compiler().stats().compiled == compiled);
+  CHECK(model.width() == 17);
+  CHECK(model.height() == 21);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("caller-provided memory: the caller binds scratch and weights at offsets", "[runtime][model]") {
+  const compiler::Graph g = small_unet();
+  runtime::ExecutableModel model(device(), compiled_plan(g, plan::Precision::F16), VK_NULL_HANDLE, adapter_compiler(), true);
+  const int64_t h = 23, w = 30;
+  model.set_extent(static_cast<uint32_t>(w), static_cast<uint32_t>(h));
+  CHECK_THROWS_WITH(runtime::submit_and_wait(device(), "unbound", [&](VkCommandBuffer cmd) { model.record(cmd); }),
+                    Contains("bind_memory"));
+
+  const runtime::MemoryRequirements req = model.memory_requirements(static_cast<uint32_t>(w), static_cast<uint32_t>(h));
+  REQUIRE(req.scratch_size > 0);
+  REQUIRE(req.weights_size >= model.plan().weight_data.size());
+  const VkDeviceSize scratch_offset = req.scratch_alignment, weights_offset = 2 * req.weights_alignment;
+  runtime::Buffer scratch = device_buffer(scratch_offset + req.scratch_size);
+  runtime::Buffer weights = device_buffer(weights_offset + req.weights_size);
+  model.bind_memory(scratch.handle(), scratch_offset, req.scratch_size, weights.handle(), weights_offset);
+
+  const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 9)};
+  CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(g, inputs).at(0)) <= tolerance(plan::Precision::F16));
+
+  // A larger extent needs more scratch than is bound: record() says so instead of overrunning.
+  model.set_extent(static_cast<uint32_t>(2 * w), static_cast<uint32_t>(2 * h));
+  CHECK_THROWS_WITH(runtime::submit_and_wait(device(), "too small", [&](VkCommandBuffer cmd) { model.record(cmd); }),
+                    Contains("memory_requirements"));
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("barriers: one between dependent dispatches of a chain, none between the copies of a concat", "[runtime][model]") {
+  SECTION("a chain of three activations") {
+    GraphBuilder b;
+    const auto x = b.input("x", 3);
+    b.output(b.activation("r3", b.activation("r2", b.activation("r1", x, relu()), relu()), relu()));
+    runtime::ExecutableModel model(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+    const std::vector<HostTensor> inputs = {random_tensor({1, 3, 19, 27}, 4)};
+    CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(b.g, inputs).at(0)) == 0.0);
+    // input adapter, r1, r2, r3, output adapter: each reads what the one before wrote.
+    CHECK(model.command_count() == 5);
+    CHECK(model.barrier_count() == 4);
+  }
+  SECTION("a concat of two inputs") {
+    GraphBuilder b;
+    const auto x = b.input("x", 3), y = b.input("y", 5);
+    b.output(b.op("cat", "Concat", compiler::ConcatAttrs{1}, {x, y}, {b.c(1), b.c(8), b.H, b.W}));
+    runtime::ExecutableModel model(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+    const std::vector<HostTensor> inputs = {random_tensor({1, 3, 19, 27}, 5), random_tensor({1, 5, 19, 27}, 6)};
+    CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(b.g, inputs).at(0)) == 0.0);
+    // two input adapters | both copies | the output adapter.
+    CHECK(model.command_count() == 5);
+    CHECK(model.barrier_count() == 2);
+  }
+  CHECK(device().validation_errors() == 0);
+}
