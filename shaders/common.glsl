@@ -1,4 +1,4 @@
-// Included by every kernel of the portable set (shaders/README.md has the contract).
+// Included by every kernel of the portable set (src/kernels/README.md has the contract).
 //
 // Storage type: denox's own tensors and weights are fp32, or fp16 with STORAGE_F16. Loads
 // convert to float and all arithmetic is fp32; stores round back to the storage type.

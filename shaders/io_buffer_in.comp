@@ -5,7 +5,7 @@
 // type. One invocation per (pixel, channel, image).
 //
 // Bindings: 0 caller buffer (uint[]), 1 internal tensor.
-// Push constants (shaders/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
+// Push constants (src/kernels/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
 // dtype (0 f32, 1 f16), caller_stride (channels per pixel for HWC, planes per image for CHW),
 // caller_first, caller_offset (elements before the first image in the bound range).
 // Dispatch: (ceil(W / 32), ceil(H / 8), N * count).
