@@ -1,11 +1,13 @@
-// `denox run MODEL.onnx --input IN --output OUT --backend cpu`: one inference. Inputs and
-// outputs are .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW). Outputs are written only
-// when the whole run succeeded.
+// `denox run MODEL.onnx --input IN --output OUT [--backend cpu|vulkan]`: one inference.
+// Inputs and outputs are .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW). Outputs are
+// written only when the whole run succeeded. The vulkan backend goes through the public C API
+// (a headless context) and, with --json, reports what was compiled and what came from the cache.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_session.hpp"
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "io/npy.hpp"
@@ -32,10 +34,46 @@ void check_output_format(const std::string& path) {
 struct RunOptions {
   std::string model, backend = "cpu";
   std::vector<std::string> inputs, outputs;
+  GpuOptions gpu;
+  bool json = false;
 };
+
+void write_tensor(const std::string& path, const HostTensor& t) {
+  if (extension_of(path) == ".pfm") io::write_pfm(path, t);
+  else io::write_npy(path, t);
+}
+
+int run_vulkan(const RunOptions& o) {
+  if (o.inputs.size() != 1 || o.outputs.size() != 1)
+    fail(ErrorCode::InvalidArgument, "--backend vulkan takes one --input and one --output");
+  const HostTensor input = read_tensor(o.inputs[0]);
+  GpuSession s(o.model, o.gpu);
+  const auto t0 = std::chrono::steady_clock::now();
+  const HostTensor out = s.run(input);
+  const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  write_tensor(o.outputs[0], out);
+  const auto st = s.stats();
+  const auto info = s.context().info();
+  if (o.json) {
+    std::printf("{\"backend\": \"vulkan\", \"device\": \"%s\", \"precision\": \"%s\", \"output_shape\": \"%s\", "
+                "\"load_ms\": %.1f, \"run_ms\": %.1f, \"plans_compiled\": %llu, \"plan_cache_hits\": %llu, "
+                "\"shaders_compiled\": %llu, \"shader_cache_hits\": %llu, \"pipeline_cache_hits\": %llu}\n",
+                info.device_name, s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", out.shape_string().c_str(),
+                s.load_ms(), run_ms, static_cast<unsigned long long>(st.plans_compiled),
+                static_cast<unsigned long long>(st.plan_cache_hits), static_cast<unsigned long long>(st.shaders_compiled),
+                static_cast<unsigned long long>(st.shader_cache_hits), static_cast<unsigned long long>(st.pipeline_cache_hits));
+    return 0;
+  }
+  std::printf("output: %s -> %s\n", out.shape_string().c_str(), o.outputs[0].c_str());
+  std::printf("backend vulkan on %s (%s): load %.1f ms (%s), run with upload/readback %.1f ms\n", info.device_name,
+              s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", s.load_ms(),
+              st.plan_cache_hits ? "plan from cache" : "compiled", run_ms);
+  return 0;
+}
 
 int run(const RunOptions& o) {
   for (const auto& out : o.outputs) check_output_format(out);
+  if (o.backend == "vulkan") return run_vulkan(o);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   compiler::Graph graph = compiler::import_onnx_file(o.model);
@@ -52,11 +90,7 @@ int run(const RunOptions& o) {
   auto t1 = clock::now();
   std::vector<HostTensor> outputs = reference::run_reference(graph, inputs);
   auto t2 = clock::now();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& path = o.outputs[i];
-    if (extension_of(path) == ".pfm") io::write_pfm(path, outputs[i]);
-    else io::write_npy(path, outputs[i]);
-  }
+  for (size_t i = 0; i < outputs.size(); ++i) write_tensor(o.outputs[i], outputs[i]);
   auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::printf("%s: %s -> %s\n", graph.tensor(graph.outputs[i]).name.c_str(), outputs[i].shape_string().c_str(), o.outputs[i].c_str());
@@ -73,7 +107,10 @@ Action register_run(CLI::App& app) {
   cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
   cmd->add_option("-i,--input", o->inputs, "Input file per model input, in order (.npy or .pfm)")->required();
   cmd->add_option("-o,--output", o->outputs, "Output file per model output, in order (.npy or .pfm)")->required();
-  cmd->add_option("--backend", o->backend, "Where to run: cpu (the fp32 reference)")->check(CLI::IsMember({"cpu"}));
+  cmd->add_option("--backend", o->backend, "Where to run: cpu (the fp32 reference) or vulkan")
+      ->check(CLI::IsMember({"cpu", "vulkan"}));
+  add_gpu_options(cmd, o->gpu);
+  cmd->add_flag("--json", o->json, "vulkan: print one JSON object (timings, compile and cache counters)");
   return [o] { return run(*o); };
 }
 

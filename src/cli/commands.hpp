@@ -13,5 +13,11 @@ Action register_inspect(CLI::App& app);
 Action register_run(CLI::App& app);
 Action register_make_model(CLI::App& app);
 Action register_make_image(CLI::App& app);
+Action register_info(CLI::App& app);
+Action register_bench(CLI::App& app);
+
+// --device, --precision, --cache, --no-cache, --validation for the Vulkan commands.
+struct GpuOptions;
+void add_gpu_options(CLI::App* cmd, GpuOptions& options);
 
 }  // namespace denox::cli

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_session.hpp"
 #include "common/error.hpp"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
   add(denox::cli::register_run);
   add(denox::cli::register_make_model);
   add(denox::cli::register_make_image);
+  add(denox::cli::register_info);
+  add(denox::cli::register_bench);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log what denox does");
   try {
@@ -33,6 +36,9 @@ int main(int argc, char** argv) {
     for (auto& [sub, action] : commands) {
       if (sub->parsed()) return action();
     }
+  } catch (const denox::ApiError& e) {
+    std::fprintf(stderr, "denox: %s\n", e.what());
+    return 1;
   } catch (const denox::Error& e) {
     std::fprintf(stderr, "denox: %s: %s\n", denox::error_code_name(e.code()), e.what());
     return 1;

@@ -1,0 +1,302 @@
+/*
+ * denox: neural U-Net denoisers (ONNX) compiled to Vulkan compute and recorded into the
+ * caller's command buffer.
+ *
+ * The C API. Handles are opaque; every call that can fail returns a denox_result and leaves a
+ * message for denox_last_error(). Nothing here submits work behind the caller's back except
+ * where a call says so (weight uploads at load time, on the queue given to the context).
+ *
+ * Typical use (see README.md, "C API"):
+ *   denox_context_create(&device, &options, &ctx);          once
+ *   denox_model_load_file(ctx, "oidn.onnx", NULL, &model);   per model (compiles or hits cache)
+ *   denox_model_set_extent(model, 1920, 1080);               per resolution change
+ *   denox_model_bind_input(model, 0, bindings, 3);            when the caller's buffers change
+ *   denox_model_bind_output(model, 0, &out, 1);
+ *   per frame: write inputs; denox_cmd_input_barrier(cmd); denox_model_record(model, cmd);
+ *              denox_cmd_output_barrier(cmd, dst_stage, dst_access); read outputs
+ *
+ * Thread safety: a denox_context may be used from several threads at once (model loads compile
+ * in parallel and share the cache). A denox_model is externally synchronized: calls on one
+ * model must not overlap. denox_last_error() is per thread.
+ */
+#ifndef DENOX_DENOX_H
+#define DENOX_DENOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#if defined(_WIN32)
+#define DENOX_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define DENOX_API __attribute__((visibility("default")))
+#else
+#define DENOX_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DENOX_VERSION_MAJOR 0
+#define DENOX_VERSION_MINOR 1
+#define DENOX_VERSION_PATCH 0
+
+typedef enum denox_result {
+  DENOX_SUCCESS = 0,
+  DENOX_ERROR_INVALID_ARGUMENT = 1, /* the caller passed something wrong (null, sizes, indices) */
+  DENOX_ERROR_INVALID_MODEL = 2,    /* malformed ONNX or plan, inconsistent graph */
+  DENOX_ERROR_UNSUPPORTED = 3,      /* valid ONNX that denox does not implement (message lists nodes) */
+  DENOX_ERROR_SHAPE_MISMATCH = 4,   /* shapes that do not fit (at import, or for an extent) */
+  DENOX_ERROR_IO = 5,               /* a file could not be read or written */
+  DENOX_ERROR_MISSING_FEATURE = 6,  /* the device lacks a feature or extension denox needs */
+  DENOX_ERROR_VULKAN = 7,           /* a Vulkan call failed (device lost, out of memory, ...) */
+  DENOX_ERROR_NOT_READY = 8,        /* record() before set_extent/bind_input/bind_output */
+  DENOX_ERROR_INTERNAL = 9          /* a broken invariant inside denox: please report it */
+} denox_result;
+
+/* The message of the last failed call on this thread ("" if none). Valid until the next denox
+ * call on this thread. */
+DENOX_API const char* denox_last_error(void);
+DENOX_API const char* denox_result_name(denox_result result);
+/* "0.1.0" */
+DENOX_API const char* denox_version_string(void);
+
+typedef enum denox_log_level {
+  DENOX_LOG_DEBUG = 1,
+  DENOX_LOG_INFO = 2,
+  DENOX_LOG_WARN = 3,
+  DENOX_LOG_ERROR = 4,
+  DENOX_LOG_OFF = 6
+} denox_log_level;
+
+/* Receives denox's log lines at `min_level` and above (from any thread, possibly concurrently:
+ * the callback must be thread-safe). NULL restores the default (warnings to stderr).
+ * Process-wide; not thread-safe against other denox calls (set it once at startup). */
+typedef void (*denox_log_callback)(denox_log_level level, const char* message, void* user_data);
+DENOX_API void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level);
+
+/* ---- Device -------------------------------------------------------------------------------- */
+
+/* The caller's Vulkan objects. denox needs Vulkan 1.3 and VK_KHR_push_descriptor; fp16 storage
+ * (storageBuffer16BitAccess + shaderFloat16) enables the faster half-precision path. Pass what
+ * the device was created with: `enabled_extensions` and the VkDeviceCreateInfo pNext chain
+ * (VkPhysicalDeviceFeatures2 / Vulkan11/12/13Features), so denox knows what it may use. */
+typedef struct denox_vulkan_device {
+  VkInstance instance;
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  uint32_t queue_family_index; /* a queue family with compute; record() targets it */
+  /* A queue of that family denox may submit to, and wait on, while loading a model or binding
+   * its memory (weight upload), never during record(). Externally synchronized: do not use it
+   * from another thread during denox_model_load_* and denox_model_bind_memory. */
+  VkQueue queue;
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+  const char* const* enabled_extensions;
+  uint32_t enabled_extension_count;
+  const void* enabled_features_chain; /* VkDeviceCreateInfo::pNext, or NULL */
+} denox_vulkan_device;
+
+/* What denox needs from the device: extension names and feature names
+ * ("VkPhysicalDeviceVulkan12Features::shaderFloat16"). `required` is 0 for what only enables a
+ * faster path. Static storage, valid for the life of the process. */
+typedef struct denox_device_requirement {
+  const char* name;
+  int required;
+  const char* why;
+} denox_device_requirement;
+DENOX_API const denox_device_requirement* denox_device_requirements(uint32_t* count);
+
+typedef enum denox_precision {
+  DENOX_PRECISION_AUTO = 0, /* fp16 storage where the device can, else fp32 */
+  DENOX_PRECISION_FP32 = 1,
+  DENOX_PRECISION_FP16 = 2
+} denox_precision;
+
+typedef struct denox_context_options {
+  /* The SQLite cache file. NULL: the default ($DENOX_CACHE_DIR/cache.sqlite3, else
+   * $XDG_CACHE_HOME/denox/cache.sqlite3, else ~/.cache/denox/cache.sqlite3). */
+  const char* cache_path;
+  int disable_cache; /* nonzero: never read or write a cache file */
+} denox_context_options;
+
+typedef struct denox_context_T* denox_context;
+
+/* `options` may be NULL. Fails with DENOX_ERROR_MISSING_FEATURE naming every missing
+ * requirement. The caller's device must outlive the context. */
+DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, const denox_context_options* options,
+                                            denox_context* out_context);
+
+/* denox creates its own instance and device (tools, tests, headless use). device_index -1
+ * picks the first discrete GPU, else the first device. `validation`: enable the Khronos
+ * validation layer (its errors are logged and counted in denox_context_stats). */
+DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
+                                                     const denox_context_options* options, denox_context* out_context);
+
+/* Destroys the context. All its models must be destroyed first. NULL is ignored. */
+DENOX_API void denox_context_destroy(denox_context context);
+
+typedef struct denox_context_info {
+  char device_name[256];
+  uint32_t vendor_id, device_id, driver_version, api_version;
+  int fp16_supported;           /* fp16 storage and arithmetic usable */
+  int cooperative_matrix;       /* VK_KHR_cooperative_matrix enabled */
+  int timestamps_supported;
+  float timestamp_period_ns;
+  int cache_enabled;
+  char cache_path[1024];        /* "" when disabled */
+  VkInstance instance;          /* for headless contexts: denox's own objects */
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  uint32_t queue_family_index;
+  VkQueue queue;
+} denox_context_info;
+DENOX_API denox_result denox_context_get_info(denox_context context, denox_context_info* out_info);
+
+/* Counters since the context was created: what was compiled and what came from the cache.
+ * "A second process compiled nothing" is shaders_compiled == 0 && plans_compiled == 0. */
+typedef struct denox_stats {
+  uint64_t plans_compiled;      /* models imported and lowered to a plan */
+  uint64_t plan_cache_hits;
+  uint64_t shaders_compiled;    /* GLSL -> SPIR-V runs of glslang */
+  uint64_t shader_cache_hits;
+  uint64_t pipeline_cache_hits; /* VkPipelineCache data found for this device */
+  uint64_t validation_errors;   /* headless contexts with validation only */
+} denox_stats;
+DENOX_API denox_result denox_context_get_stats(denox_context context, denox_stats* out_stats);
+
+/* ---- Models -------------------------------------------------------------------------------- */
+
+typedef struct denox_model_T* denox_model;
+
+typedef struct denox_model_options {
+  denox_precision precision;
+  /* Nonzero: denox allocates no device memory for the model; the caller binds its own buffers
+   * (denox_model_memory_requirements / denox_model_bind_memory) and weights are uploaded into
+   * them by denox_model_bind_memory (on the context's queue, waiting for completion). */
+  int external_memory;
+} denox_model_options;
+
+/* Loads an ONNX model (with external data files resolved next to it), compiles it for the
+ * context's device or takes the plan from the cache, creates its pipelines and uploads its
+ * weights (default memory mode). Blocks until done. `options` may be NULL. */
+DENOX_API denox_result denox_model_load_file(denox_context context, const char* onnx_path,
+                                             const denox_model_options* options, denox_model* out_model);
+/* The same from bytes (copied; no external data). */
+DENOX_API denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size,
+                                               const denox_model_options* options, denox_model* out_model);
+/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs neither ONNX nor
+ * glslang. The plan's precision wins over options->precision; it fails with
+ * DENOX_ERROR_MISSING_FEATURE if the plan needs fp16 the device lacks. */
+DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
+                                             const denox_model_options* options, denox_model* out_model);
+/* Writes the model's plan. Call with data == NULL to get the size in *size. */
+DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);
+/* Waits for nothing: the caller must make sure no command buffer that recorded this model is
+ * still pending on the GPU. NULL is ignored. */
+DENOX_API void denox_model_destroy(denox_model model);
+
+typedef enum denox_io_kind { DENOX_INPUT = 0, DENOX_OUTPUT = 1 } denox_io_kind;
+
+typedef struct denox_tensor_info {
+  char name[256];
+  uint32_t channels;
+  uint32_t width, height; /* at the current extent; 0 before set_extent */
+} denox_tensor_info;
+DENOX_API uint32_t denox_model_input_count(denox_model model);
+DENOX_API uint32_t denox_model_output_count(denox_model model);
+DENOX_API denox_result denox_model_get_tensor_info(denox_model model, denox_io_kind kind, uint32_t index,
+                                                   denox_tensor_info* out_info);
+/* The plan's precision (FP32 or FP16) and number of dispatches, for logs and tools. */
+DENOX_API denox_precision denox_model_precision(denox_model model);
+
+/* Runs the shape program for the input extent and prepares everything record() needs. Never
+ * compiles. In default memory mode the scratch memory may be reallocated when it must grow: no
+ * command buffer that recorded this model may then be pending on the GPU. Bindings are kept. */
+DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
+
+typedef struct denox_memory_requirements {
+  VkDeviceSize scratch_size, scratch_alignment; /* intermediate tensors at that extent */
+  VkDeviceSize weights_size, weights_alignment; /* independent of the extent */
+  VkBufferUsageFlags usage;                     /* what the buffers must be created with */
+} denox_memory_requirements;
+DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32_t width, uint32_t height,
+                                                       denox_memory_requirements* out);
+/* External memory mode: the caller's buffers for scratch and weights (weights are uploaded on
+ * the first call, with the context's queue). Re-bind scratch after an extent change that
+ * needs more. */
+DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
+                                               VkDeviceSize scratch_size, VkBuffer weights,
+                                               VkDeviceSize weights_offset);
+
+typedef enum denox_layout { DENOX_LAYOUT_CHW = 0, DENOX_LAYOUT_HWC = 1 } denox_layout;
+typedef enum denox_dtype { DENOX_DTYPE_F32 = 0, DENOX_DTYPE_F16 = 1 } denox_dtype;
+
+/* Where channels [first_channel, first_channel + channel_count) of a network input come from
+ * (or of an output go to). Either a buffer or a storage image:
+ *  - buffer: element (c, y, x) of the caller's tensor, which has `pixel_channels` channels per
+ *    pixel, is at CHW: offset + ((buffer_first_channel + c) * H + y) * W + x elements,
+ *    HWC: offset + (y * W + x) * pixel_channels + buffer_first_channel + c elements, of
+ *    `dtype`. `offset` is in bytes, a multiple of minStorageBufferOffsetAlignment.
+ *  - image: a 2D storage image view in VK_IMAGE_LAYOUT_GENERAL, format R16G16B16A16_SFLOAT or
+ *    R32G32B32A32_SFLOAT, at least W x H; components 0 .. channel_count-1 (channel_count <= 4)
+ *    are read (input) or written (output: the whole texel is written; components past
+ *    channel_count are 0, alpha 1). One output binding per image.
+ * A 9-channel network takes three bindings: color (0..2), albedo (3..5), normal (6..8). */
+typedef struct denox_binding {
+  uint32_t first_channel;
+  uint32_t channel_count;
+  VkBuffer buffer;
+  VkDeviceSize offset;
+  VkDeviceSize range; /* bytes, or VK_WHOLE_SIZE */
+  denox_layout layout;
+  denox_dtype dtype;
+  uint32_t pixel_channels;
+  uint32_t buffer_first_channel;
+  VkImageView image_view; /* non-null: an image binding (the buffer fields are ignored) */
+  VkFormat image_format;
+} denox_binding;
+
+/* Replace every binding of input/output `index`; together they must cover each channel of the
+ * tensor exactly once. Objects must stay alive while command buffers that use them run. */
+DENOX_API denox_result denox_model_bind_input(denox_model model, uint32_t index, const denox_binding* bindings,
+                                              uint32_t count);
+DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index, const denox_binding* bindings,
+                                               uint32_t count);
+
+/* Records the whole inference into `cmd` (a primary or secondary command buffer in the
+ * recording state, for the context's queue family): compute dispatches and the barriers
+ * between them that denox derives itself. Allocates nothing, submits nothing, waits for
+ * nothing; takes about a microsecond per dispatch. The caller owes (see the helpers below):
+ *  - before: a barrier making its writes of the input buffers/images visible to
+ *    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / VK_ACCESS_2_SHADER_STORAGE_READ_BIT, and images
+ *    in VK_IMAGE_LAYOUT_GENERAL;
+ *  - after: a barrier from VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT /
+ *    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT to wherever it reads the outputs;
+ *  - across frames: nothing more. denox's first dispatch waits on earlier compute work that
+ *    used its scratch (a compute->compute barrier at the start of each recording), so recording
+ *    the model twice in a row, or in consecutive frames, is safe. */
+DENOX_API denox_result denox_model_record(denox_model model, VkCommandBuffer cmd);
+
+/* Helpers for the barriers above: global memory barriers (vkCmdPipelineBarrier2). */
+DENOX_API void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
+                                       VkAccessFlags2 src_access);
+DENOX_API void denox_cmd_output_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 dst_stage,
+                                        VkAccessFlags2 dst_access);
+
+/* For benchmarks: records like denox_model_record plus a timestamp after each dispatch (query 0
+ * before the first) into `query_pool`, which must hold at least denox_model_dispatch_count() + 1
+ * timestamp queries (denox resets them in `cmd`). `serialize`: a barrier before every dispatch,
+ * so that consecutive timestamps are per-dispatch times. */
+DENOX_API uint32_t denox_model_dispatch_count(denox_model model);
+DENOX_API denox_result denox_model_record_timed(denox_model model, VkCommandBuffer cmd, VkQueryPool query_pool,
+                                                int serialize);
+/* The name of dispatch i (after set_extent and the binds), for per-dispatch tables. The string
+ * is valid until this thread's next call of this function. */
+DENOX_API const char* denox_model_dispatch_name(denox_model model, uint32_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DENOX_DENOX_H */

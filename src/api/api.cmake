@@ -1,0 +1,27 @@
+# libdenox.so (target denox_lib; `denox` is the CLI): the C API (include/denox/denox.h) over the compiler, kernels, cache and runtime.
+# Only denox_* symbols are exported (denox.map); every static library linked in (volk, glslang,
+# onnx, protobuf's pieces we own) stays private, so an engine using volk or glslang itself
+# does not clash with ours.
+add_library(denox_lib SHARED
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_errors.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_log.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_context.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_compile.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_model.cpp
+)
+target_include_directories(denox_lib PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:include>)
+target_include_directories(denox_lib PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(denox_lib PRIVATE DENOX_VERSION_STRING="${PROJECT_VERSION}" VK_NO_PROTOTYPES)
+target_link_libraries(denox_lib PUBLIC Vulkan::Headers
+  PRIVATE denox_kernels denox_cache denox_plan denox_vulkan denox_compiler spdlog::spdlog)
+set_target_properties(denox_lib PROPERTIES
+  OUTPUT_NAME denox
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib
+  C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/api/denox.map)
+target_link_options(denox_lib PRIVATE
+  "LINKER:--version-script=${CMAKE_CURRENT_SOURCE_DIR}/api/denox.map"
+  "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined")

@@ -1,0 +1,208 @@
+// Contexts: the caller's device (or one denox creates), the on-disk cache, the shader compiler
+// and the driver's pipeline cache that every model of the context shares.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "api/api_internal.hpp"
+
+namespace denox::api {
+
+namespace {
+
+cache::DeviceIdentity identity_of(const runtime::DeviceCapabilities& caps) {
+  cache::DeviceIdentity id;
+  id.vendor_id = caps.vendor_id;
+  id.device_id = caps.device_id;
+  std::copy(caps.pipeline_cache_uuid.begin(), caps.pipeline_cache_uuid.end(), id.pipeline_cache_uuid.begin());
+  id.driver_version = caps.driver_version;
+  id.driver_name = caps.driver_name;
+  return id;
+}
+
+// Everything after the device exists: cache, compiler hooks, pipeline cache.
+std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceContext> device,
+                                                const denox_context_options* options) {
+  auto ctx = std::make_unique<denox_context_T>();
+  ctx->device = std::move(device);
+  ctx->identity = identity_of(ctx->device->caps());
+  if (options != nullptr && options->disable_cache) {
+    ctx->cache = cache::PlanCache::disabled("turned off by denox_context_options::disable_cache");
+  } else {
+    const std::filesystem::path path = options != nullptr && options->cache_path != nullptr && options->cache_path[0] != 0
+                                           ? std::filesystem::path(options->cache_path)
+                                           : cache::PlanCache::default_path();
+    ctx->cache = cache::PlanCache::open(path);
+  }
+  denox_context_T* raw = ctx.get();
+  ctx->compiler.set_cache([raw](const std::string& hash) { return raw->cache.load_spirv(hash); },
+                          [raw](const std::string& hash, const std::vector<uint32_t>& spirv) { raw->cache.store_spirv(hash, spirv); });
+  std::vector<uint8_t> initial;
+  if (auto data = ctx->cache.load_pipeline_cache(ctx->identity)) {
+    initial = std::move(*data);
+    ctx->pipeline_cache_hits++;
+  }
+  ctx->pipeline_cache = std::make_unique<runtime::PipelineCache>(*ctx->device, initial);
+  spdlog::info("denox: context on '{}' ({}), cache {}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
+               ctx->cache.enabled() ? ctx->cache.path().string() : "off (" + ctx->cache.disabled_reason() + ")");
+  return ctx;
+}
+
+}  // namespace
+
+runtime::AdapterCompiler adapter_compiler(denox_context_T& ctx) {
+  return [&ctx](const std::string& family, const std::vector<std::pair<std::string, std::string>>& defines) {
+    // The runtime names the tensors' storage type as the STORAGE_F16 define; the compiler takes
+    // it as the precision argument instead (and refuses it as a define).
+    kernels::Defines rest;
+    plan::Precision precision = plan::Precision::F32;
+    for (const auto& d : defines) {
+      if (d.first == "STORAGE_F16") {
+        if (d.second != "0") precision = plan::Precision::F16;
+      } else {
+        rest.push_back(d);
+      }
+    }
+    return ctx.compiler.compile(family, rest, precision);
+  };
+}
+
+void save_pipeline_cache(denox_context_T& ctx) {
+  if (!ctx.cache.enabled()) return;
+  std::lock_guard lock(ctx.pipeline_cache_mutex);
+  ctx.cache.store_pipeline_cache(ctx.identity, ctx.pipeline_cache->data());
+}
+
+}  // namespace denox::api
+
+using namespace denox;
+
+extern "C" {
+
+const denox_device_requirement* denox_device_requirements(uint32_t* count) {
+  // Built once from the runtime's list; the strings live as long as the process.
+  static const std::vector<denox_device_requirement> table = [] {
+    std::vector<denox_device_requirement> t;
+    for (const auto& r : runtime::device_requirements()) t.push_back({r.name.c_str(), r.required ? 1 : 0, r.why.c_str()});
+    return t;
+  }();
+  if (count != nullptr) *count = static_cast<uint32_t>(table.size());
+  return table.data();
+}
+
+denox_result denox_context_create(const denox_vulkan_device* device, const denox_context_options* options,
+                                  denox_context* out_context) {
+  return api::guarded(__func__, [&] {
+    api::require(out_context, "out_context");
+    *out_context = nullptr;
+    api::require(device, "device");
+    if (device->queue == VK_NULL_HANDLE)
+      fail(ErrorCode::InvalidArgument, "denox_vulkan_device::queue is VK_NULL_HANDLE; denox needs a queue of queue_family_index "
+                                       "for weight uploads at load time");
+    runtime::ExternalDevice ext;
+    ext.instance = device->instance;
+    ext.physical_device = device->physical_device;
+    ext.device = device->device;
+    ext.queue_family_index = device->queue_family_index;
+    ext.queue = device->queue;
+    ext.get_instance_proc_addr = device->get_instance_proc_addr;
+    if (device->enabled_extension_count > 0) api::require(device->enabled_extensions, "device->enabled_extensions");
+    for (uint32_t i = 0; i < device->enabled_extension_count; ++i)
+      ext.enabled_extensions.emplace_back(api::require(device->enabled_extensions[i], "an enabled extension name"));
+    ext.enabled_features_chain = device->enabled_features_chain;
+    *out_context = api::finish_context(runtime::DeviceContext::from_external(ext), options).release();
+  });
+}
+
+denox_result denox_context_create_headless(int device_index, int validation, const denox_context_options* options,
+                                           denox_context* out_context) {
+  return api::guarded(__func__, [&] {
+    api::require(out_context, "out_context");
+    *out_context = nullptr;
+    runtime::OwnDeviceOptions own;
+    own.device_index = device_index;
+    own.validation = validation != 0;
+    *out_context = api::finish_context(runtime::DeviceContext::create_own(own), options).release();
+  });
+}
+
+void denox_context_destroy(denox_context context) {
+  if (context == nullptr) return;
+  if (context->live_models.load() != 0)
+    spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first", context->live_models.load());
+  try {
+    api::save_pipeline_cache(*context);
+  } catch (const std::exception& e) {
+    spdlog::warn("denox: could not save the pipeline cache: {}", e.what());
+  }
+  delete context;
+}
+
+denox_result denox_context_get_info(denox_context context, denox_context_info* out_info) {
+  return api::guarded(__func__, [&] {
+    api::require(context, "context");
+    api::require(out_info, "out_info");
+    *out_info = {};
+    const auto& caps = context->device->caps();
+    std::snprintf(out_info->device_name, sizeof out_info->device_name, "%s", caps.device_name.c_str());
+    out_info->vendor_id = caps.vendor_id;
+    out_info->device_id = caps.device_id;
+    out_info->driver_version = caps.driver_version;
+    out_info->api_version = caps.api_version;
+    out_info->fp16_supported = caps.fp16_usable();
+    out_info->cooperative_matrix = caps.cooperative_matrix;
+    out_info->timestamps_supported = caps.timestamps;
+    out_info->timestamp_period_ns = caps.timestamp_period_ns;
+    out_info->cache_enabled = context->cache.enabled();
+    std::snprintf(out_info->cache_path, sizeof out_info->cache_path, "%s", context->cache.path().string().c_str());
+    out_info->instance = context->device->instance();
+    out_info->physical_device = context->device->physical_device();
+    out_info->device = context->device->device();
+    out_info->queue_family_index = context->device->queue_family();
+    out_info->queue = context->device->queue();
+  });
+}
+
+denox_result denox_context_get_stats(denox_context context, denox_stats* out_stats) {
+  return api::guarded(__func__, [&] {
+    api::require(context, "context");
+    api::require(out_stats, "out_stats");
+    const auto shader = context->compiler.stats();
+    *out_stats = {};
+    out_stats->plans_compiled = context->plans_compiled.load();
+    out_stats->plan_cache_hits = context->plan_cache_hits.load();
+    out_stats->shaders_compiled = shader.compiled;
+    out_stats->shader_cache_hits = shader.cache_hits;
+    out_stats->pipeline_cache_hits = context->pipeline_cache_hits.load();
+    out_stats->validation_errors = context->device->validation_errors();
+  });
+}
+
+static void global_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                           VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
+  if (context == nullptr || cmd == VK_NULL_HANDLE) return;
+  VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+  barrier.srcStageMask = src_stage;
+  barrier.srcAccessMask = src_access;
+  barrier.dstStageMask = dst_stage;
+  barrier.dstAccessMask = dst_access;
+  VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dep.memoryBarrierCount = 1;
+  dep.pMemoryBarriers = &barrier;
+  context->device->vk().vkCmdPipelineBarrier2(cmd, &dep);
+}
+
+void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
+                             VkAccessFlags2 src_access) {
+  global_barrier(context, cmd, src_stage, src_access, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+}
+
+void denox_cmd_output_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 dst_stage,
+                              VkAccessFlags2 dst_access) {
+  global_barrier(context, cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, dst_stage, dst_access);
+}
+
+}  // extern "C"

@@ -1,0 +1,237 @@
+// Models: loading (ONNX or plan), extent, memory, bindings and recording.
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "api/api_compile.hpp"
+#include "api/api_internal.hpp"
+#include "compiler/plan/plan_serialize.hpp"
+
+namespace denox::api {
+
+namespace {
+
+std::vector<uint8_t> read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::Io, "'" + path.string() + "' is not a readable file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorCode::Io, "cannot open '" + path.string() + "': " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(ErrorCode::Io, "cannot read '" + path.string() + "'");
+  return bytes;
+}
+
+denox_model make_model(denox_context_T& ctx, plan::Plan p, const denox_model_options* options) {
+  const bool external = options != nullptr && options->external_memory != 0;
+  auto m = std::make_unique<denox_model_T>();
+  m->context = &ctx;
+  m->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(p), ctx.pipeline_cache->handle(),
+                                                        adapter_compiler(ctx), external);
+  save_pipeline_cache(ctx);
+  ctx.live_models++;
+  return m.release();
+}
+
+denox_precision requested_precision(const denox_model_options* options) {
+  return options != nullptr ? options->precision : DENOX_PRECISION_AUTO;
+}
+
+runtime::IoSource to_source(const denox_binding& b) {
+  runtime::IoSource s;
+  s.first_channel = b.first_channel;
+  s.channel_count = b.channel_count;
+  if (b.image_view != VK_NULL_HANDLE) {
+    s.is_image = true;
+    s.view = b.image_view;
+    s.format = b.image_format;
+    return s;
+  }
+  if (b.layout != DENOX_LAYOUT_CHW && b.layout != DENOX_LAYOUT_HWC)
+    fail(ErrorCode::InvalidArgument, "binding layout " + std::to_string(static_cast<int>(b.layout)) + " is not a denox_layout");
+  if (b.dtype != DENOX_DTYPE_F32 && b.dtype != DENOX_DTYPE_F16)
+    fail(ErrorCode::InvalidArgument, "binding dtype " + std::to_string(static_cast<int>(b.dtype)) + " is not a denox_dtype");
+  s.buffer = b.buffer;
+  s.offset = b.offset;
+  s.range = b.range == 0 ? VK_WHOLE_SIZE : b.range;
+  s.layout = b.layout == DENOX_LAYOUT_HWC ? runtime::TensorLayout::HWC : runtime::TensorLayout::CHW;
+  s.type = b.dtype == DENOX_DTYPE_F16 ? runtime::ElementType::F16 : runtime::ElementType::F32;
+  s.pixel_channels = b.pixel_channels;
+  s.source_first_channel = b.buffer_first_channel;
+  return s;
+}
+
+std::vector<runtime::IoSource> to_sources(const denox_binding* bindings, uint32_t count) {
+  if (count == 0) fail(ErrorCode::InvalidArgument, "no bindings (count is 0)");
+  require(bindings, "bindings");
+  std::vector<runtime::IoSource> out;
+  for (uint32_t i = 0; i < count; ++i) out.push_back(to_source(bindings[i]));
+  return out;
+}
+
+runtime::ExecutableModel& model_of(denox_model m) { return *require(m, "model")->model; }
+
+}  // namespace
+
+}  // namespace denox::api
+
+using namespace denox;
+
+extern "C" {
+
+denox_result denox_model_load_file(denox_context context, const char* onnx_path, const denox_model_options* options,
+                                   denox_model* out_model) {
+  return api::guarded(__func__, [&] {
+    api::require(out_model, "out_model");
+    *out_model = nullptr;
+    api::require(context, "context");
+    const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
+    const auto bytes = api::read_file(path);
+    const auto precision = api::resolve_precision(*context, api::requested_precision(options));
+    plan::Plan p = api::obtain_plan(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(),
+                                    precision);
+    if (p.model_name.empty()) p.model_name = path.stem().string();
+    *out_model = api::make_model(*context, std::move(p), options);
+  });
+}
+
+denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size, const denox_model_options* options,
+                                     denox_model* out_model) {
+  return api::guarded(__func__, [&] {
+    api::require(out_model, "out_model");
+    *out_model = nullptr;
+    api::require(context, "context");
+    api::require(onnx_bytes, "onnx_bytes");
+    const auto precision = api::resolve_precision(*context, api::requested_precision(options));
+    plan::Plan p = api::obtain_plan(*context, onnx_bytes, size, std::nullopt, precision);
+    *out_model = api::make_model(*context, std::move(p), options);
+  });
+}
+
+denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size, const denox_model_options* options,
+                                   denox_model* out_model) {
+  return api::guarded(__func__, [&] {
+    api::require(out_model, "out_model");
+    *out_model = nullptr;
+    api::require(context, "context");
+    api::require(plan_bytes, "plan_bytes");
+    plan::Plan p = plan::deserialize_plan({static_cast<const uint8_t*>(plan_bytes), size});
+    api::complete_pipelines(*context, p);
+    *out_model = api::make_model(*context, std::move(p), options);
+  });
+}
+
+denox_result denox_model_export_plan(denox_model model, void* data, size_t* size) {
+  return api::guarded(__func__, [&] {
+    api::require(size, "size");
+    const auto bytes = plan::serialize_plan(api::model_of(model).plan());
+    if (data == nullptr) {
+      *size = bytes.size();
+      return;
+    }
+    if (*size < bytes.size())
+      fail(ErrorCode::InvalidArgument, "the buffer holds " + std::to_string(*size) + " bytes, the plan needs " + std::to_string(bytes.size()));
+    std::memcpy(data, bytes.data(), bytes.size());
+    *size = bytes.size();
+  });
+}
+
+void denox_model_destroy(denox_model model) {
+  if (model == nullptr) return;
+  model->context->live_models--;
+  delete model;
+}
+
+uint32_t denox_model_input_count(denox_model model) { return model ? static_cast<uint32_t>(model->model->input_count()) : 0; }
+uint32_t denox_model_output_count(denox_model model) { return model ? static_cast<uint32_t>(model->model->output_count()) : 0; }
+
+denox_result denox_model_get_tensor_info(denox_model model, denox_io_kind kind, uint32_t index, denox_tensor_info* out_info) {
+  return api::guarded(__func__, [&] {
+    auto& m = api::model_of(model);
+    api::require(out_info, "out_info");
+    const bool input = kind == DENOX_INPUT;
+    if (kind != DENOX_INPUT && kind != DENOX_OUTPUT) fail(ErrorCode::InvalidArgument, "kind is neither DENOX_INPUT nor DENOX_OUTPUT");
+    const size_t count = input ? m.input_count() : m.output_count();
+    if (index >= count)
+      fail(ErrorCode::InvalidArgument, std::string(input ? "input" : "output") + " index " + std::to_string(index) + " (the model has " +
+                                           std::to_string(count) + ")");
+    *out_info = {};
+    const auto& io = input ? m.plan().inputs[index] : m.plan().outputs[index];
+    std::snprintf(out_info->name, sizeof out_info->name, "%s", io.name.c_str());
+    out_info->channels = input ? m.input_channels(index) : m.output_channels(index);
+    if (model->extent_set) {
+      const auto shape = input ? m.input_shape(index) : m.output_shape(index);
+      out_info->height = static_cast<uint32_t>(shape[2]);
+      out_info->width = static_cast<uint32_t>(shape[3]);
+    }
+  });
+}
+
+denox_precision denox_model_precision(denox_model model) {
+  if (model == nullptr) return DENOX_PRECISION_AUTO;
+  return model->model->plan().precision == plan::Precision::F16 ? DENOX_PRECISION_FP16 : DENOX_PRECISION_FP32;
+}
+
+denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height) {
+  return api::guarded(__func__, [&] {
+    api::model_of(model).set_extent(width, height);
+    model->extent_set = true;
+  });
+}
+
+denox_result denox_model_memory_requirements(denox_model model, uint32_t width, uint32_t height, denox_memory_requirements* out) {
+  return api::guarded(__func__, [&] {
+    const auto r = api::model_of(model).memory_requirements(width, height);
+    api::require(out, "out");
+    *out = {r.scratch_size, r.scratch_alignment, r.weights_size, r.weights_alignment, r.usage};
+  });
+}
+
+denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,
+                                     VkBuffer weights, VkDeviceSize weights_offset) {
+  return api::guarded(__func__, [&] {
+    api::model_of(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
+  });
+}
+
+denox_result denox_model_bind_input(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {
+  return api::guarded(__func__, [&] { api::model_of(model).bind_input(index, api::to_sources(bindings, count)); });
+}
+
+denox_result denox_model_bind_output(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {
+  return api::guarded(__func__, [&] { api::model_of(model).bind_output(index, api::to_sources(bindings, count)); });
+}
+
+static denox_result record_impl(const char* function, denox_model model, VkCommandBuffer cmd, VkQueryPool pool, bool serialize) {
+  const denox_result r = api::guarded(function, [&] {
+    api::require(cmd, "cmd");
+    api::model_of(model).record(cmd, pool, serialize);
+  });
+  // With a model and a command buffer, the only argument error left is a model not yet ready
+  // (no extent, memory or bindings); the message says which.
+  return r == DENOX_ERROR_INVALID_ARGUMENT && model != nullptr && cmd != VK_NULL_HANDLE ? DENOX_ERROR_NOT_READY : r;
+}
+
+denox_result denox_model_record(denox_model model, VkCommandBuffer cmd) {
+  return record_impl(__func__, model, cmd, VK_NULL_HANDLE, false);
+}
+
+denox_result denox_model_record_timed(denox_model model, VkCommandBuffer cmd, VkQueryPool query_pool, int serialize) {
+  return record_impl(__func__, model, cmd, query_pool, serialize != 0);
+}
+
+uint32_t denox_model_dispatch_count(denox_model model) {
+  return model ? static_cast<uint32_t>(model->model->command_count()) : 0;
+}
+
+const char* denox_model_dispatch_name(denox_model model, uint32_t index) {
+  if (model == nullptr) return "";
+  // Per thread, valid until this thread's next call.
+  static thread_local std::string name;
+  const auto names = model->model->command_names();
+  name = index < names.size() ? names[index] : std::string();
+  return name.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,96 @@
+// `denox bench MODEL.onnx --size WxH`: GPU time of one model at one resolution, measured with
+// Vulkan timestamp queries (median of --runs after --warmup), plus a per-dispatch table and the
+// host cost of record(). `--json` prints one object for scripts (bench/).
+#include <cstdio>
+#include <random>
+
+#include "cli/commands.hpp"
+#include "cli/gpu_session.hpp"
+
+namespace denox::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model, size = "1920x1088";
+  GpuOptions gpu;
+  int runs = 30, warmup = 5;
+  bool json = false, per_dispatch = false;
+};
+
+std::pair<uint32_t, uint32_t> parse_size(const std::string& s) {
+  unsigned w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(s.c_str(), "%u%c%u", &w, &x, &h) != 3 || x != 'x' || w == 0 || h == 0)
+    throw CLI::ValidationError("--size", "expected WxH, e.g. 1920x1088, got '" + s + "'");
+  return {w, h};
+}
+
+int bench(const BenchOptions& o) {
+  const auto [w, h] = parse_size(o.size);
+  GpuSession s(o.model, o.gpu);
+  s.prepare(w, h);
+  const auto info = s.context().info();
+  const Timing t = s.time_model(o.warmup, o.runs);
+  std::vector<DispatchTime> per;
+  if (o.per_dispatch) per = s.time_dispatches(o.warmup, o.runs);
+  const double record_us = s.record_host_us(std::max(o.runs, 20));
+  const auto st = s.stats();
+  const char* precision = s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32";
+  if (o.json) {
+    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"width\": %u, \"height\": %u, \"precision\": \"%s\", ", o.model.c_str(),
+                info.device_name, w, h, precision);
+    std::printf("\"dispatches\": %u, \"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, ",
+                s.model().dispatch_count(), t.runs, t.median_ms, t.min_ms, t.max_ms);
+    std::printf("\"record_host_us\": %.2f, \"load_ms\": %.1f, \"plans_compiled\": %llu, \"shaders_compiled\": %llu, "
+                "\"plan_cache_hits\": %llu, \"per_dispatch\": [",
+                record_us, s.load_ms(), static_cast<unsigned long long>(st.plans_compiled),
+                static_cast<unsigned long long>(st.shaders_compiled), static_cast<unsigned long long>(st.plan_cache_hits));
+    for (size_t i = 0; i < per.size(); ++i)
+      std::printf("%s{\"name\": \"%s\", \"ms\": %.4f}", i ? ", " : "", per[i].name.c_str(), per[i].median_ms);
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("%s on %s, %ux%u, %s, %u dispatches\n", o.model.c_str(), info.device_name, w, h, precision, s.model().dispatch_count());
+  std::printf("%-28s %10s\n", "", "ms");
+  std::printf("%-28s %10.3f\n", "GPU median", t.median_ms);
+  std::printf("%-28s %10.3f\n", "GPU min", t.min_ms);
+  std::printf("%-28s %10.3f\n", "GPU max", t.max_ms);
+  std::printf("%-28s %10.3f\n", "record() host", record_us / 1000.0);
+  std::printf("%-28s %10.1f\n", "load (compile or cache)", s.load_ms());
+  std::printf("(median of %d runs after %d warm-up; plans compiled %llu, shaders compiled %llu)\n", t.runs, o.warmup,
+              static_cast<unsigned long long>(st.plans_compiled), static_cast<unsigned long long>(st.shaders_compiled));
+  if (!per.empty()) {
+    std::printf("\n%-48s %10s %7s\n", "dispatch (serialized)", "ms", "%");
+    double total = 0;
+    for (const auto& d : per) total += d.median_ms;
+    for (const auto& d : per) std::printf("%-48s %10.4f %6.1f%%\n", d.name.c_str(), d.median_ms, 100.0 * d.median_ms / total);
+    std::printf("%-48s %10.4f\n", "sum", total);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
+  cmd->add_option("--device", g.device, "Vulkan device index (default: the first discrete GPU, else the first device)");
+  cmd->add_option("--precision", g.precision, "auto (fp16 where the device can), fp32 or fp16")
+      ->check(CLI::IsMember({"auto", "fp32", "fp16"}));
+  cmd->add_option("--cache", g.cache_path, "Cache file (default: ~/.cache/denox/cache.sqlite3 or $DENOX_CACHE_DIR)");
+  cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the cache");
+  cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer");
+}
+
+Action register_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Time a model on the GPU (Vulkan timestamp queries)");
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--size", o->size, "Input extent WxH");
+  cmd->add_option("--runs", o->runs, "Timed runs (median reported)")->check(CLI::Range(1, 10000));
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
+  cmd->add_flag("--per-dispatch", o->per_dispatch, "Also time each dispatch (serialized)");
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  add_gpu_options(cmd, o->gpu);
+  return [o] { return bench(*o); };
+}
+
+}  // namespace denox::cli

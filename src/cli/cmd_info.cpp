@@ -1,0 +1,55 @@
+// `denox info [--device N]`: the Vulkan device denox would use, what it supports, and what
+// denox needs from a device an engine creates.
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/gpu_session.hpp"
+
+namespace denox::cli {
+namespace {
+
+struct InfoOptions {
+  GpuOptions gpu;
+  bool json = false;
+};
+
+int info(const InfoOptions& o) {
+  denox_context_options co{};
+  co.cache_path = o.gpu.cache_path.empty() ? nullptr : o.gpu.cache_path.c_str();
+  co.disable_cache = o.gpu.no_cache ? 1 : 0;
+  const Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
+  const auto i = ctx.info();
+  if (o.json) {
+    std::printf("{\"device\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, \"api_version\": \"%u.%u.%u\", \"fp16\": %s, "
+                "\"cooperative_matrix\": %s, \"timestamps\": %s, \"cache\": \"%s\"}\n",
+                i.device_name, i.vendor_id, i.device_id, VK_API_VERSION_MAJOR(i.api_version), VK_API_VERSION_MINOR(i.api_version),
+                VK_API_VERSION_PATCH(i.api_version), i.fp16_supported ? "true" : "false", i.cooperative_matrix ? "true" : "false",
+                i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "");
+    return 0;
+  }
+  std::printf("denox %s\n", denox_version_string());
+  std::printf("device              %s (vendor 0x%04x, device 0x%04x)\n", i.device_name, i.vendor_id, i.device_id);
+  std::printf("Vulkan              %u.%u.%u\n", VK_API_VERSION_MAJOR(i.api_version), VK_API_VERSION_MINOR(i.api_version),
+              VK_API_VERSION_PATCH(i.api_version));
+  std::printf("fp16 storage        %s\n", i.fp16_supported ? "yes" : "no");
+  std::printf("cooperative matrix  %s\n", i.cooperative_matrix ? "yes" : "no");
+  std::printf("timestamps          %s (%.2f ns per tick)\n", i.timestamps_supported ? "yes" : "no", i.timestamp_period_ns);
+  std::printf("cache               %s\n", i.cache_enabled ? i.cache_path : "off");
+  uint32_t n = 0;
+  const denox_device_requirement* reqs = denox_device_requirements(&n);
+  std::printf("\nWhat an engine enables at device creation for denox:\n");
+  for (uint32_t k = 0; k < n; ++k) std::printf("  %-9s %-56s %s\n", reqs[k].required ? "required" : "optional", reqs[k].name, reqs[k].why);
+  return 0;
+}
+
+}  // namespace
+
+Action register_info(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Show the Vulkan device denox would use and what denox needs");
+  auto o = std::make_shared<InfoOptions>();
+  add_gpu_options(cmd, o->gpu);
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  return [o] { return info(*o); };
+}
+
+}  // namespace denox::cli

@@ -1,0 +1,138 @@
+#include "cli/gpu_session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+namespace denox::cli {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+namespace {
+
+denox_precision parse_precision(const std::string& p) {
+  if (p == "fp32") return DENOX_PRECISION_FP32;
+  if (p == "fp16") return DENOX_PRECISION_FP16;
+  return DENOX_PRECISION_AUTO;
+}
+
+}  // namespace
+
+GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options) {
+  denox_context_options co{};
+  co.cache_path = options.cache_path.empty() ? nullptr : options.cache_path.c_str();
+  co.disable_cache = options.no_cache ? 1 : 0;
+  ctx_ = Context::headless(options.device, options.validation, &co);
+  dev_ = vkhost::Device::wrap(ctx_.info());
+  denox_model_options mo{};
+  mo.precision = parse_precision(options.precision);
+  const auto t0 = std::chrono::steady_clock::now();
+  model_ = Model::from_file(ctx_, model_path, &mo);
+  load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (model_.input_count() != 1 || model_.output_count() != 1)
+    throw std::runtime_error("the Vulkan backend of the CLI runs models with one input and one output");
+  in_c_ = model_.tensor_info(DENOX_INPUT, 0).channels;
+  out_c_ = model_.tensor_info(DENOX_OUTPUT, 0).channels;
+  f16_ = model_.precision() == DENOX_PRECISION_FP16;
+}
+
+GpuSession::~GpuSession() {
+  // Buffers before the device wrapper, the model before the context (members die in reverse).
+  in_.reset();
+  out_.reset();
+  model_ = Model();
+}
+
+void GpuSession::prepare(uint32_t width, uint32_t height) {
+  model_.set_extent(width, height);
+  const auto oi = model_.tensor_info(DENOX_OUTPUT, 0);
+  w_ = width;
+  h_ = height;
+  out_w_ = oi.width;
+  out_h_ = oi.height;
+  const size_t elem = f16_ ? 2 : 4;
+  in_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{in_c_} * w_ * h_ * elem);
+  out_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{out_c_} * out_w_ * out_h_ * elem);
+  const denox_dtype dtype = f16_ ? DENOX_DTYPE_F16 : DENOX_DTYPE_F32;
+  model_.bind_input(0, {buffer_binding(0, in_c_, in_->handle(), 0, DENOX_LAYOUT_CHW, dtype, in_c_)});
+  model_.bind_output(0, {buffer_binding(0, out_c_, out_->handle(), 0, DENOX_LAYOUT_CHW, dtype, out_c_)});
+}
+
+HostTensor GpuSession::run(const HostTensor& input) {
+  if (input.shape.size() != 4 || input.shape[0] != 1 || input.shape[1] != in_c_)
+    throw std::runtime_error("input " + input.shape_string() + ": the model takes 1x" + std::to_string(in_c_) + "xHxW");
+  prepare(static_cast<uint32_t>(input.shape[3]), static_cast<uint32_t>(input.shape[2]));
+  if (f16_) {
+    std::vector<uint16_t> h(input.f32.size());
+    std::transform(input.f32.begin(), input.f32.end(), h.begin(), vkhost::to_half);
+    in_->write(h.data(), h.size() * 2);
+  } else {
+    in_->write(input.f32.data(), input.f32.size() * 4);
+  }
+  dev_->submit([&](VkCommandBuffer cmd) {
+    ctx_.input_barrier(cmd, VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_WRITE_BIT);
+    model_.record(cmd);
+    ctx_.output_barrier(cmd, VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+  });
+  HostTensor out;
+  out.shape = {1, out_c_, out_h_, out_w_};
+  out.f32.resize(out.element_count());
+  if (f16_) {
+    std::vector<uint16_t> h(out.f32.size());
+    out_->read(h.data(), h.size() * 2);
+    std::transform(h.begin(), h.end(), out.f32.begin(), vkhost::from_half);
+  } else {
+    out_->read(out.f32.data(), out.f32.size() * 4);
+  }
+  return out;
+}
+
+Timing GpuSession::time_model(int warmup, int runs) {
+  const uint32_t n = model_.dispatch_count();
+  auto all = vkhost::timed_runs(*dev_, n + 1, warmup + runs, [&](VkCommandBuffer cmd, VkQueryPool pool) {
+    model_.record_timed(cmd, pool, false);
+  });
+  std::vector<double> totals;
+  for (size_t r = static_cast<size_t>(warmup); r < all.size(); ++r) totals.push_back(all[r].back());
+  Timing t;
+  t.runs = runs;
+  t.median_ms = median(totals);
+  t.min_ms = *std::min_element(totals.begin(), totals.end());
+  t.max_ms = *std::max_element(totals.begin(), totals.end());
+  return t;
+}
+
+std::vector<DispatchTime> GpuSession::time_dispatches(int warmup, int runs) {
+  const uint32_t n = model_.dispatch_count();
+  auto all = vkhost::timed_runs(*dev_, n + 1, warmup + runs, [&](VkCommandBuffer cmd, VkQueryPool pool) {
+    model_.record_timed(cmd, pool, true);
+  });
+  std::vector<DispatchTime> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::vector<double> d;
+    for (size_t r = static_cast<size_t>(warmup); r < all.size(); ++r) d.push_back(all[r][i + 1] - all[r][i]);
+    out.push_back({model_.dispatch_name(i), median(d)});
+  }
+  return out;
+}
+
+double GpuSession::record_host_us(int runs) {
+  std::vector<double> us;
+  dev_->submit([&](VkCommandBuffer cmd) {
+    // Recorded many times into one command buffer that is then submitted once: each recording
+    // is a complete inference, so the buffer stays valid.
+    for (int r = 0; r < runs; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      model_.record(cmd);
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  });
+  return median(us);
+}
+
+}  // namespace denox::cli

@@ -1,0 +1,70 @@
+// The CLI's Vulkan path, written the way an engine uses denox: a headless denox context (the
+// C++ wrapper of the public C API), the engine-side helper for buffers and timestamps, one model
+// bound to CHW buffers of the caller.
+#pragma once
+
+#include "vkhost/vk_host.hpp"  // volk before denox.hpp
+
+#include <denox/denox.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/host_tensor.hpp"
+
+namespace denox::cli {
+
+struct GpuOptions {
+  int device = -1;
+  std::string precision = "auto";  // auto, fp32, fp16
+  std::string cache_path;          // empty: the default path
+  bool no_cache = false;
+  bool validation = false;
+};
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+struct DispatchTime {
+  std::string name;
+  double median_ms = 0;
+};
+
+class GpuSession {
+ public:
+  GpuSession(const std::string& model_path, const GpuOptions& options);
+  ~GpuSession();
+
+  // Binds CHW buffers for a w x h input (fp16 buffers when the plan is fp16, else fp32).
+  void prepare(uint32_t width, uint32_t height);
+  // One inference on `input` (1xCxHxW float32); returns output 0 as 1xCxHxW float32.
+  HostTensor run(const HostTensor& input);
+  // GPU time of the whole model (timestamps around record()), `runs` after `warmup`.
+  Timing time_model(int warmup, int runs);
+  // Per-dispatch times with a barrier before each dispatch (serialized), median of `runs`.
+  std::vector<DispatchTime> time_dispatches(int warmup, int runs);
+  // Host time of denox_model_record (microseconds, median of `runs`).
+  double record_host_us(int runs);
+
+  const Context& context() const { return ctx_; }
+  const Model& model() const { return model_; }
+  denox_stats stats() const { return ctx_.stats(); }
+  double load_ms() const { return load_ms_; }
+  uint32_t input_channels() const { return in_c_; }
+
+ private:
+  Context ctx_;
+  std::unique_ptr<vkhost::Device> dev_;
+  Model model_;
+  double load_ms_ = 0;
+  uint32_t in_c_ = 0, out_c_ = 0, w_ = 0, h_ = 0, out_w_ = 0, out_h_ = 0;
+  bool f16_ = false;
+  std::unique_ptr<vkhost::Buffer> in_, out_;  // host-visible: run() reads and writes them
+};
+
+double median(std::vector<double> v);
+
+}  // namespace denox::cli

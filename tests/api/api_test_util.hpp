@@ -1,0 +1,58 @@
+// What the C API tests share: one engine-side Vulkan device (lavapipe in CI) with the Khronos
+// validation layer, OIDN models written to a temp dir, random inputs, the CPU reference, and a
+// helper that runs a model on caller buffers like an engine frame would.
+#pragma once
+
+#include "vkhost/vk_host.hpp"  // volk before denox.h
+
+#include <denox/denox.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/host_tensor.hpp"
+#include "modelgen/oidn_unet.hpp"
+
+namespace denox::test {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+// The engine's device (validation on), created once per process.
+vkhost::Device& engine_device();
+
+// Fails the test (REQUIRE) with denox_last_error() when r is not DENOX_SUCCESS.
+void require_ok(denox_result r, const char* what);
+
+// A context on engine_device() with the cache at `cache_path` (empty: cache off).
+denox_context make_context(const fs::path& cache_path);
+
+// Writes an OIDN U-Net (random seeded weights) and returns its path.
+fs::path write_oidn(const fs::path& dir, modelgen::OidnUnetOptions::Size size, int channels, bool pad_to_16, uint64_t seed = 7);
+
+// 1 x c x h x w, values in [0.05, 1.05): never zero.
+HostTensor random_image(int c, int h, int w, uint32_t seed);
+
+// The CPU reference's output 0 for `input`.
+HostTensor reference_output(const fs::path& model, const HostTensor& input);
+
+double relative_l2(const std::vector<float>& got, const std::vector<float>& want);
+
+// Binds `input` (CHW) from one caller buffer of `dtype` and the output to another, records
+// input barrier + model + output barrier, submits, waits, reads back (CHW fp32).
+std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
+                                  denox_layout layout = DENOX_LAYOUT_CHW);
+
+}  // namespace denox::test

@@ -1,0 +1,92 @@
+// The on-disk cache through the C API: a second context (as a second process would) compiles
+// nothing; a corrupt cache file is set aside and the model still loads; plans round-trip.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+TEST_CASE("a second context with the same cache compiles no plan and no shader", "[api][cache]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  const auto cache_path = dir / "cache.sqlite3";
+  const auto input = random_image(3, 21, 34, 5);
+  const auto want = reference_output(model_path, input);
+
+  for (int round = 0; round < 2; ++round) {
+    denox_context ctx = make_context(cache_path);
+    denox_model model = nullptr;
+    require_ok(denox_model_load_file(ctx, model_path.string().c_str(), nullptr, &model), "load");
+    const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32);
+    CHECK(relative_l2(got, want.f32) <= (denox_model_precision(model) == DENOX_PRECISION_FP16 ? 2e-2 : 1e-4));
+    denox_stats stats{};
+    require_ok(denox_context_get_stats(ctx, &stats), "stats");
+    INFO("round " << round << ": plans " << stats.plans_compiled << ", shaders " << stats.shaders_compiled);
+    if (round == 0) {
+      CHECK(stats.plans_compiled == 1);
+      CHECK(stats.shaders_compiled > 0);
+    } else {
+      CHECK(stats.plans_compiled == 0);
+      CHECK(stats.plan_cache_hits == 1);
+      CHECK(stats.shaders_compiled == 0);  // the io adapters' SPIR-V comes from the cache too
+      CHECK(stats.pipeline_cache_hits == 1);
+    }
+    denox_model_destroy(model);
+    denox_context_destroy(ctx);
+  }
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a corrupt cache file is set aside and the model still loads", "[api][cache]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  const auto cache_path = dir / "cache.sqlite3";
+  {
+    std::ofstream garbage(cache_path, std::ios::binary);
+    for (int i = 0; i < 5000; ++i) garbage << "not a database " << i;
+  }
+  denox_context ctx = make_context(cache_path);
+  denox_context_info info{};
+  require_ok(denox_context_get_info(ctx, &info), "info");
+  CHECK(info.cache_enabled == 1);
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), nullptr, &model), "load");
+  bool set_aside = false;
+  for (const auto& e : fs::directory_iterator(dir.path())) set_aside |= e.path().filename().string().find(".corrupt-") != std::string::npos;
+  CHECK(set_aside);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+}
+
+TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][cache]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  const auto input = random_image(3, 33, 17, 9);
+  denox_context ctx = make_context({});
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model a = nullptr, b = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &a), "load");
+  size_t size = 0;
+  require_ok(denox_model_export_plan(a, nullptr, &size), "export size");
+  std::vector<uint8_t> plan(size);
+  require_ok(denox_model_export_plan(a, plan.data(), &size), "export");
+  require_ok(denox_model_load_plan(ctx, plan.data(), plan.size(), nullptr, &b), "load_plan");
+  const auto got_a = run_on_buffers(ctx, a, input, DENOX_DTYPE_F32);
+  const auto got_b = run_on_buffers(ctx, b, input, DENOX_DTYPE_F32);
+  CHECK(got_a == got_b);
+  // A damaged plan is refused with a message, never a crash.
+  plan[plan.size() / 2] ^= 0x5a;
+  plan.resize(plan.size() - 7);
+  denox_model c = nullptr;
+  CHECK(denox_model_load_plan(ctx, plan.data(), plan.size(), nullptr, &c) == DENOX_ERROR_INVALID_MODEL);
+  CHECK(std::string(denox_last_error()).find("plan") != std::string::npos);
+  CHECK(c == nullptr);
+  denox_model_destroy(a);
+  denox_model_destroy(b);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}

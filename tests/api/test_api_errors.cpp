@@ -1,0 +1,107 @@
+// Bad input through the C API: clear result codes and messages, never a crash.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+namespace {
+std::string last() { return denox_last_error(); }
+}  // namespace
+
+TEST_CASE("load errors name the cause", "[api][errors]") {
+  TempDir dir;
+  denox_context ctx = make_context({});
+  denox_model model = nullptr;
+
+  CHECK(denox_model_load_file(ctx, (dir / "missing.onnx").string().c_str(), nullptr, &model) == DENOX_ERROR_IO);
+  CHECK(last().find("missing.onnx") != std::string::npos);
+  CHECK(model == nullptr);
+
+  const std::string junk = "this is not a protobuf";
+  CHECK(denox_model_load_memory(ctx, junk.data(), junk.size(), nullptr, &model) == DENOX_ERROR_INVALID_MODEL);
+  CHECK_FALSE(last().empty());
+
+  // An ONNX model with an op denox does not implement: the node and op are named.
+  onnx::ModelProto m = denox::modelgen::build_oidn_unet({});
+  m.mutable_graph()->mutable_node(3)->set_op_type("Softmax");
+  const std::string node_name = m.graph().node(3).name();
+  const std::string bytes = m.SerializeAsString();
+  CHECK(denox_model_load_memory(ctx, bytes.data(), bytes.size(), nullptr, &model) == DENOX_ERROR_UNSUPPORTED);
+  CHECK(last().find("Softmax") != std::string::npos);
+  CHECK(last().find(node_name) != std::string::npos);
+
+  CHECK(denox_model_load_file(ctx, nullptr, nullptr, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(denox_model_load_file(nullptr, "x.onnx", nullptr, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("using a model before it is ready and wrong bindings", "[api][errors]") {
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = make_context({});
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), nullptr, &model), "load");
+  CHECK(denox_model_input_count(model) == 1);
+  CHECK(denox_model_output_count(model) == 1);
+  dev.submit([&](VkCommandBuffer cmd) {
+    CHECK(denox_model_record(model, cmd) == DENOX_ERROR_NOT_READY);
+    CHECK(last().find("set_extent") != std::string::npos);
+  });
+  CHECK(denox_model_set_extent(model, 0, 10) == DENOX_ERROR_INVALID_ARGUMENT);
+  require_ok(denox_model_set_extent(model, 40, 30), "set_extent");
+  dev.submit([&](VkCommandBuffer cmd) {
+    CHECK(denox_model_record(model, cmd) == DENOX_ERROR_NOT_READY);
+    CHECK(last().find("not bound") != std::string::npos);
+  });
+  denox::vkhost::Buffer small(dev, 64);
+  denox_binding b{};
+  b.channel_count = 2;  // the input has 3 channels
+  b.buffer = small.handle();
+  b.range = VK_WHOLE_SIZE;
+  b.pixel_channels = 3;
+  CHECK(denox_model_bind_input(model, 0, &b, 1) != DENOX_SUCCESS);
+  CHECK_FALSE(last().empty());
+  b.channel_count = 3;  // right channels, but 64 bytes cannot hold 3x30x40 floats
+  CHECK(denox_model_bind_input(model, 0, &b, 1) != DENOX_SUCCESS);
+  CHECK(denox_model_bind_input(model, 5, &b, 1) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(denox_model_bind_input(model, 0, nullptr, 1) == DENOX_ERROR_INVALID_ARGUMENT);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("a device without what denox needs is refused with the missing names", "[api][errors]") {
+  auto bare = denox::vkhost::Device::create(-1, false, true);
+  const denox_vulkan_device dev = bare->as_denox();
+  denox_context_options options{};
+  options.disable_cache = 1;
+  denox_context ctx = nullptr;
+  CHECK(denox_context_create(&dev, &options, &ctx) == DENOX_ERROR_MISSING_FEATURE);
+  CHECK(last().find("VK_KHR_push_descriptor") != std::string::npos);
+  CHECK(ctx == nullptr);
+
+  uint32_t count = 0;
+  const denox_device_requirement* reqs = denox_device_requirements(&count);
+  REQUIRE(count > 0);
+  bool lists_push_descriptor = false;
+  for (uint32_t i = 0; i < count; ++i) lists_push_descriptor |= std::string(reqs[i].name) == "VK_KHR_push_descriptor" && reqs[i].required;
+  CHECK(lists_push_descriptor);
+}
+
+TEST_CASE("the log callback receives denox's messages", "[api][errors]") {
+  struct Sink {
+    std::vector<std::string> lines;
+  } sink;
+  denox_set_log_callback([](denox_log_level, const char* msg, void* user) { static_cast<Sink*>(user)->lines.emplace_back(msg); }, &sink,
+                         DENOX_LOG_INFO);
+  denox_context ctx = make_context({});
+  denox_context_destroy(ctx);
+  denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
+  CHECK_FALSE(sink.lines.empty());
+}

@@ -1,0 +1,126 @@
+// Engine-side I/O: storage images in and out (a 9-channel network reading color, albedo and
+// normal from three images), external memory mode, an extent change without recompiling.
+#include <catch2/catch.hpp>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using denox::HostTensor;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+TEST_CASE("9 channels from three RGBA images into an RGBA output image", "[api][io]") {
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 9, true);
+  const int h = 29, w = 41;
+  const auto input = random_image(9, h, w, 3);
+  const auto want = reference_output(model_path, input);
+  denox_context ctx = make_context({});
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  require_ok(denox_model_set_extent(model, w, h), "set_extent");
+
+  // color, albedo, normal: RGBA16F, RGBA32F, RGBA16F (mixed on purpose); alpha holds junk.
+  const VkFormat formats[3] = {VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT};
+  std::vector<std::unique_ptr<denox::vkhost::Image>> images;
+  std::vector<denox_binding> bindings;
+  HostTensor quantized = input;  // what the network really sees after the fp16 images
+  for (int i = 0; i < 3; ++i) {
+    images.push_back(std::make_unique<denox::vkhost::Image>(dev, w, h, formats[i]));
+    std::vector<float> rgba(size_t{w} * h * 4, 7.0f);
+    for (int c = 0; c < 3; ++c)
+      for (int p = 0; p < w * h; ++p) {
+        float& v = quantized.f32[size_t(3 * i + c) * w * h + p];
+        if (formats[i] == VK_FORMAT_R16G16B16A16_SFLOAT) v = denox::vkhost::from_half(denox::vkhost::to_half(v));
+        rgba[size_t(p) * 4 + c] = v;
+      }
+    images.back()->upload(rgba);
+    bindings.push_back({});
+    bindings.back().first_channel = 3 * i;
+    bindings.back().channel_count = 3;
+    bindings.back().image_view = images.back()->view();
+    bindings.back().image_format = formats[i];
+  }
+  denox::vkhost::Image out_image(dev, w, h, VK_FORMAT_R32G32B32A32_SFLOAT);
+  denox_binding out{};
+  out.channel_count = 3;
+  out.image_view = out_image.view();
+  out.image_format = VK_FORMAT_R32G32B32A32_SFLOAT;
+  require_ok(denox_model_bind_input(model, 0, bindings.data(), 3), "bind_input");
+  require_ok(denox_model_bind_output(model, 0, &out, 1), "bind_output");
+  dev.submit([&](VkCommandBuffer cmd) {
+    denox_cmd_input_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT);
+    require_ok(denox_model_record(model, cmd), "record");
+    denox_cmd_output_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_READ_BIT);
+  });
+  const auto rgba = out_image.download();
+  const auto want_q = reference_output(model_path, quantized);
+  std::vector<float> got(size_t{3} * w * h);
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < w * h; ++p) got[size_t(c) * w * h + p] = rgba[size_t(p) * 4 + c];
+  CHECK(relative_l2(got, want_q.f32) <= 1e-4);
+  for (int p = 0; p < w * h; ++p) REQUIRE(rgba[size_t(p) * 4 + 3] == 1.0f);
+  (void)want;
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("external memory: the engine binds scratch and weight buffers", "[api][io]") {
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  const auto input = random_image(3, 23, 31, 8);
+  const auto want = reference_output(model_path, input);
+  denox_context ctx = make_context({});
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  options.external_memory = 1;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  denox_memory_requirements req{};
+  require_ok(denox_model_memory_requirements(model, 31, 23, &req), "memory_requirements");
+  CHECK(req.scratch_size > 0);
+  CHECK(req.weights_size > 0);
+  // Record before memory is bound: not ready, and the message says what is missing.
+  require_ok(denox_model_set_extent(model, 31, 23), "set_extent");
+  // Scratch at a non-zero offset in a shared buffer, as an engine's allocator would place it.
+  const VkDeviceSize offset = req.scratch_alignment * 3;
+  denox::vkhost::Buffer scratch(dev, offset + req.scratch_size, true, req.usage);
+  denox::vkhost::Buffer weights(dev, req.weights_size, true, req.usage);
+  require_ok(denox_model_bind_memory(model, scratch.handle(), offset, req.scratch_size, weights.handle(), 0), "bind_memory");
+  const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32);
+  CHECK(relative_l2(got, want.f32) <= 1e-4);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("set_extent to new sizes reuses the compiled pipelines", "[api][io]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = make_context({});
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  uint64_t compiled_after_first = 0;
+  const int sizes[][2] = {{37, 53}, {64, 64}, {17, 90}, {37, 53}};
+  for (const auto& s : sizes) {
+    const auto input = random_image(3, s[0], s[1], static_cast<uint32_t>(s[0] * 100 + s[1]));
+    const auto want = reference_output(model_path, input);
+    const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32);
+    INFO(s[1] << "x" << s[0]);
+    CHECK(relative_l2(got, want.f32) <= 1e-4);
+    denox_stats stats{};
+    require_ok(denox_context_get_stats(ctx, &stats), "stats");
+    if (compiled_after_first == 0) compiled_after_first = stats.shaders_compiled;
+    CHECK(stats.shaders_compiled == compiled_after_first);
+    CHECK(stats.plans_compiled == 1);
+  }
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
