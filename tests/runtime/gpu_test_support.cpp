@@ -1,6 +1,7 @@
 #include "gpu_test_support.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -16,7 +17,9 @@ runtime::DeviceContext& device() {
   static std::unique_ptr<runtime::DeviceContext> ctx = [] {
     runtime::OwnDeviceOptions options;
     options.validation = true;
-    return runtime::DeviceContext::create_own(options);
+    auto ctx = runtime::DeviceContext::create_own(options);
+    std::fprintf(stderr, "test device: %s (%s)\n", ctx->caps().device_name.c_str(), ctx->caps().driver_info.c_str());
+    return ctx;
   }();
   return *ctx;
 }

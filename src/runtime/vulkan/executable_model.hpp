@@ -44,7 +44,9 @@ struct IoSource {
   VkFormat format = VK_FORMAT_UNDEFINED;  // R16G16B16A16_SFLOAT or R32G32B32A32_SFLOAT
 };
 
-// Compiles an adapter shader (shaders/io_*.comp) for the given defines.
+// Compiles an adapter shader (shaders/io_*.comp) for the given defines. For fp16 plans the
+// defines include STORAGE_F16=1 (the tensors' storage type);
+// kernels::ShaderCompiler::compile_with_storage_define takes exactly this form.
 using AdapterCompiler =
     std::function<std::vector<uint32_t>(const std::string& family, const std::vector<std::pair<std::string, std::string>>& defines)>;
 
