@@ -206,7 +206,9 @@ denox_result denox_model_bind_output(denox_model model, uint32_t index, const de
 static denox_result record_impl(const char* function, denox_model model, VkCommandBuffer cmd, VkQueryPool pool, bool serialize) {
   const denox_result r = api::guarded(function, [&] {
     api::require(cmd, "cmd");
-    api::model_of(model).record(cmd, pool, serialize);
+    auto& m = api::model_of(model);
+    if (!model->extent_set) fail(ErrorCode::InvalidArgument, "set_extent() has not been called");
+    m.record(cmd, pool, serialize);
   });
   // With a model and a command buffer, the only argument error left is a model not yet ready
   // (no extent, memory or bindings); the message says which.

@@ -139,6 +139,8 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   f.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
   f.v12.shaderFloat16 = supported.v12.shaderFloat16;
   f.v12.vulkanMemoryModel = supported.v12.vulkanMemoryModel;
+  // Without device scope, shaders that use device-scope atomics (glslang's default) are invalid.
+  f.v12.vulkanMemoryModelDeviceScope = supported.v12.vulkanMemoryModelDeviceScope;
   f.v13.synchronization2 = supported.v13.synchronization2;
   f.v13.subgroupSizeControl = supported.v13.subgroupSizeControl;
   f.v13.computeFullSubgroups = supported.v13.computeFullSubgroups;

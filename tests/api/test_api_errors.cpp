@@ -67,8 +67,10 @@ TEST_CASE("using a model before it is ready and wrong bindings", "[api][errors]"
   b.pixel_channels = 3;
   CHECK(denox_model_bind_input(model, 0, &b, 1) != DENOX_SUCCESS);
   CHECK_FALSE(last().empty());
-  b.channel_count = 3;  // right channels, but 64 bytes cannot hold 3x30x40 floats
-  CHECK(denox_model_bind_input(model, 0, &b, 1) != DENOX_SUCCESS);
+  b.channel_count = 3;  // right channels, but a 64-byte range cannot hold 3x30x40 floats
+  b.range = 64;
+  CHECK(denox_model_bind_input(model, 0, &b, 1) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(last().find("64") != std::string::npos);
   CHECK(denox_model_bind_input(model, 5, &b, 1) == DENOX_ERROR_INVALID_ARGUMENT);
   CHECK(denox_model_bind_input(model, 0, nullptr, 1) == DENOX_ERROR_INVALID_ARGUMENT);
   denox_model_destroy(model);
