@@ -30,10 +30,11 @@ TEST_CASE("shape program integer semantics match ONNX") {
   CHECK(mod_floor(-7, 16) == 9);
   CHECK(mod_floor(7, -16) == -9);
   ShapeProgram p;
-  ValueId x = p.symbol("x");
+  // Symbols are positive extents (the folding relies on it), so a negative value is 0 - x.
+  ValueId x = p.sub(p.constant(0), p.symbol("x"));
   ValueId t = p.binary(IntOp::DivTrunc, x, p.constant(2));
   ValueId m = p.binary(IntOp::ModTrunc, x, p.constant(16));
-  auto v = p.evaluate({-7});
+  auto v = p.evaluate({7});
   CHECK(v[t] == -3);
   CHECK(v[m] == -7);
 }
@@ -53,6 +54,42 @@ TEST_CASE("shape program evaluates the OIDN pad-to-16 expression at random sizes
     CHECK(v[padded] >= hv);
     CHECK(v[padded] - hv < 16);
   }
+}
+
+TEST_CASE("shape program folds sign tests of extents and the floor division built from them") {
+  // The dynamo exporter's floor division from truncating Div:
+  //   q = n / c;  where((q * c != n) and ((n < 0) xor (c < 0)), q - 1, q)
+  // n is an extent, so the sign test is false and the whole expression is n floordiv c.
+  ShapeProgram p;
+  ValueId h = p.symbol("H"), c = p.constant(16);
+  ValueId n = p.add(h, p.constant(15));
+  ValueId q = p.binary(IntOp::DivTrunc, n, c);
+  CHECK(q == p.binary(IntOp::DivFloor, n, c));
+  ValueId negative = p.binary(IntOp::Lt, n, p.constant(0));
+  CHECK(p.is_constant(negative, 0));
+  CHECK(p.is_constant(p.binary(IntOp::Lt, p.constant(-1), h), 1));
+  CHECK(p.is_constant(p.binary(IntOp::Le, h, p.constant(-1)), 0));
+  ValueId inexact = p.sub(p.constant(1), p.binary(IntOp::Eq, p.mul(q, c), n));
+  ValueId floor_q = p.select(p.mul(inexact, negative), p.sub(q, p.constant(1)), q);
+  CHECK(floor_q == q);
+  // (h + 15) floordiv 16 is h ceildiv 16; its pad is non-negative, so max(pad, 0) is the pad.
+  CHECK(q == p.binary(IntOp::DivCeil, h, c));
+  ValueId padded = p.mul(q, c);
+  ValueId pad = p.sub(padded, h);
+  CHECK(p.known_nonnegative(pad));
+  CHECK(p.is_constant(p.binary(IntOp::Lt, pad, p.constant(0)), 0));
+  CHECK(p.max(pad, p.constant(0)) == pad);
+  CHECK_FALSE(p.known_nonnegative(p.sub(padded, p.symbol("W"))));
+  // h + (padded - h) is padded: the skip extents of the pooled padded input then share ids.
+  ValueId x0 = p.add(h, p.sub(padded, h));
+  CHECK(x0 == padded);
+  ValueId pool8 = p.binary(IntOp::DivFloor, x0, p.constant(8));
+  ValueId pool16 = p.binary(IntOp::DivFloor, x0, c);
+  CHECK(pool8 == p.mul(pool16, p.constant(2)));
+  // But a value that may be negative keeps its sign test.
+  ValueId maybe_negative = p.sub(p.constant(3), h);
+  CHECK_FALSE(p.is_constant(p.binary(IntOp::Lt, maybe_negative, p.constant(0))));
+  CHECK(p.evaluate({37, 5})[pool16] == 3);
 }
 
 TEST_CASE("shape program slice indices follow ONNX clamping") {

@@ -374,7 +374,11 @@ def main():
     p.add_argument("--height", type=int, default=37)
     p.add_argument("--width", type=int, default=53)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--also", type=oidn.parse_size, action="append", default=[], metavar="HxW",
+                   help="with --dynamic: also write <stem>.HxW.input.npy/.output.npy (repeatable)")
     args = p.parse_args()
+    if args.also and not args.dynamic:
+        p.error("--also needs --dynamic (a static model runs at its exported size only)")
     variant = parse_variant(args.variant)
 
     import torch
@@ -400,6 +404,7 @@ def main():
         onnx.save_model(model, args.output)
     np.save(stem + ".input.npy", x)
     np.save(stem + ".output.npy", y)
+    oidn.write_extra_sizes(module, args.in_channels, args.also, args.seed, stem)
     print(f"wrote {args.output} (opset {args.opset}, {'dynamic' if args.dynamic else 'static'}, "
           f"{','.join(f'{k}={v}' for k, v in variant.items())})")
 

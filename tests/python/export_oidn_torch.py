@@ -133,6 +133,30 @@ def make_input(in_channels, height, width, seed):
     return x
 
 
+def parse_size(text):
+    """'37x53' -> (37, 53): height x width, as in the file names it produces."""
+    try:
+        h, w = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not HEIGHTxWIDTH")
+    if h <= 0 or w <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' has a non-positive extent")
+    return h, w
+
+
+def write_extra_sizes(model, in_channels, sizes, seed, stem):
+    """For a dynamic model: PyTorch's output at more sizes, as <stem>.<H>x<W>.input.npy and
+    .output.npy, so one exported model is checked at several resolutions. Each size gets its own
+    input seed, so no two sizes share data."""
+    for k, (h, w) in enumerate(sizes):
+        x = make_input(in_channels, h, w, seed + 11 + k)
+        with torch.no_grad():
+            y = model(torch.from_numpy(x))
+        assert y.shape == (1, OUT_CHANNELS, h, w), y.shape
+        np.save(f"{stem}.{h}x{w}.input.npy", x)
+        np.save(f"{stem}.{h}x{w}.output.npy", y.numpy().astype(np.float32))
+
+
 def save_external(model_bytes, path):
     """Re-save the exported model with every initializer over 1 KiB in one '<model>.data' file.
     torch 1.13's exporter only writes external data for models over 2 GiB, so use python3-onnx."""
@@ -162,13 +186,17 @@ def main():
     p.add_argument("--height", type=int, default=37)
     p.add_argument("--width", type=int, default=53)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--also", type=parse_size, action="append", default=[], metavar="HxW",
+                   help="with --dynamic: also write <stem>.HxW.input.npy/.output.npy (repeatable)")
     p.add_argument("--input-npy", help="default: <output without .onnx>.input.npy")
     p.add_argument("--output-npy", help="default: <output without .onnx>.output.npy")
     p.add_argument("--no-check", action="store_true", help="skip onnx.checker / shape inference")
     args = p.parse_args()
 
-    if args.no_pad and (args.height % 16 or args.width % 16):
-        p.error("--no-pad needs --height and --width that are multiples of 16")
+    if args.no_pad and any(h % 16 or w % 16 for h, w in [(args.height, args.width)] + args.also):
+        p.error("--no-pad needs sizes that are multiples of 16")
+    if args.also and not args.dynamic:
+        p.error("--also needs --dynamic (a static model runs at its exported size only)")
     stem = args.output[:-5] if args.output.endswith(".onnx") else args.output
     input_npy = args.input_npy or stem + ".input.npy"
     output_npy = args.output_npy or stem + ".output.npy"
@@ -204,6 +232,7 @@ def main():
             f.write(model_bytes)
     np.save(input_npy, x.numpy())
     np.save(output_npy, y.numpy().astype(np.float32))
+    write_extra_sizes(model, args.in_channels, args.also, args.seed, stem)
 
     if not args.no_check:
         try:

@@ -174,6 +174,14 @@ std::optional<ValueId> ShapeProgram::rewrite_size_idiom(IntOp op, ValueId a, Val
       }
     }
   }
+  // Truncating and floor division agree on non-negative operands: one form, so that ONNX's
+  // integer Div and PyTorch's floordiv of the same extent get the same id.
+  if (op == IntOp::DivTrunc && positive(b) && known_nonnegative(a)) return binary(IntOp::DivFloor, a, b);
+  // (x + (c-1)) floordiv c == x ceildiv c for every integer x: "(n + 15) // 16" and
+  // "ceil(n / 16)" are the same extent.
+  if (op == IntOp::DivFloor && positive(b) && instrs_[a].op == IntOp::Add && is_constant(instrs_[a].b, constant_value(b) - 1)) {
+    return binary(IntOp::DivCeil, instrs_[a].a, b);
+  }
   if ((op == IntOp::DivFloor || op == IntOp::DivCeil || op == IntOp::DivTrunc) && positive(b)) {
     const int64_t d = constant_value(b);
     if (mul_by_constant(a) && constant_value(instrs_[a].b) % d == 0) {
@@ -208,6 +216,9 @@ ValueId ShapeProgram::binary(IntOp op, ValueId a, ValueId b) {
     case IntOp::Add:
       if (is_constant(a, 0)) return b;
       if (is_constant(b, 0)) return a;
+      // x + (y - x) = y: "n + pad(n)" where the pad is written as "padded - n".
+      if (instrs_[b].op == IntOp::Sub && instrs_[b].b == a) return instrs_[b].a;
+      if (instrs_[a].op == IntOp::Sub && instrs_[a].b == b) return instrs_[a].a;
       break;
     case IntOp::Sub:
       if (is_constant(b, 0)) return a;
@@ -251,9 +262,14 @@ ValueId ShapeProgram::binary(IntOp op, ValueId a, ValueId b) {
     case IntOp::Le:
       if (a == b) return constant(1);
       if (is_constant(a) && constant_value(a) <= 0 && known_nonnegative(b)) return constant(1);
+      if (is_constant(b) && constant_value(b) < 0 && known_nonnegative(a)) return constant(0);
       break;
     case IntOp::Lt:
+      // Sign tests of extents ("n < 0" in floor division built from truncating Div) fold,
+      // so the Where around them folds too.
       if (a == b) return constant(0);
+      if (is_constant(b) && constant_value(b) <= 0 && known_nonnegative(a)) return constant(0);
+      if (is_constant(a) && constant_value(a) < 0 && known_nonnegative(b)) return constant(1);
       break;
     default: break;
   }
@@ -286,6 +302,12 @@ bool ShapeProgram::known_nonnegative(ValueId v) const {
     case IntOp::DivFloor:
     case IntOp::DivCeil: return known_nonnegative(in.a) && positive_constant(in.b);
     case IntOp::ModFloor: return positive_constant(in.b);
+    case IntOp::Sub: {
+      // ceildiv(x, c) * c - x: the pad up to a multiple of c (user code may clamp it with max(., 0)).
+      const Instr& up = instrs_[in.a];
+      return up.op == IntOp::Mul && positive_constant(up.b) && instrs_[up.a].op == IntOp::DivCeil &&
+             instrs_[up.a].a == in.b && instrs_[up.a].b == up.b;
+    }
     case IntOp::Eq:
     case IntOp::Lt:
     case IntOp::Le: return true;
