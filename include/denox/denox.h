@@ -278,7 +278,9 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
  *    the model twice in a row, or in consecutive frames, is safe. */
 DENOX_API denox_result denox_model_record(denox_model model, VkCommandBuffer cmd);
 
-/* Helpers for the barriers above: global memory barriers (vkCmdPipelineBarrier2). */
+/* Helpers for the barriers above: one global memory barrier each. Recorded with the Vulkan 1.0
+ * vkCmdPipelineBarrier (synchronization2 need not be enabled); *_2 bits above 32 map to the
+ * legacy bits that contain them. */
 DENOX_API void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
                                        VkAccessFlags2 src_access);
 DENOX_API void denox_cmd_output_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 dst_stage,

@@ -180,18 +180,33 @@ denox_result denox_context_get_stats(denox_context context, denox_stats* out_sta
   });
 }
 
+// Recorded with the Vulkan 1.0 barrier so that the caller need not enable synchronization2:
+// stage and access bits below 2^32 mean the same in both APIs; the newer, finer bits map to the
+// legacy bits that contain them.
+static VkPipelineStageFlags legacy_stages(VkPipelineStageFlags2 s) {
+  VkPipelineStageFlags out = static_cast<VkPipelineStageFlags>(s & 0xffffffffull);
+  if (s >> 32) out |= VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  return out ? out : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+}
+
+static VkAccessFlags legacy_access(VkAccessFlags2 a) {
+  VkAccessFlags out = static_cast<VkAccessFlags>(a & 0xffffffffull);
+  if (a & (VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_READ_BIT)) out |= VK_ACCESS_SHADER_READ_BIT;
+  if (a & VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT) out |= VK_ACCESS_SHADER_WRITE_BIT;
+  const VkAccessFlags2 known = 0xffffffffull | VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
+                               VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+  if (a & ~known) out |= VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  return out;
+}
+
 static void global_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
                            VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
   if (context == nullptr || cmd == VK_NULL_HANDLE) return;
-  VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  barrier.srcStageMask = src_stage;
-  barrier.srcAccessMask = src_access;
-  barrier.dstStageMask = dst_stage;
-  barrier.dstAccessMask = dst_access;
-  VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dep.memoryBarrierCount = 1;
-  dep.pMemoryBarriers = &barrier;
-  context->device->vk().vkCmdPipelineBarrier2(cmd, &dep);
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = legacy_access(src_access);
+  barrier.dstAccessMask = legacy_access(dst_access);
+  context->device->vk().vkCmdPipelineBarrier(cmd, legacy_stages(src_stage), legacy_stages(dst_stage), 0, 1, &barrier, 0, nullptr, 0,
+                                             nullptr);
 }
 
 void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,

@@ -54,6 +54,8 @@ int run_vulkan(const RunOptions& o) {
   write_tensor(o.outputs[0], out);
   const auto st = s.stats();
   const auto info = s.context().info();
+  if (st.validation_errors > 0)
+    fail(ErrorCode::Vulkan, "the validation layer reported " + std::to_string(st.validation_errors) + " error(s) (see the log)");
   if (o.json) {
     std::printf("{\"backend\": \"vulkan\", \"device\": \"%s\", \"precision\": \"%s\", \"output_shape\": \"%s\", "
                 "\"load_ms\": %.1f, \"run_ms\": %.1f, \"plans_compiled\": %llu, \"plan_cache_hits\": %llu, "

@@ -1,4 +1,5 @@
 // denox: inspect, run and (later) compile and benchmark ONNX denoisers.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // Logs go to stderr: stdout carries results (tables, --json objects).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("denox-cli"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   try {
     for (auto& [sub, action] : commands) {
