@@ -15,7 +15,6 @@ Example:
   emulate_dynamo_oidn.py out/d.onnx --dynamic --variant pad=function,size=gather,up=sizes
 """
 
-import argparse
 import os
 import sys
 
@@ -363,22 +362,9 @@ def parse_variant(text):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("output", help="path of the .onnx file to write")
-    p.add_argument("--size", choices=["balanced", "small"], default="balanced")
-    p.add_argument("--in-channels", type=int, choices=[3, 6, 9], default=3)
-    p.add_argument("--opset", type=int, default=18)
-    p.add_argument("--dynamic", action="store_true", help="symbolic H and W ('s0', 's1')")
-    p.add_argument("--external-data", action="store_true", help="every initializer in '<output>.data'")
+    p = oidn.model_arguments(__doc__, 18, "symbolic H and W ('s0', 's1')", "every initializer in '<output>.data'")
     p.add_argument("--variant", default="", help="comma-separated key=value, keys: " + ", ".join(VARIANTS))
-    p.add_argument("--height", type=int, default=37)
-    p.add_argument("--width", type=int, default=53)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--also", type=oidn.parse_size, action="append", default=[], metavar="HxW",
-                   help="with --dynamic: also write <stem>.HxW.input.npy/.output.npy (repeatable)")
-    args = p.parse_args()
-    if args.also and not args.dynamic:
-        p.error("--also needs --dynamic (a static model runs at its exported size only)")
+    args = oidn.parse_model_arguments(p)
     variant = parse_variant(args.variant)
 
     import torch

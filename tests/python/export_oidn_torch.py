@@ -173,30 +173,40 @@ def save_external(model_bytes, path):
                     location=location, size_threshold=1024)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def model_arguments(description, opset, dynamic_help, external_help):
+    """The options both exporters share (this one and emulate_dynamo_oidn.py)."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("output", help="path of the .onnx file to write")
     p.add_argument("--size", choices=["balanced", "small"], default="balanced")
     p.add_argument("--in-channels", type=int, choices=[3, 6, 9], default=3)
-    p.add_argument("--opset", type=int, default=17)
-    p.add_argument("--dynamic", action="store_true", help="dynamic H and W (dynamic_axes)")
-    p.add_argument("--external-data", action="store_true", help="weights in '<output>.data'")
-    p.add_argument("--no-pad", action="store_true",
-                   help="no pad-to-16/crop in forward (H and W must then be multiples of 16)")
+    p.add_argument("--opset", type=int, default=opset)
+    p.add_argument("--dynamic", action="store_true", help=dynamic_help)
+    p.add_argument("--external-data", action="store_true", help=external_help)
     p.add_argument("--height", type=int, default=37)
     p.add_argument("--width", type=int, default=53)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--also", type=parse_size, action="append", default=[], metavar="HxW",
                    help="with --dynamic: also write <stem>.HxW.input.npy/.output.npy (repeatable)")
+    return p
+
+
+def parse_model_arguments(p):
+    args = p.parse_args()
+    if args.also and not args.dynamic:
+        p.error("--also needs --dynamic (a static model runs at its exported size only)")
+    return args
+
+
+def main():
+    p = model_arguments(__doc__, 17, "dynamic H and W (dynamic_axes)", "weights in '<output>.data'")
+    p.add_argument("--no-pad", action="store_true",
+                   help="no pad-to-16/crop in forward (H and W must then be multiples of 16)")
     p.add_argument("--input-npy", help="default: <output without .onnx>.input.npy")
     p.add_argument("--output-npy", help="default: <output without .onnx>.output.npy")
     p.add_argument("--no-check", action="store_true", help="skip onnx.checker / shape inference")
-    args = p.parse_args()
-
+    args = parse_model_arguments(p)
     if args.no_pad and any(h % 16 or w % 16 for h, w in [(args.height, args.width)] + args.also):
         p.error("--no-pad needs sizes that are multiples of 16")
-    if args.also and not args.dynamic:
-        p.error("--also needs --dynamic (a static model runs at its exported size only)")
     stem = args.output[:-5] if args.output.endswith(".onnx") else args.output
     input_npy = args.input_npy or stem + ".input.npy"
     output_npy = args.output_npy or stem + ".output.npy"
