@@ -2,30 +2,39 @@
 # One device call's worth of measurements on the GPU machine: denox (Vulkan timestamps) and
 # PyTorch (CUDA events) on the same networks and sizes, printed as tables.
 #
-# Here:   bash bench/stage.sh            (Release build, stripped, staged into .device/)
-# There:  source .device/env.sh; bash bench/run_gpu.sh [--compile]
+# Here:   bash bench/stage.sh            (Release build, stripped, staged into .device-bench/)
+# There:  source .device-bench/env.sh; bash bench/run_gpu.sh [--compile]   (device tool: carry
+#         [".device-bench"])
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/denox-bench}
-mkdir -p "$out/models"
+out=${OUT:-/tmp/denox-bench}   # results (the device tool brings $OUT back)
+work=/tmp/denox-bench-work      # models and cache
+mkdir -p "$out" "$work/models"
 denox info | tee "$out/info.txt"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$out/info.txt"
 for arch in balanced small; do
-  denox make-model --arch "$arch" --channels 3 --pad-crop "$out/models/oidn-$arch.onnx" >/dev/null
+  denox make-model --arch "$arch" --channels 3 --pad-crop "$work/models/oidn-$arch.onnx" >/dev/null
 done
-export DENOX_CACHE_DIR="$out/cache"
+export DENOX_CACHE_DIR="$work/cache"
+echo "## correctness on this GPU: balanced at 317x203 (odd) vs the CPU reference"
+denox make-image "$work/in.pfm" --size 317x203 --seed 5 >/dev/null
+denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null
+for p in fp32 fp16; do
+  denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/vk-$p.npy" --backend vulkan --precision "$p" >/dev/null &&
+  python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
+done
 echo "## denox (portable shaders), Vulkan timestamps, median of 30 after 5 warm-up"
 printf '%-10s %10s %10s %10s %10s %12s\n' arch size median_ms min_ms max_ms record_us
 for arch in balanced small; do
   for size in 1280x720 1920x1088 3840x2160; do
-    json=$(denox bench "$out/models/oidn-$arch.onnx" --size "$size" --runs 30 --warmup 5 --json) || { echo "$arch $size FAILED"; continue; }
+    json=$(denox bench "$work/models/oidn-$arch.onnx" --size "$size" --runs 30 --warmup 5 --json) || { echo "$arch $size FAILED"; continue; }
     echo "$json" >> "$out/denox.jsonl"
     python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-10s %10s %10.3f %10.3f %10.3f %12.1f" % (sys.argv[2], sys.argv[3], j["median_ms"], j["min_ms"], j["max_ms"], j["record_host_us"]))' "$json" "$arch" "$size"
   done
 done
 echo "## denox per dispatch, balanced 1920x1088 (serialized)"
-denox bench "$out/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --warmup 3 --per-dispatch | tail -n +2
+denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --warmup 3 --per-dispatch | tail -n +2
 echo "## second process, same cache: compiles nothing"
-denox bench "$out/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print({k: j[k] for k in ("load_ms","plans_compiled","shaders_compiled","plan_cache_hits")})'
+denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print({k: j[k] for k in ("load_ms","plans_compiled","shaders_compiled","plan_cache_hits")})'
 echo "## PyTorch"
 python3 bench/torch_oidn.py --arch balanced --arch small --size 1280x720 --size 1920x1088 --size 3840x2160 "$@"
