@@ -96,6 +96,22 @@ TEST_CASE("a root offset outside the buffer is corruption") {
   expect_error(bytes, ErrorCode::InvalidModel, "corrupt: the root table of the plan does not verify");
 }
 
+TEST_CASE("a misaligned vector of 8-byte structs is corruption") {
+  // flatbuffers 2.0's verifier does not check element alignment, so the loader does. Moving
+  // the offset to the instruction vector on by 4 bytes gives a vector that verifies (its length
+  // is the low word of instruction 0's imm, set to 1) but whose data is at 4 mod 8.
+  std::vector<uint8_t> bytes = serialize_plan(test::sample_plan());
+  auto* program = fb::GetMutableSizePrefixedPlan(bytes.data())->mutable_program();
+  program->mutable_instrs()->GetMutableObject(0)->mutate_imm(1);
+  auto* table = reinterpret_cast<flatbuffers::Table*>(program);
+  uint8_t* field = table->GetAddressOf(fb::ShapeProgram::VT_INSTRS);
+  REQUIRE(field != nullptr);
+  const uint32_t offset = flatbuffers::ReadScalar<uint32_t>(field);
+  REQUIRE((field + offset - bytes.data()) % 8 == 4);  // the length word; the data follows at 0 mod 8
+  flatbuffers::WriteScalar<uint32_t>(field, offset + 4);
+  expect_error(bytes, ErrorCode::InvalidModel, "corrupt: the shape program's instruction vector is misaligned");
+}
+
 TEST_CASE("a broken shape program inside a plan is rejected with the instruction") {
   const Plan plan = test::sample_plan();
   const uint32_t mul = first_instr(plan, compiler::IntOp::Mul);
@@ -114,6 +130,13 @@ TEST_CASE("a broken shape program inside a plan is rejected with the instruction
                  p->mutable_instrs()->GetMutableObject(mul)->mutate_op(static_cast<fb::IntOp>(200));
                }),
                ErrorCode::InvalidModel, at + std::to_string(mul) + ": unknown opcode");
+  // evaluate() reads every operand slot, so the unused ones must be the 0 the schema promises.
+  expect_error(mutated([&](fb::ShapeProgram* p) { p->mutable_instrs()->GetMutableObject(mul)->mutate_c(0x10000); }),
+               ErrorCode::InvalidModel, at + std::to_string(mul) + ": unused operand c is 65536, must be 0");
+  expect_error(mutated([&](fb::ShapeProgram* p) { p->mutable_instrs()->GetMutableObject(sym)->mutate_a(1); }),
+               ErrorCode::InvalidModel, at + std::to_string(sym) + ": unused operand a is 1, must be 0");
+  expect_error(mutated([&](fb::ShapeProgram* p) { p->mutable_instrs()->GetMutableObject(mul)->mutate_imm(-3); }),
+               ErrorCode::InvalidModel, at + std::to_string(mul) + ": immediate -3 of an opcode without one");
   expect_error(mutated([&](fb::ShapeProgram* p) { p->mutable_assertions()->GetMutableObject(0)->mutate_condition(1u << 30); }),
                ErrorCode::InvalidModel, "plan: shape program assertion refers to a missing value");
 }

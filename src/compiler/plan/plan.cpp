@@ -1,4 +1,5 @@
 // Small helpers on the in-memory plan: names and the summary the CLI prints.
+#include <algorithm>
 #include <sstream>
 
 #include "compiler/plan/plan.hpp"
@@ -28,7 +29,27 @@ std::string bytes_text(uint64_t n) {
   return os.str();
 }
 
+// ShapeProgram::to_string expands shared subexpressions, so a program that reuses values (x+x,
+// then that plus itself, ...) would print exponentially long text, and a long chain would
+// recurse deeply. The number of nodes each value expands to, saturated, keeps the summary short
+// whatever the plan holds.
+constexpr uint64_t kMaxPrintedNodes = 64;
+
+std::vector<uint64_t> expanded_sizes(const compiler::ShapeProgram& program) {
+  std::vector<uint64_t> nodes(program.size(), 1);
+  const auto& instrs = program.instructions();
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const compiler::Instr& in = instrs[i];
+    if (in.op == compiler::IntOp::Const || in.op == compiler::IntOp::Symbol) continue;
+    // An upper bound: unused operands (0) are counted too. Operands are earlier instructions.
+    for (ValueId operand : {in.a, in.b, in.c})
+      if (operand < i) nodes[i] = std::min(nodes[i] + nodes[operand], kMaxPrintedNodes + 1);
+  }
+  return nodes;
+}
+
 std::string io_text(const Plan& plan, const std::vector<IoTensor>& ts) {
+  const std::vector<uint64_t> nodes = expanded_sizes(plan.program);
   std::string out;
   for (const IoTensor& t : ts) {
     if (!out.empty()) out += ", ";
@@ -37,7 +58,13 @@ std::string io_text(const Plan& plan, const std::vector<IoTensor>& ts) {
       if (k) out += ", ";
       // Shapes of a deserialized plan are validated; guard anyway, the summary must not throw
       // on a plan that the compiler is still building.
-      out += t.shape[k] < plan.program.size() ? plan.program.to_string(t.shape[k]) : "?";
+      const ValueId v = t.shape[k];
+      if (v >= plan.program.size())
+        out += "?";
+      else if (nodes[v] > kMaxPrintedNodes)
+        out += "%" + std::to_string(v);
+      else
+        out += plan.program.to_string(v);
     }
     out += "]";
   }

@@ -105,11 +105,44 @@ struct alignas(kBufferAlignment) AlignedBlock {
   uint8_t bytes[kBufferAlignment];
 };
 
+// How many of a, b, c an opcode reads (the semantics are in shape_program.hpp).
+int operand_count(IntOp op) {
+  if (op == IntOp::Const || op == IntOp::Symbol) return 0;
+  return op == IntOp::Select ? 3 : 2;
+}
+
+// The schema stores unused operands (and imm, for opcodes without one) as 0. ShapeProgram's
+// evaluate() reads all three operand slots whatever the arity, and from_parts checks only the
+// used ones, so a damaged unused operand would index outside the value table: reject it here.
+void check_unused_fields(size_t i, const compiler::Instr& in) {
+  const auto where = [&] { return "shape program instruction %" + std::to_string(i) + ": "; };
+  const ValueId operands[3] = {in.a, in.b, in.c};
+  const int used = operand_count(in.op);
+  for (int k = used; k < 3; ++k)
+    if (operands[k] != 0)
+      bad(where() + "unused operand " + "abc"[k] + " is " + std::to_string(operands[k]) + ", must be 0");
+  const bool has_imm = in.op == IntOp::Const || in.op == IntOp::Symbol || in.op == IntOp::SliceIndex;
+  if (!has_imm && in.imm != 0) bad(where() + "immediate " + std::to_string(in.imm) + " of an opcode without one");
+}
+
+// flatbuffers 2.0's Verifier (Debian 12) checks a vector's length field for 4-byte alignment
+// but not its elements for theirs; reading an 8-byte-aligned struct from a damaged vector at
+// offset 4 mod 8 is undefined behaviour. Vectors of 4-byte-aligned elements are covered by the
+// length check (their data follows it); the static_asserts keep that true. An empty vector is
+// never read, and the builder does not align it (FlatBufferBuilder::PreAlign skips len 0).
+static_assert(alignof(fbs::Binding) <= sizeof(flatbuffers::uoffset_t));
+static_assert(alignof(fbs::UInt3) <= sizeof(flatbuffers::uoffset_t));
+template <class T>
+bool elements_aligned(const flatbuffers::Vector<const T*>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 compiler::ShapeProgram read_program(const fbs::ShapeProgram* p) {
   std::vector<compiler::Instr> instrs;
   std::vector<std::string> symbols;
   std::vector<compiler::Assertion> assertions;
   if (p) {
+    if (!elements_aligned(p->instrs())) bad("corrupt: the shape program's instruction vector is misaligned");
     if (p->instrs()) {
       instrs.reserve(p->instrs()->size());
       for (const fbs::Instr* in : *p->instrs())
@@ -121,11 +154,15 @@ compiler::ShapeProgram read_program(const fbs::ShapeProgram* p) {
       for (const fbs::Assertion* a : *p->assertions()) assertions.push_back({a->condition(), text(a->message())});
   }
   // from_parts checks what evaluate() relies on (operand order, symbol indices, opcodes).
+  compiler::ShapeProgram program;
   try {
-    return compiler::ShapeProgram::from_parts(std::move(instrs), std::move(symbols), std::move(assertions));
+    program = compiler::ShapeProgram::from_parts(std::move(instrs), std::move(symbols), std::move(assertions));
   } catch (const Error& e) {
     bad(e.what(), e.code());
   }
+  // After from_parts, so that an unknown opcode is reported as such.
+  for (size_t i = 0; i < program.size(); ++i) check_unused_fields(i, program.instructions()[i]);
+  return program;
 }
 
 std::array<ValueId, 4> read_shape(const fbs::Shape4* s) {
