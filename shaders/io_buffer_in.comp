@@ -4,18 +4,30 @@
 // channels first .. first+count-1 of the internal NCHW tensor (N, C, H, W) in denox's storage
 // type. One invocation per (pixel, channel, image).
 //
-// Bindings: 0 caller buffer (uint[]), 1 internal tensor.
+// Macros: CALLER_16BIT (1: an fp16 caller buffer is read as float16_t[], needs the device's
+// storageBuffer16BitAccess; 0: as 32-bit words, so an fp16 range must be whole words).
+// Bindings: 0 caller buffer (uint[] or float16_t[]), 1 internal tensor.
 // Push constants (src/kernels/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
 // dtype (0 f32, 1 f16), caller_stride (channels per pixel for HWC, planes per image for CHW),
 // caller_first, caller_offset (elements before the first image in the bound range).
 // Dispatch: (ceil(W / 32), ceil(H / 8), N * count).
 #extension GL_GOOGLE_include_directive : require
+#ifndef CALLER_16BIT
+#define CALLER_16BIT 0
+#endif
+#if CALLER_16BIT
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #define ACT 0
 #include "common.glsl"
 
 layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
 
+#if CALLER_16BIT
+layout(set = 0, binding = 0) readonly buffer CallerBuf { float16_t caller[]; };
+#else
 layout(set = 0, binding = 0) readonly buffer CallerBuf { uint caller[]; };
+#endif
 layout(set = 0, binding = 1) writeonly buffer TensorBuf { STYPE tensor_data[]; };
 
 layout(push_constant) uniform Push {
@@ -31,11 +43,15 @@ void main() {
   const uint e = pc.caller_offset + n * pc.caller_stride * pixels +
                  (pc.layout_hwc != 0 ? pixel * pc.caller_stride + k : k * pixels + pixel);
   float v;
+#if CALLER_16BIT
+  v = float(caller[e]);
+#else
   if (pc.dtype_f16 != 0) {
     const vec2 pair = unpackHalf2x16(caller[e >> 1]);
     v = (e & 1u) != 0 ? pair.y : pair.x;  // element 2i is the low half of word i
   } else {
     v = uintBitsToFloat(caller[e]);
   }
+#endif
   tensor_data[((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x] = STYPE(v);
 }

@@ -1,20 +1,31 @@
 #version 450
 // IO adapter: internal tensor -> caller buffer, the inverse of io_buffer_in (same push
-// constants and dispatch). Only the addressed elements of the caller's buffer change: with f16,
+// constants, macros and dispatch). Only the addressed elements of the caller's buffer change.
+// With CALLER_16BIT an fp16 element is one 16-bit store. Without it (32-bit words only),
 // an element whose partner in the same 32-bit word also belongs to this dispatch is written
 // together with it by the invocation of the even element; a word shared with an element this
 // dispatch does not own (odd offsets, channels of the caller that denox does not write) is
 // updated with atomicAnd/atomicOr on our half only, so the other half is preserved even while
 // another invocation updates it.
 //
-// Bindings: 0 caller buffer (uint[]), 1 internal tensor.
+// Bindings: 0 caller buffer (uint[] or float16_t[]), 1 internal tensor.
 #extension GL_GOOGLE_include_directive : require
+#ifndef CALLER_16BIT
+#define CALLER_16BIT 0
+#endif
+#if CALLER_16BIT
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #define ACT 0
 #include "common.glsl"
 
 layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
 
+#if CALLER_16BIT
+layout(set = 0, binding = 0) writeonly buffer CallerBuf { float16_t caller[]; };
+#else
 layout(set = 0, binding = 0) buffer CallerBuf { uint caller[]; };
+#endif
 layout(set = 0, binding = 1) readonly buffer TensorBuf { STYPE tensor_data[]; };
 
 layout(push_constant) uniform Push {
@@ -45,6 +56,9 @@ void main() {
   const uint e = pc.caller_offset + n * pc.caller_stride * pixels +
                  (pc.layout_hwc != 0 ? pixel * pc.caller_stride + k : k * pixels + pixel);
   const float v = float(tensor_data[((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x]);
+#if CALLER_16BIT
+  caller[e] = float16_t(v);
+#else
   if (pc.dtype_f16 == 0) {
     caller[e] = floatBitsToUint(v);
     return;
@@ -59,4 +73,5 @@ void main() {
     atomicAnd(caller[e >> 1], odd ? 0x0000ffffu : 0xffff0000u);
     atomicOr(caller[e >> 1], odd ? bits << 16 : bits);
   }
+#endif
 }

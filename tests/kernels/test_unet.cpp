@@ -40,6 +40,8 @@ void check_unet(modelgen::OidnUnetOptions::Size size, int channels, int64_t h, i
 TEST_CASE("OIDN balanced U-Net, 3 channels, 29x37, fp32 and fp16", "[kernels][unet]") {
   check_unet(modelgen::OidnUnetOptions::Size::Balanced, 3, 29, 37, plan::Precision::F32);
   check_unet(modelgen::OidnUnetOptions::Size::Balanced, 3, 29, 37, plan::Precision::F16);
+  check_unet(modelgen::OidnUnetOptions::Size::Balanced, 3, 37, 53, plan::Precision::F16);
+  check_unet(modelgen::OidnUnetOptions::Size::Balanced, 3, 37, 53, plan::Precision::F32);
 }
 
 TEST_CASE("OIDN small U-Net, 9 channels, 35x19, fp32 and fp16", "[kernels][unet]") {

@@ -24,6 +24,25 @@ runtime::DeviceContext& device() {
   return *ctx;
 }
 
+std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit) {
+  const runtime::DeviceContext& own = device();
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  v11.pNext = &v12;
+  v11.storageBuffer16BitAccess = with_16bit && own.caps().storage_buffer_16bit;
+  v12.shaderFloat16 = with_16bit && own.caps().shader_float16;
+  runtime::ExternalDevice ext;
+  ext.instance = own.instance();
+  ext.physical_device = own.physical_device();
+  ext.device = own.device();
+  ext.queue_family_index = own.queue_family();
+  ext.queue = own.queue();
+  ext.get_instance_proc_addr = vkGetInstanceProcAddr;
+  ext.enabled_extensions = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  ext.enabled_features_chain = &v11;
+  return runtime::DeviceContext::from_external(ext);
+}
+
 kernels::ShaderCompiler& shader_compiler() {
   // An in-process cache: test cases in one process share SPIR-V (glslang is the slow part).
   static std::mutex mutex;

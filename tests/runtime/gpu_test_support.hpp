@@ -20,6 +20,9 @@ namespace denox::testing {
 // The process's device (created on first use, validation on). Tests check
 // device().validation_errors() == 0 at the end.
 runtime::DeviceContext& device();
+// A context over device()'s handles as an engine would pass them (from_external), claiming
+// storageBuffer16BitAccess/shaderFloat16 only if `with_16bit` (and the device has them).
+std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit);
 kernels::ShaderCompiler& shader_compiler();
 runtime::AdapterCompiler adapter_compiler();
 

@@ -103,26 +103,16 @@ TEST_CASE("barriers: one between dependent dispatches of a chain, none between t
 TEST_CASE("a context over the caller's device (from_external) runs a model; a missing extension is named",
           "[runtime][model]") {
   const runtime::DeviceContext& own = device();
-  // What an engine passes: its handles and what it enabled at device creation.
-  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  v11.pNext = &v12;
-  v11.storageBuffer16BitAccess = own.caps().storage_buffer_16bit;
-  v12.shaderFloat16 = own.caps().shader_float16;
   runtime::ExternalDevice ext;
   ext.instance = own.instance();
   ext.physical_device = own.physical_device();
   ext.device = own.device();
-  ext.queue_family_index = own.queue_family();
-  ext.queue = own.queue();
   ext.get_instance_proc_addr = vkGetInstanceProcAddr;
-  ext.enabled_features_chain = &v11;
-
-  // Without VK_KHR_push_descriptor in the list, the context refuses and says what is missing.
+  // Without VK_KHR_push_descriptor among the enabled extensions, the context refuses and says
+  // what is missing.
   CHECK_THROWS_WITH(runtime::DeviceContext::from_external(ext), Contains(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME));
 
-  ext.enabled_extensions = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-  const auto engine = runtime::DeviceContext::from_external(ext);
+  const auto engine = engine_context(true);
   CHECK(engine->caps().fp16_usable() == own.caps().fp16_usable());
   GraphBuilder b;
   b.output(b.conv("conv", b.input("x", 3), 4, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 8));

@@ -106,13 +106,15 @@ HostTensor concat_channels(const std::vector<HostTensor>& parts) {
 
 }  // namespace
 
-TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and offsets, outputs keep the caller's other channels",
-          "[runtime][io]") {
+namespace {
+
+// Every layout x type on `ctx` for the given plan precisions (see the test cases below).
+void check_buffer_adapters(const runtime::DeviceContext& ctx, const std::vector<plan::Precision>& precisions) {
   GraphBuilder b;
   compiler::ActivationAttrs relu;
   b.output(b.activation("relu", b.input("x", 5), relu));
-  for (plan::Precision precision : {plan::Precision::F32, plan::Precision::F16}) {
-    runtime::ExecutableModel model(device(), compiled_plan(b.g, precision), VK_NULL_HANDLE, adapter_compiler(), false);
+  for (plan::Precision precision : precisions) {
+    runtime::ExecutableModel model(ctx, compiled_plan(b.g, precision), VK_NULL_HANDLE, adapter_compiler(), false);
     model.set_extent(kW, kH);
     for (TensorLayout layout : {TensorLayout::CHW, TensorLayout::HWC}) {
       for (ElementType type : {ElementType::F32, ElementType::F16}) {
@@ -142,6 +144,53 @@ TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and o
         CHECK(channels(out.values, 0, 3).f32 == channels(sentinel, 0, 3).f32);
       }
     }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and offsets, outputs keep the caller's other channels",
+          "[runtime][io]") {
+  SECTION("fp16 caller buffers as 16-bit elements (the device has 16-bit storage)") {
+    check_buffer_adapters(device(), {plan::Precision::F32, plan::Precision::F16});
+  }
+  SECTION("fp16 caller buffers as 32-bit words (a device without 16-bit storage)") {
+    check_buffer_adapters(*engine_context(false), {plan::Precision::F32});
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("buffer ranges: an exact fp16 range with an odd element count works, a short one is refused", "[runtime][io]") {
+  GraphBuilder b;
+  compiler::ActivationAttrs relu;
+  b.output(b.activation("relu", b.input("x", 3), relu));
+  for (bool with_16bit : {true, false}) {
+    INFO((with_16bit ? "16-bit elements" : "32-bit words"));
+    const auto ctx = engine_context(with_16bit);
+    runtime::ExecutableModel model(*ctx, compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+    model.set_extent(kW, kH);
+    // 3 x 37 x 53 fp16 values: an odd count, so the last 32-bit word is half outside the data.
+    const VkDeviceSize exact = 3 * kH * kW * 2, needed = with_16bit ? exact : exact + 2;
+    CallerTensor in(random_tensor({1, 3, kH, kW}, 3), TensorLayout::HWC, ElementType::F16, 0);
+    HostTensor zeros;
+    zeros.shape = {1, 3, kH, kW};
+    zeros.f32.assign(zeros.element_count(), 0.0f);
+    CallerTensor out(zeros, TensorLayout::HWC, ElementType::F16, 0);
+    IoSource short_range = in.source(0, 3, 0);
+    short_range.range = needed - 2;
+    CHECK_THROWS_WITH(model.bind_input(0, {short_range}), Catch::Matchers::Contains(std::to_string(needed) + " bytes"));
+    IoSource in_source = in.source(0, 3, 0), out_source = out.source(0, 3, 0);
+    in_source.range = out_source.range = needed;
+    model.bind_input(0, {in_source});
+    model.bind_output(0, {out_source});
+    runtime::submit_and_wait(device(), "range test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+    out.read_back();
+    in.read_back();
+    CHECK(relative_l2(out.values, reference::run_reference(b.g, {in.values})[0]) == 0.0);
+    // A larger extent no longer fits the bound ranges: record() refuses and says why.
+    model.set_extent(kW + 1, kH);
+    CHECK_THROWS_WITH(runtime::submit_and_wait(device(), "short", [&](VkCommandBuffer cmd) { model.record(cmd); }),
+                      Catch::Matchers::Contains("buffer range"));
   }
   CHECK(device().validation_errors() == 0);
 }

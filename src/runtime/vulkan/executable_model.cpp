@@ -201,10 +201,22 @@ void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vect
                                              std::to_string(s.pixel_channels) + " channels per pixel");
     }
   }
+  for (const auto& s : sources)
+    if (std::string shortfall = range_shortfall(io, s); !shortfall.empty()) fail(ErrorCode::InvalidArgument, std::string(what) + " " + shortfall);
   for (uint32_t c = 0; c < channels; ++c)
     if (covered[c] != 1)
       fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': channel " + std::to_string(c) + " is bound " +
                                            std::to_string(covered[c]) + " times; every channel must be bound exactly once");
+}
+
+std::string ExecutableModel::range_shortfall(const plan::IoTensor& io, const IoSource& s) const {
+  if (s.is_image || s.range == VK_WHOLE_SIZE || res_.values.empty()) return {};
+  const auto h = static_cast<uint32_t>(res_.values.at(io.shape[2])), w = static_cast<uint32_t>(res_.values.at(io.shape[3]));
+  const uint64_t needed = caller_bytes_needed(s, h, w, ctx_.caps().storage_buffer_16bit);
+  if (s.range >= needed) return {};
+  return "'" + io.name + "': a buffer range of " + std::to_string(s.range) + " bytes cannot hold channels " +
+         std::to_string(s.source_first_channel) + ".." + std::to_string(s.source_first_channel + s.channel_count - 1) + " of " +
+         std::to_string(w) + "x" + std::to_string(h) + " pixels (" + std::to_string(needed) + " bytes)";
 }
 
 void ExecutableModel::bind_input(size_t index, const std::vector<IoSource>& sources) {
@@ -224,7 +236,8 @@ void ExecutableModel::bind_output(size_t index, const std::vector<IoSource>& sou
 }
 
 const ComputePipeline& ExecutableModel::adapter_for(const IoSource& source, bool input) {
-  const AdapterShader shader = adapter_shader(source, input, plan_.precision == plan::Precision::F16);
+  const AdapterShader shader =
+      adapter_shader(source, input, plan_.precision == plan::Precision::F16, ctx_.caps().storage_buffer_16bit);
   std::string key = shader.family;
   for (const auto& [k, v] : shader.defines) key += " " + k + "=" + v;
   for (const auto& [name, pipeline] : adapters_)

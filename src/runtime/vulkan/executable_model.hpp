@@ -134,6 +134,8 @@ class ExecutableModel {
   void build_commands();
   const ComputePipeline& adapter_for(const IoSource& source, bool input);
   void validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const;
+  // Why a buffer source's explicit range is too small at the current extent ("" if it is not).
+  std::string range_shortfall(const plan::IoTensor& io, const IoSource& source) const;
 
   const DeviceContext& ctx_;
   plan::Plan plan_;

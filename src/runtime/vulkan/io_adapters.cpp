@@ -9,7 +9,7 @@ namespace {
 constexpr uint32_t kTileX = 32, kTileY = 8;
 }
 
-AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors) {
+AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors, bool caller_16bit) {
   AdapterShader s;
   if (f16_tensors) s.defines.emplace_back("STORAGE_F16", "1");
   if (source.is_image) {
@@ -19,11 +19,19 @@ AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensor
     s.push_constant_count = 5;
   } else {
     s.family = input ? "io_buffer_in" : "io_buffer_out";
+    if (source.type == ElementType::F16 && caller_16bit) s.defines.emplace_back("CALLER_16BIT", "1");
     s.bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
     s.push_constant_count = 10;
   }
   std::sort(s.defines.begin(), s.defines.end());
   return s;
+}
+
+uint64_t caller_bytes_needed(const IoSource& s, uint32_t height, uint32_t width, bool caller_16bit) {
+  const uint64_t pixels = uint64_t{height} * width, channels_end = uint64_t{s.source_first_channel} + s.channel_count;
+  const uint64_t elements = s.layout == TensorLayout::CHW ? channels_end * pixels : (pixels - 1) * s.pixel_channels + channels_end;
+  if (s.type == ElementType::F32) return 4 * elements;
+  return caller_16bit ? 2 * elements : 4 * ((elements + 1) / 2);
 }
 
 std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t channels, uint32_t height, uint32_t width) {

@@ -22,7 +22,13 @@ struct AdapterShader {
   uint32_t push_constant_count = 0;
 };
 
-AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors);
+// `caller_16bit`: the device has storageBuffer16BitAccess, so an fp16 caller buffer is
+// accessed as 16-bit elements (CALLER_16BIT); otherwise as 32-bit words.
+AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensors, bool caller_16bit);
+
+// The bytes of a buffer source's range an adapter touches for a height x width tensor; an fp16
+// source without 16-bit access is read and written in whole 32-bit words.
+uint64_t caller_bytes_needed(const IoSource& source, uint32_t height, uint32_t width, bool caller_16bit);
 
 // Push constants and workgroup counts of one adapter dispatch for a tensor of `channels`
 // channels and height x width pixels.

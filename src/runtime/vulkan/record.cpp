@@ -57,6 +57,13 @@ void ExecutableModel::build_commands() {
     if (input_bindings_[i].sources.empty()) missing_ += (missing_.empty() ? "" : "; ") + ("input '" + plan_.inputs[i].name + "' is not bound");
   for (size_t i = 0; i < plan_.outputs.size(); ++i)
     if (output_bindings_[i].sources.empty()) missing_ += (missing_.empty() ? "" : "; ") + ("output '" + plan_.outputs[i].name + "' is not bound");
+  // A new extent may need more than a bound range holds.
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    for (const auto& s : input_bindings_[i].sources)
+      if (auto why = range_shortfall(plan_.inputs[i], s); !why.empty()) missing_ += (missing_.empty() ? "input " : "; input ") + why;
+  for (size_t i = 0; i < plan_.outputs.size(); ++i)
+    for (const auto& s : output_bindings_[i].sources)
+      if (auto why = range_shortfall(plan_.outputs[i], s); !why.empty()) missing_ += (missing_.empty() ? "output " : "; output ") + why;
   if (!missing_.empty()) return;
 
   const auto& caps = ctx_.caps();
