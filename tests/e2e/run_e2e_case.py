@@ -1,5 +1,6 @@
 """One end-to-end case: export an OIDN U-Net with PyTorch (tests/python/), then import it and
-run it on denox's CPU reference at every size, comparing with PyTorch's fp32 output.
+run it on denox's CPU reference and through libdenox's Vulkan path (fp32 and fp16, validation
+layer on) at every size, comparing with PyTorch's fp32 output. One checker process does it all.
 
 CTest runs it (tests/e2e/CMakeLists.txt); by hand:
   run_e2e_case.py --checker BUILD/tests/e2e/denox_e2e_check --work-dir /tmp/e2e --name t \\
@@ -60,7 +61,9 @@ def main():
     p.add_argument("--name", required=True, help="the case's folder under --work-dir")
     p.add_argument("--exporter", choices=sorted(EXPORTERS), required=True)
     p.add_argument("--sizes", default="37x53", help="comma-separated HxW, first = exported size")
-    p.add_argument("--tolerance", default="1e-4", help="relative L2 against PyTorch")
+    p.add_argument("--tolerance", default="1e-4", help="CPU reference: relative L2 against PyTorch")
+    p.add_argument("--vulkan-fp32-tolerance", default="1e-4", help="Vulkan fp32: relative L2 against PyTorch")
+    p.add_argument("--vulkan-fp16-tolerance", default="2e-2", help="Vulkan fp16: relative L2 against PyTorch")
     p.add_argument("--expect-external", action="store_true",
                    help="the weights must be in <model>.onnx.data, not in the model file")
     p.add_argument("exporter_args", nargs=argparse.REMAINDER)
@@ -89,12 +92,14 @@ def main():
             fail(f"expected the weights in {data}, but the model file holds most of the bytes")
 
     stem = model[:-5]
-    check = [args.checker, model, "--tolerance", args.tolerance] + (["--symbolic"] if dynamic else [])
+    check = [args.checker, model, "--name", args.name, "--tolerance", args.tolerance,
+             "--vulkan", "fp32", args.vulkan_fp32_tolerance, "--vulkan", "fp16", args.vulkan_fp16_tolerance]
+    check += ["--symbolic"] if dynamic else []
     check += ["--case", stem + ".input.npy", stem + ".output.npy"]
     for mh, mw in more:
         check += ["--case", f"{stem}.{mh}x{mw}.input.npy", f"{stem}.{mh}x{mw}.output.npy"]
     if run(check) != 0:
-        fail("denox's CPU reference does not reproduce PyTorch's output (see above)")
+        fail("denox (CPU reference or Vulkan) does not reproduce PyTorch's output (the FAILED lines above)")
     print("PASS")
 
 
