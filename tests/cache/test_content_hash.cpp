@@ -44,7 +44,7 @@ TEST_CASE("content hash is XXH3-128 in canonical hex", "[cache][hash]") {
   CHECK(content_hash_hex(std::span<const std::uint8_t>()) == reference_hex(""));
 }
 
-TEST_CASE("incremental hashing matches one-shot hashing; fields are unambiguous", "[cache][hash]") {
+TEST_CASE("incremental hashing matches one-shot hashing and fields are unambiguous", "[cache][hash]") {
   const auto data = sample_bytes(100000, 7);
   ContentHasher chunked;
   for (std::size_t at = 0; at < data.size(); at += 4093)

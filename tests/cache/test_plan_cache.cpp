@@ -74,7 +74,7 @@ TEST_CASE("empty payloads are stored as empty, not as missing", "[cache]") {
   CHECK(words->empty());
 }
 
-TEST_CASE("entries persist across reopen; a second opener compiles nothing", "[cache]") {
+TEST_CASE("entries persist across reopen and a second opener compiles nothing", "[cache]") {
   TempDir dir;
   const fs::path path = dir / "cache.sqlite3";
   const auto plan = sample_bytes(5000, 10);

@@ -82,7 +82,7 @@ TEST_CASE("conv2d tiling fits the portable shared-memory budget and packing plac
   }
 }
 
-TEST_CASE("shader hashes follow source, defines and precision; STORAGE_F16 is the precision's", "[kernels][shaders]") {
+TEST_CASE("shader hashes follow source, defines and precision, and STORAGE_F16 is the precision's", "[kernels][shaders]") {
   const Defines d = {{"ACT", "1"}};
   CHECK(shader_source_hash("unary", d) == shader_source_hash("unary", d));
   CHECK(shader_source_hash("unary", d) != shader_source_hash("unary", {{"ACT", "2"}}));

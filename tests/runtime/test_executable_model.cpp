@@ -100,7 +100,7 @@ TEST_CASE("barriers: one between dependent dispatches of a chain, none between t
   CHECK(device().validation_errors() == 0);
 }
 
-TEST_CASE("a context over the caller's device (from_external) runs a model; a missing extension is named",
+TEST_CASE("a context over the caller's device (from_external) runs a model and a missing extension is named",
           "[runtime][model]") {
   const runtime::DeviceContext& own = device();
   runtime::ExternalDevice ext;
