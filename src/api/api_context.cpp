@@ -53,19 +53,9 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
 }  // namespace
 
 runtime::AdapterCompiler adapter_compiler(denox_context_T& ctx) {
+  // The runtime names the tensors' storage type as the STORAGE_F16 define.
   return [&ctx](const std::string& family, const std::vector<std::pair<std::string, std::string>>& defines) {
-    // The runtime names the tensors' storage type as the STORAGE_F16 define; the compiler takes
-    // it as the precision argument instead (and refuses it as a define).
-    kernels::Defines rest;
-    plan::Precision precision = plan::Precision::F32;
-    for (const auto& d : defines) {
-      if (d.first == "STORAGE_F16") {
-        if (d.second != "0") precision = plan::Precision::F16;
-      } else {
-        rest.push_back(d);
-      }
-    }
-    return ctx.compiler.compile(family, rest, precision);
+    return ctx.compiler.compile_with_storage_define(family, defines);
   };
 }
 
