@@ -1,0 +1,88 @@
+# CTest driver of denox_pathtracer (cmake -P): runs the program and checks its exit status, its
+# output and the files it wrote. A plain add_test could not: PASS_REGULAR_EXPRESSION replaces the
+# exit-status check instead of adding to it.
+#   -DEXE=denox_pathtracer -DDENOX=denox -DMODE=render|color_only|dataset|errors -DWORK=dir
+cmake_minimum_required(VERSION 3.25)
+
+function(run expect_rc)
+  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(JOIN " " command_line ${ARGN})
+  message("$ denox_pathtracer ${command_line}\n${out}${err}")
+  if(NOT rc EQUAL expect_rc)
+    message(FATAL_ERROR "exit status ${rc}, expected ${expect_rc}")
+  endif()
+  set(output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect pattern)
+  if(NOT output MATCHES "${pattern}")
+    message(FATAL_ERROR "the output does not match '${pattern}'")
+  endif()
+endfunction()
+
+function(expect_files dir)
+  foreach(f ${ARGN})
+    if(NOT EXISTS "${dir}/${f}")
+      message(FATAL_ERROR "${dir}/${f} was not written")
+    endif()
+    file(SIZE "${dir}/${f}" size)
+    if(size EQUAL 0)
+      message(FATAL_ERROR "${dir}/${f} is empty")
+    endif()
+  endforeach()
+endfunction()
+
+# A random-weight OIDN "small" U-Net of `channels` inputs, padded to 16 and cropped like PyTorch
+# exports, as ${WORK}/${MODE}.onnx (one per test: tests may run in parallel).
+function(make_model channels)
+  execute_process(COMMAND ${DENOX} make-model "${WORK}/${MODE}.onnx" --arch small --channels ${channels} --pad-crop
+                  --seed ${channels} RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "denox make-model failed (${rc})")
+  endif()
+  set(MODEL "${WORK}/${MODE}.onnx" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK}/${MODE}")
+file(MAKE_DIRECTORY "${WORK}")
+set(out_dir "${WORK}/${MODE}")
+if(MODE STREQUAL "render")
+  # 9 channels (color, albedo, normal); a resolution change every frame; the model file edited
+  # before frame 1 (reloaded in the background, swapped in by the last frame); validation on.
+  make_model(9)
+  run(0 --model "${MODEL}" --scene 0 --spp 4 --size-sequence 96x64,80x48 --frames 3
+      --reference-spp 16 --edit-model-at 1 --validation --out "${out_dir}")
+  expect("model [^\n]*: 9 input channels")
+  expect("frame 1: 80x48, 4 spp: render [0-9.]+ ms, denoise [0-9.]+ ms")
+  expect("GPU time per frame \\(median of 3\\): render [0-9.]+ ms, denoise [0-9.]+ ms")
+  expect("model reloads: 1")
+  expect("PSNR vs reference \\(display curve\\): noisy [0-9.]+ dB, denoised [-0-9.a-z]+ dB")
+  expect_files("${out_dir}" noisy.png denoised.png reference.png albedo.png normal.png noisy.pfm denoised.pfm reference.pfm)
+elseif(MODE STREQUAL "color_only")
+  make_model(3)
+  run(0 --model "${MODEL}" --scene 2 --seed 5 --spp 2 --size 64x40 --out "${out_dir}")
+  expect("model [^\n]*: 3 input channels")
+  expect("denoise [0-9.]+ ms")
+  expect_files("${out_dir}" noisy.png denoised.png noisy.pfm denoised.pfm)
+elseif(MODE STREQUAL "dataset")
+  run(0 --dataset "${out_dir}" --count 2 --size 32x24 --dataset-spp 1,4 --reference-spp 8 --seed 3)
+  expect_files("${out_dir}" 00000_spp1.npy 00000_spp4.npy 00000_ref.npy 00001_spp1.npy 00001_spp4.npy 00001_ref.npy index.txt)
+  file(SIZE "${out_dir}/00000_spp1.npy" size)
+  if(NOT size EQUAL 27776)  # 128-byte header + 24 x 32 x 9 float32
+    message(FATAL_ERROR "00000_spp1.npy has ${size} bytes, expected 27776")
+  endif()
+elseif(MODE STREQUAL "errors")
+  run(1 --model "${WORK}/no-such-model.onnx")
+  expect("error: model '[^']*no-such-model.onnx' is not a readable file")
+  run(2 --model x.onnx --size 96by64)
+  expect("--size: '96by64' is not WIDTHxHEIGHT")
+  run(2 --scene 9 --model x.onnx)
+  expect("--scene: '9' is not a number in \\[0, 3\\]")
+  run(2 --spp)
+  expect("--spp needs a value")
+  file(WRITE "${WORK}/broken.onnx" "not a model")
+  run(1 --model "${WORK}/broken.onnx" --size 32x32)
+  expect("denox_model_load_file|broken.onnx")
+else()
+  message(FATAL_ERROR "unknown MODE '${MODE}'")
+endif()
