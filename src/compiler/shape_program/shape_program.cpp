@@ -117,6 +117,12 @@ ShapeProgram ShapeProgram::from_parts(std::vector<Instr> instrs, std::vector<std
     const ValueId operands[3] = {in.a, in.b, in.c};
     for (int k = 0; k < arity; ++k)
       if (operands[k] >= i) bad(i, "operand refers to a later instruction");
+    // evaluate() reads all three operand slots: unused ones must be 0 (as emit() writes them).
+    for (int k = arity; k < 3; ++k)
+      if (operands[k] != 0)
+        bad(i, std::string("unused operand ") + "abc"[k] + " is " + std::to_string(operands[k]) + ", must be 0");
+    const bool takes_imm = in.op == IntOp::Const || in.op == IntOp::Symbol || in.op == IntOp::SliceIndex;
+    if (!takes_imm && in.imm != 0) bad(i, "immediate " + std::to_string(in.imm) + " of an opcode without one");
     if (in.op == IntOp::Symbol && (in.imm < 0 || static_cast<size_t>(in.imm) >= symbol_names.size()))
       bad(i, "symbol index out of range");
     if (in.op == IntOp::SliceIndex && (in.imm < 0 || in.imm > 2)) bad(i, "slice index mode out of range");
@@ -386,8 +392,15 @@ std::vector<int64_t> ShapeProgram::evaluate(const std::vector<int64_t>& symbol_v
   return values;
 }
 
-std::string ShapeProgram::to_string(ValueId v) const {
+std::string ShapeProgram::to_string(ValueId v) const { return to_string_bounded(v, 0); }
+
+// Shared subexpressions are spelled out, so a program like x1 = x0 + x0, x2 = x1 + x1, ...
+// would print exponentially long text: deep operands are named by their instruction instead.
+std::string ShapeProgram::to_string_bounded(ValueId v, int depth) const {
   const Instr& in = instrs_.at(v);
+  constexpr int kMaxDepth = 8;
+  if (depth > kMaxDepth && in.op != IntOp::Const && in.op != IntOp::Symbol) return "%" + std::to_string(v);
+  auto to_string = [&](ValueId operand) { return to_string_bounded(operand, depth + 1); };
   auto infix = [&](const char* sym) { return "(" + to_string(in.a) + " " + sym + " " + to_string(in.b) + ")"; };
   switch (in.op) {
     case IntOp::Const: return std::to_string(in.imm);

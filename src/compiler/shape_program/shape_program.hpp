@@ -109,6 +109,7 @@ class ShapeProgram {
                                  std::vector<Assertion> assertions);
 
  private:
+  std::string to_string_bounded(ValueId v, int depth) const;
   ValueId emit(const Instr& instr);
   std::optional<ValueId> rewrite_size_idiom(IntOp op, ValueId a, ValueId b);
   std::vector<Instr> instrs_;
