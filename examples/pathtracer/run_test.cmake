@@ -1,7 +1,8 @@
 # CTest driver of denox_pathtracer (cmake -P): runs the program and checks its exit status, its
 # output and the files it wrote. A plain add_test could not: PASS_REGULAR_EXPRESSION replaces the
 # exit-status check instead of adding to it.
-#   -DEXE=denox_pathtracer -DDENOX=denox -DMODE=render|color_only|dataset|errors -DWORK=dir
+#   -DEXE=denox_pathtracer -DDENOX=denox -DMODE=render|color_only|dataset|errors|train -DWORK=dir
+#   [-DPYTHON=python3 -DTRAIN_DIR=tools/train]   (train)
 cmake_minimum_required(VERSION 3.25)
 
 function(run expect_rc)
@@ -83,6 +84,21 @@ elseif(MODE STREQUAL "errors")
   file(WRITE "${WORK}/broken.onnx" "not a model")
   run(1 --model "${WORK}/broken.onnx" --size 32x32)
   expect("denox_model_load_file|broken.onnx")
+elseif(MODE STREQUAL "train")
+  run(0 --dataset "${out_dir}/data" --count 3 --size 48x40 --dataset-spp 1,4 --reference-spp 16 --seed 4)
+  foreach(step
+      "train.py;--data;${out_dir}/data;--test;${out_dir}/data;--minutes;0;--max-steps;2;--arch;small;--batch;2;--crop;32;--device;cpu;--out;${out_dir}/m.onnx"
+      "check_export.py;--model;${out_dir}/m.pt;--onnx;${out_dir}/m.onnx;--input;${out_dir}/data/00000_spp4.npy;--denox;${DENOX}")
+    execute_process(COMMAND ${PYTHON} -B ${TRAIN_DIR}/${step} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    string(JOIN " " command_line ${step})
+    message("$ python3 ${command_line}\n${out}${err}")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "tools/train step failed (${rc})")
+    endif()
+  endforeach()
+  expect_files("${out_dir}" m.onnx m.pt m.json)
+  run(0 --model "${out_dir}/m.onnx" --size 48x32 --spp 2 --reference-spp 8 --out "${out_dir}/render")
+  expect("PSNR vs reference")
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
 endif()

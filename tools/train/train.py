@@ -49,8 +49,8 @@ def main():
     p.add_argument("--test", help="held-out data set for the final evaluation (other --seed)")
     p.add_argument("--out", required=True, help="the ONNX file to write (.pt and .json beside it)")
     p.add_argument("--arch", choices=["balanced", "small"], default="balanced")
-    p.add_argument("--minutes", type=float, default=5.0, help="training time budget")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: time only)")
+    p.add_argument("--minutes", type=float, default=5.0, help="training time budget (0: --max-steps alone)")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: the time budget alone)")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--crop", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -84,9 +84,9 @@ def main():
 
     budget = args.minutes * 60
     start = time.time()
-    step, running = 0, 0.0
+    step = 0
     while True:
-        progress = (time.time() - start) / budget if budget > 0 else 1.0
+        progress = (time.time() - start) / budget if budget > 0 else (0.0 if args.max_steps else 1.0)
         if args.max_steps:
             progress = max(progress, step / args.max_steps)
         if progress >= 1.0:
@@ -106,7 +106,6 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        running += loss.item() if step % 10 == 0 else 0.0
         step += 1
         if step % 500 == 0 or step == 1:
             print(f"step {step}: loss {loss.item():.4f}, lr {opt.param_groups[0]['lr']:.2e}, "
