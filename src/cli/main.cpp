@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add(denox::cli::register_make_image);
   add(denox::cli::register_info);
   add(denox::cli::register_bench);
+  add(denox::cli::register_cache);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log what denox does");
   try {

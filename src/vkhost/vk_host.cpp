@@ -194,9 +194,10 @@ Device::~Device() {
     vkDestroyCommandPool(device_, pool_, nullptr);
   }
   if (!owns_) return;
-  vkDestroyDevice(device_, nullptr);
+  // A failed create() may end here before the device (and its entry points) existed.
+  if (device_ != VK_NULL_HANDLE) vkDestroyDevice(device_, nullptr);
   if (messenger_ != VK_NULL_HANDLE) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-  vkDestroyInstance(instance_, nullptr);
+  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
 }
 
 denox_vulkan_device Device::as_denox() const {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """`denox run --backend vulkan` in two processes sharing one cache file: the first compiles, the
 second compiles no plan and no shader (its --json says so), and both outputs match the CPU
-reference (fp32 within 1e-4 relative L2).
+reference (fp32 within 1e-4 relative L2). Then `denox cache export` of that model and `import`
+into an empty cache: a third process on it compiles nothing either.
 
   cli_cache_test.py DENOX_BINARY WORK_DIR
 """
@@ -49,6 +50,20 @@ def main():
         sys.exit("FAILED: the first process should compile")
     if stats[1]["plans_compiled"] != 0 or stats[1]["shaders_compiled"] != 0 or stats[1]["plan_cache_hits"] != 1:
         sys.exit("FAILED: the second process compiled something")
+    # Shipping: export this model's plans into a file, import it into an empty cache; a process
+    # on that cache compiles nothing either.
+    listing = json.loads(run(denox, "cache", "--cache", cache, "list", "--json"))
+    model_hash = listing["plans"][0]["model_hash"]
+    shipped, fresh = f"{work}/shipped.sqlite3", f"{work}/fresh.sqlite3"
+    run(denox, "cache", "--cache", cache, "export", shipped, "--model-hash", model_hash[:12])
+    run(denox, "cache", "--cache", fresh, "import", shipped)
+    third = json.loads(run(denox, "run", model, "-i", image, "-o", f"{work}/vk2.npy", "--backend", "vulkan", "--precision", "fp32",
+                           "--cache", fresh, "--json"))
+    print(f"after export/import: {third}")
+    if third["plans_compiled"] != 0 or third["shaders_compiled"] != 0:
+        sys.exit("FAILED: a cache imported from an exported file still compiled something")
+    if rel_l2(np.load(f"{work}/vk2.npy"), want) > 1e-4:
+        sys.exit("FAILED: output after import differs")
     print("OK")
 
 

@@ -10,6 +10,7 @@ add_library(denox_cache STATIC
   runtime/cache/sqlite_db.cpp
   runtime/cache/cache_open.cpp
   runtime/cache/plan_cache.cpp
+  runtime/cache/cache_admin.cpp
 )
 target_include_directories(denox_cache PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_include_directories(denox_cache PRIVATE ${DENOX_XXHASH_INCLUDE_DIR})

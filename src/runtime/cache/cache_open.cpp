@@ -14,6 +14,7 @@
 // taken for corruption: renaming a healthy cache because the disk was briefly full would
 // throw away every other process's work.
 #include "runtime/cache/cache_open.hpp"
+#include "runtime/cache/content_hash.hpp"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -31,6 +32,10 @@
 #include <vector>
 
 namespace denox::cache::detail {
+
+std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload) {
+  return ContentHasher().field(key).field(payload).hex();
+}
 
 namespace fs = std::filesystem;
 

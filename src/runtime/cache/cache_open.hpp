@@ -4,12 +4,19 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 
 #include "runtime/cache/plan_cache.hpp"
 #include "runtime/cache/sqlite_db.hpp"
 
 namespace denox::cache::detail {
+
+// The checksum stored with every row. It covers the key too, so a payload that ended up under
+// the wrong key (a tool that edited the file, a bug in a future migration) is caught like
+// flipped bits are.
+std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload);
 
 struct OpenedCache {
   Db db;                                  // open and ready; empty when disabled

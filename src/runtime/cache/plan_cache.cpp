@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 using detail::Db;
 using detail::SqliteError;
 using detail::Statement;
+using detail::row_checksum;
 
 namespace {
 
@@ -58,12 +59,6 @@ constexpr Table kPipelineCaches{
     "DELETE FROM pipeline_caches WHERE device_key = ?1",
     nullptr,
 };
-
-// The checksum covers the key too, so a payload that ended up under the wrong key (a tool
-// that edited the file, a bug in a future migration) is caught like flipped bits are.
-std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload) {
-  return ContentHasher().field(key).field(payload).hex();
-}
 
 std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
