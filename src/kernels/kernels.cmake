@@ -26,6 +26,7 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/plan_builder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_layout.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_coopmat.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/pool2d.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/upsample_nearest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/copy.cpp

@@ -2,17 +2,46 @@
 // device runs (no cooperative matrices). One dispatch per op, except that a convolution takes
 // the activation that alone consumes it into its epilogue and a Concat is one copy per input;
 // Identity costs nothing (its output names its input's memory).
+//
+// With a LoweringTarget that lists cooperative-matrix shapes (fp16 plans only), stride-1
+// convolutions run on conv2d_coopmat instead, absorbing a 2x2 max-pool after them and a
+// nearest-2x upsample and/or two-input channel concat before them (src/kernels/README.md).
 #pragma once
+
+#include <optional>
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
+#include "kernels/conv2d_coopmat.hpp"
 
 namespace denox::kernels {
+
+// What the lowering may use on the device the plan is for. The default (no cooperative-matrix
+// shapes) gives the portable plan every Vulkan 1.3 device runs.
+struct LoweringTarget {
+  // Cooperative matrices: the fp16 (A, B) subgroup-scope shapes the device reports with
+  // VK_KHR_cooperative_matrix's cooperativeMatrix feature enabled, its subgroup size and
+  // maxComputeSharedMemorySize. Empty shapes: no cooperative matrices.
+  CoopTarget coop;
+  // Absorb pool / upsample / concat into coop convolutions (false: one dispatch per op, for
+  // measuring what the fusions save).
+  bool fuse = true;
+  // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
+  // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every
+  // convolution it fits (the others keep the heuristic's choice).
+  bool coop_emulate = false;
+  std::optional<CoopConvConfig> force_config;
+
+  bool uses_coop() const { return !coop.shapes.empty() && coop.subgroup_size > 0; }
+  // A short text for cache keys: "portable" or "coop(16x16x16f16,16x8x16f32,...;sg32;smem49152;fuse)".
+  std::string key() const;
+};
 
 // Builds the plan without SPIR-V (kernels::compile_pipelines fills it in). Activations are
 // NCHW in scratch in the precision's type; weights are repacked into the layout and type each
 // shader reads. Throws denox::Error (Unsupported) naming the op for what the portable shaders
 // cannot run (int64 tensors on the GPU, rank > 4, symbolic weight shapes, a constant output).
 plan::Plan build_portable_plan(const compiler::Graph& graph, plan::Precision precision);
+plan::Plan build_portable_plan(const compiler::Graph& graph, plan::Precision precision, const LoweringTarget& target);
 
 }  // namespace denox::kernels

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "compiler/ir/graph.hpp"
+#include "kernels/conv2d_coopmat.hpp"
+#include "kernels/conv2d_layout.hpp"
 #include "kernels/plan_builder.hpp"
 
 namespace denox::kernels {
@@ -17,6 +19,26 @@ ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs);
 // Conv with its bias; `activation` (may be null) is an activation op that alone consumes the
 // convolution's output: it is applied in the epilogue and the dispatch writes its output.
 void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation);
+
+// The convolution's shape from its constant weights (throws Unsupported for symbolic or
+// non-constant weights, naming the op).
+Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv);
+
+// A convolution on conv2d_coopmat with the ops it absorbs (each may be null): `activation`
+// alone consumes the conv, `pool` (2x2/2 max) alone consumes the activation (or the conv),
+// `concat` (two inputs, channels) alone feeds the conv, `upsample` (nearest 2x, floor) alone
+// feeds the concat's first input or, without a concat, the conv. The dispatch writes the last
+// op's output; the absorbed ops get no dispatch and their outputs no memory.
+struct CoopConvLowering {
+  CoopConvConfig config;
+  const compiler::Op* activation = nullptr;
+  const compiler::Op* pool = nullptr;
+  const compiler::Op* concat = nullptr;
+  const compiler::Op* upsample = nullptr;
+  bool emulate = false;  // COOP_EMULATE=1: plain arithmetic instead of cooperative matrices (tests)
+  uint32_t subgroup_size = 32;
+};
+void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const CoopConvLowering& how);
 void lower_pool2d(PlanBuilder& b, const compiler::Op& op);
 void lower_upsample_nearest(PlanBuilder& b, const compiler::Op& op);
 void lower_concat(PlanBuilder& b, const compiler::Op& op);  // one copy per input

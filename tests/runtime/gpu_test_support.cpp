@@ -104,8 +104,10 @@ plan::Plan compiled_plan(const compiler::Graph& graph, plan::Precision precision
   return plan;
 }
 
-runtime::Buffer device_buffer(VkDeviceSize size) {
-  return runtime::Buffer(device(), size,
+runtime::Buffer device_buffer(VkDeviceSize size) { return device_buffer_on(device(), size); }
+
+runtime::Buffer device_buffer_on(const runtime::DeviceContext& ctx, VkDeviceSize size) {
+  return runtime::Buffer(ctx, size,
                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                          runtime::MemoryKind::DeviceLocal, "test io");
 }
@@ -123,7 +125,12 @@ runtime::IoSource chw_f32_source(const runtime::Buffer& buffer, uint32_t channel
 }  // namespace
 
 std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::vector<HostTensor>& inputs) {
-  auto& ctx = device();
+  return run_model_on(device(), model, inputs);
+}
+
+std::vector<HostTensor> run_model_on(const runtime::DeviceContext& ctx, runtime::ExecutableModel& model,
+                                     const std::vector<HostTensor>& inputs) {
+  auto device_buffer = [&](VkDeviceSize size) { return device_buffer_on(ctx, size); };
   const auto& shape0 = inputs.at(0).shape;
   model.set_extent(static_cast<uint32_t>(shape0.at(3)), static_cast<uint32_t>(shape0.at(2)));
   std::vector<runtime::Buffer> in_buffers, out_buffers;

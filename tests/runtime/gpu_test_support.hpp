@@ -38,10 +38,14 @@ plan::Plan compiled_plan(const compiler::Graph& graph, plan::Precision precision
 
 // A device-local buffer usable as storage, transfer source and destination.
 runtime::Buffer device_buffer(VkDeviceSize size);
+runtime::Buffer device_buffer_on(const runtime::DeviceContext& ctx, VkDeviceSize size);
 
 // Runs the model once: NCHW fp32 caller buffers (one per input/output), set_extent from input
 // 0's H and W, record, submit, wait, read back.
 std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::vector<HostTensor>& inputs);
+// The same on any context (the model must have been made on `ctx`).
+std::vector<HostTensor> run_model_on(const runtime::DeviceContext& ctx, runtime::ExecutableModel& model,
+                                     const std::vector<HostTensor>& inputs);
 
 // compiled_plan + ExecutableModel (denox-owned memory) + run_model.
 std::vector<HostTensor> run_on_gpu(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs);

@@ -1,0 +1,346 @@
+// Per-layer and end-to-end benchmark of the cooperative-matrix convolutions (hidden Catch2 test
+// of denox_kernel_tests, tag [coop-bench]; bench/conv_layers.sh runs it on the GPU machine).
+//
+// Per layer (every conv of OIDN balanced at DENOX_BENCH_SIZE, default 1920x1088): the conv
+// (+ReLU) alone on the portable shader, on the coop heuristic's configuration and, with
+// DENOX_BENCH_SWEEP=1 (default), on a sweep of configurations (the best is re-run with a
+// 32-channel chunk, fp32 accumulation and the 16x8x16 shape); time (serialized timestamps,
+// median of 15 after 3 warm-ups), TFLOP/s and GB/s (input + output + weights, each once).
+// The heuristic's and the best configuration's outputs are compared with the portable one's
+// at full size (relative L2 <= 2e-2, no NaN). Then the fused forms of the layers that have one
+// (conv+ReLU+pool; upsample+concat+conv+ReLU): the portable op sequence, the coop conv with
+// the other ops unfused, and the single fused coop dispatch.
+// End to end: OIDN balanced (pad/crop model) portable, coop unfused, coop fused: median of 20
+// (not serialized) and the fused plan's per-dispatch table.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "../tests/kernels/coop_support.hpp"
+#include "../tests/kernels/graph_builder.hpp"
+#include "../tests/runtime/gpu_test_support.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "kernels/conv2d_coopmat.hpp"
+#include "kernels/lowering_target.hpp"
+#include "kernels/plan_builder.hpp"
+#include "modelgen/oidn_unet.hpp"
+#include "runtime/vulkan/vk_check.hpp"
+
+using namespace denox;
+using namespace denox::compiler;
+using namespace denox::kernels;
+using namespace denox::testing;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// fp16 CHW buffer of `count` random values in +-[0.1, 1] (never zero).
+runtime::Buffer random_f16_buffer(const runtime::DeviceContext& ctx, size_t count, uint64_t seed) {
+  std::vector<uint16_t> host(count);
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (auto& h : host) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    const float mag = 0.1f + 0.9f * static_cast<float>((s >> 40) & 0xffff) / 65535.0f;
+    h = float_to_half((s >> 63) ? -mag : mag);
+  }
+  runtime::Buffer b = device_buffer_on(ctx, std::max<size_t>(count * 2, 4));
+  runtime::upload(ctx, b.handle(), 0, host.data(), count * 2);
+  return b;
+}
+
+runtime::IoSource f16_chw(const runtime::Buffer& b, uint32_t channels, uint32_t first = 0) {
+  runtime::IoSource s;
+  s.channel_count = channels;
+  s.buffer = b.handle();
+  s.pixel_channels = channels;
+  s.type = runtime::ElementType::F16;
+  s.source_first_channel = first;
+  return s;
+}
+
+struct Timing {
+  double ms = 0;  // sum over the commands but the io adapters and "mk*" (serialized), or the total
+  std::vector<std::pair<std::string, double>> commands;  // per command, adapters included
+  std::vector<uint16_t> output;      // fp16 CHW output 0, when asked for
+};
+
+// Builds `plan` into a model, binds fp16 CHW buffers (inputs[i] for input i, `out` for output
+// 0), runs 3 + runs times with a timestamp after every command (serialized or not) and
+// returns the medians.
+Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
+               const runtime::Buffer& out, bool serialize, int runs, bool read_output) {
+  runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
+  model.set_extent(w, h);
+  for (size_t i = 0; i < inputs.size(); ++i) model.bind_input(i, {f16_chw(*inputs[i], model.input_channels(i))});
+  model.bind_output(0, {f16_chw(out, model.output_channels(0))});
+  const auto& vk = ctx.vk();
+  const uint32_t queries = static_cast<uint32_t>(model.command_count() + 1);
+  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = queries;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  runtime::vk_check(vk.vkCreateQueryPool(ctx.device(), &info, nullptr, &pool), "vkCreateQueryPool");
+  std::vector<std::vector<double>> per(model.command_count());
+  std::vector<double> totals;
+  const auto names = model.command_names();
+  for (int run = 0; run < 3 + runs; ++run) {
+    runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) { model.record(cmd, pool, serialize); });
+    std::vector<uint64_t> stamps(queries);
+    runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, 0, queries, stamps.size() * 8, stamps.data(), 8,
+                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                      "vkGetQueryPoolResults");
+    if (run < 3) continue;
+    const double ns = ctx.caps().timestamp_period_ns;
+    double sum = 0;
+    for (size_t i = 0; i + 1 < queries; ++i) {
+      const double ms = static_cast<double>(stamps[i + 1] - stamps[i]) * ns * 1e-6;
+      per[i].push_back(ms);
+      if (names[i].rfind("input '", 0) != 0 && names[i].rfind("output '", 0) != 0 && names[i].rfind("mk", 0) != 0) sum += ms;
+    }
+    totals.push_back(serialize ? sum : static_cast<double>(stamps.back() - stamps.front()) * ns * 1e-6);
+  }
+  vk.vkDestroyQueryPool(ctx.device(), pool, nullptr);
+  Timing t;
+  t.ms = median(totals);
+  for (size_t i = 0; i < per.size(); ++i) t.commands.emplace_back(names[i], median(per[i]));
+  if (read_output) {
+    const auto shape = model.output_shape(0);
+    t.output.resize(static_cast<size_t>(shape[0] * shape[1] * shape[2] * shape[3]));
+    runtime::download(ctx, out.handle(), 0, t.output.data(), t.output.size() * 2);
+  }
+  return t;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal
+      float f = std::ldexp(static_cast<float>(man), -24);
+      return sign ? -f : f;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// ||a - b|| / ||b|| over fp16 data (infinity on NaN or size mismatch).
+double rel_l2(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  if (a.size() != b.size() || a.empty()) return INFINITY;
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double x = half_to_float(a[i]), y = half_to_float(b[i]);
+    d += (x - y) * (x - y);
+    n += y * y;
+  }
+  if (std::isnan(d)) return INFINITY;
+  return n == 0 ? std::sqrt(d) : std::sqrt(d / n);
+}
+
+int64_t divisor_of(const std::string& name) {
+  if (name == "enc_conv0" || name == "enc_conv1" || name == "dec_conv1a" || name == "dec_conv1b" || name == "dec_conv0") return 1;
+  if (name == "enc_conv2" || name.rfind("dec_conv2", 0) == 0) return 2;
+  if (name == "enc_conv3" || name.rfind("dec_conv3", 0) == 0) return 4;
+  if (name == "enc_conv4" || name.rfind("dec_conv4", 0) == 0) return 8;
+  return 16;
+}
+
+// The sweep: tiles x output-channel tiles x subgroup grids (ck 16, fp16 accumulation, 16x16x16),
+// filtered by what fits the device.
+std::vector<CoopConvConfig> sweep(const Conv2dShape& s, const CoopTarget& target) {
+  std::vector<int64_t> nts;
+  const int64_t full = (s.c_out + 15) / 16 * 16;
+  if (s.c_out <= 8) nts.push_back(8);
+  if (full <= 128) nts.push_back(full);
+  if (s.c_out > 32 && full != 32) nts.push_back(32);
+  if (s.c_out > 64 && full != 64) nts.push_back(64);
+  std::vector<CoopConvConfig> out;
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {16, 32}, {4, 64}, {32, 16}, {4, 32}})
+    for (int64_t nt : nts)
+      for (int64_t sg_n : {1, 2})
+        for (int64_t total : {4, 8}) {
+          CoopConvConfig c;
+          c.tile_h = th, c.tile_w = tw, c.nt = nt, c.cm_n = nt == 8 ? 8 : 16, c.sg_n = sg_n, c.sg_m = total / sg_n;
+          if (coop_config_fits(c, s, target, false)) out.push_back(c);
+        }
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders and cooperative matrices", "[.][coop-bench]") {
+  if (!coop_available()) return;
+  const runtime::DeviceContext& ctx = coop_device();
+  uint32_t W = 1920, H = 1088;
+  if (const char* s = std::getenv("DENOX_BENCH_SIZE")) std::sscanf(s, "%ux%u", &W, &H);
+  const bool do_sweep = !std::getenv("DENOX_BENCH_SWEEP") || std::string(std::getenv("DENOX_BENCH_SWEEP")) != "0";
+  const bool do_layers = !std::getenv("DENOX_BENCH_LAYERS") || std::string(std::getenv("DENOX_BENCH_LAYERS")) != "0";
+  const LoweringTarget coop = lowering_target(ctx.caps());
+  std::printf("device: %s, driver %s; %ux%u fp16; coop target %s\n", ctx.caps().device_name.c_str(), ctx.caps().driver_info.c_str(), W,
+              H, coop.key().c_str());
+  const auto layers = modelgen::oidn_unet_conv_layers(modelgen::OidnUnetOptions::Size::Balanced, 3);
+
+  if (do_layers) {
+    std::printf("\n## per layer: conv (+ReLU) alone, serialized timestamps, median of 15\n");
+    std::printf("%-11s %9s %9s %7s %9s %9s %7s %9s %7s %7s  %s\n", "layer", "HxW", "cin->cout", "GFLOP", "portable", "coop-heur", "TF/s",
+                "coop-best", "TF/s", "GB/s", "best config");
+    std::vector<std::string> fused_rows;
+    for (size_t li = 0; li < layers.size(); ++li) {
+      const auto& L = layers[li];
+      const int64_t d = divisor_of(L.name);
+      const uint32_t h = H / static_cast<uint32_t>(d), w = W / static_cast<uint32_t>(d);
+      GraphBuilder b;
+      const TensorId x = b.input("x", L.in_channels);
+      TensorId y = b.conv(L.name, x, L.out_channels, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 100 + li);
+      if (L.relu) y = b.activation(L.name + "_relu", y, ActivationAttrs{});
+      b.output(y);
+      const Conv2dShape shape{L.in_channels, L.out_channels, 3, 3};
+      const double flop = 2.0 * h * w * L.out_channels * L.in_channels * 9;
+      const double bytes = 2.0 * (static_cast<double>(h) * w * (L.in_channels + L.out_channels) + 9.0 * L.in_channels * L.out_channels);
+      runtime::Buffer in = random_f16_buffer(ctx, static_cast<size_t>(L.in_channels) * h * w, 7 + li);
+      runtime::Buffer out = device_buffer_on(ctx, static_cast<size_t>(L.out_channels) * h * w * 2);
+      auto run = [&](const LoweringTarget& t, bool read) {
+        return measure(ctx, compile(b.g, plan::Precision::F16, t), w, h, {&in}, out, true, 15, read);
+      };
+      const Timing portable = run(LoweringTarget{}, true);
+      const Timing heur = run(coop, true);
+      const double heur_err = rel_l2(heur.output, portable.output);
+      std::optional<CoopConvConfig> best_cfg = choose_coop_config(shape, coop.coop, false);
+      double best_ms = heur.ms;
+      if (do_sweep) {
+        auto try_config = [&](const CoopConvConfig& c) {
+          if (!coop_config_fits(c, shape, coop.coop, false)) return;
+          LoweringTarget t = coop;
+          t.force_config = c;
+          const Timing m = run(t, false);
+          if (m.ms < best_ms) best_ms = m.ms, best_cfg = c;
+        };
+        for (const CoopConvConfig& c : sweep(shape, coop.coop)) try_config(c);
+        const CoopConvConfig base = *best_cfg;
+        CoopConvConfig v = base;
+        v.ck = 32;
+        try_config(v);
+        v = base;
+        v.acc_f16 = !v.acc_f16;
+        try_config(v);
+        v = base;
+        if (v.cm_n == 16) {
+          v.cm_n = 8;
+          try_config(v);
+        }
+      }
+      // The best configuration's output against the portable one's, at full size.
+      LoweringTarget tb = coop;
+      tb.force_config = best_cfg;
+      const Timing best = run(tb, true);
+      const double best_err = rel_l2(best.output, portable.output);
+      std::printf("%-11s %4ux%-4u %4d->%-4d %7.1f %9.3f %9.3f %7.1f %9.3f %7.1f %7.0f  %s  (rel L2 vs portable: heur %.1e, best %.1e)\n",
+                  L.name.c_str(), w, h, L.in_channels, L.out_channels, flop * 1e-9, portable.ms, heur.ms, flop / heur.ms * 1e-9, best.ms,
+                  flop / best.ms * 1e-9, bytes / best.ms * 1e-6, best_cfg->describe().c_str(), heur_err, best_err);
+      std::fflush(stdout);
+      CHECK(heur_err <= 2e-2);
+      CHECK(best_err <= 2e-2);
+
+      // Fused forms: enc_conv1..4 + ReLU + 2x2 max-pool; dec_conv{4,3,2,1}a = upsample + concat + conv + ReLU.
+      const bool pooled = L.name == "enc_conv1" || L.name == "enc_conv2" || L.name == "enc_conv3" || L.name == "enc_conv4";
+      const bool upcat = L.name.size() == 10 && L.name.rfind("dec_conv", 0) == 0 && L.name.back() == 'a';
+      if (!pooled && !upcat) continue;
+      GraphBuilder f;
+      std::vector<const runtime::Buffer*> inputs;
+      std::optional<runtime::Buffer> lo, skip;
+      if (pooled) {
+        const TensorId fx = f.input("x", L.in_channels);
+        const TensorId r = f.activation("relu", f.conv(L.name, fx, L.out_channels, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 100 + li), ActivationAttrs{});
+        PoolAttrs p;
+        p.kernel = {2, 2};
+        p.stride = {2, 2};
+        f.output(f.pool("pool", r, p, {0, 0, 0, 0}, false));
+        inputs = {&in};
+      } else {
+        // The upsampled part: the previous decoder level's channels; the skip: the rest. The
+        // runtime gives every input the same extent, so the low-resolution tensor is a max-pool
+        // ("mk", left out of the sums) of a full-resolution input.
+        const int64_t up_c = layers[li - 1].out_channels, skip_c = L.in_channels - up_c;
+        const TensorId src = f.input("src", up_c), s = f.input("skip", skip_c);
+        PoolAttrs p;
+        p.kernel = {2, 2};
+        p.stride = {2, 2};
+        const TensorId a = f.pool("mk", src, p, {0, 0, 0, 0}, false);
+        const std::vector<ValueId> big = {f.c(1), f.c(up_c), f.g.program.mul(f.shape(a)[2], f.c(2)), f.g.program.mul(f.shape(a)[3], f.c(2))};
+        const TensorId u = f.op("up", "Resize", UpsampleAttrs{}, {a}, big);
+        const TensorId cat = f.op("cat", "Concat", ConcatAttrs{1}, {u, s}, {f.c(1), f.c(L.in_channels), big[2], big[3]});
+        f.output(f.activation("relu", f.conv(L.name, cat, L.out_channels, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 100 + li), ActivationAttrs{}));
+        lo.emplace(random_f16_buffer(ctx, static_cast<size_t>(up_c) * h * w, 11 + li));
+        skip.emplace(random_f16_buffer(ctx, static_cast<size_t>(skip_c) * h * w, 13 + li));
+        inputs = {&*lo, &*skip};
+      }
+      auto frun = [&](const LoweringTarget& t, bool read) {
+        return measure(ctx, compile(f.g, plan::Precision::F16, t), w, h, inputs, out, true, 15, read);
+      };
+      LoweringTarget unfused = coop;
+      unfused.fuse = false;
+      const Timing fp = frun(LoweringTarget{}, true), fu = frun(unfused, false), ff = frun(coop, true);
+      const double ferr = rel_l2(ff.output, fp.output);
+      fused_rows.push_back(L.name + (pooled ? " +pool      " : " up+concat+ ") + fmt("%9.3f", fp.ms) +
+                           fmt(" %9.3f", fu.ms) + fmt(" %9.3f", ff.ms) + fmt("   %.2fx", ff.ms / fu.ms) + fmt("   rel L2 %.1e", ferr));
+      CHECK(ferr <= 2e-2);
+    }
+    std::printf("\n## fused forms (serialized sum of the sequence, ms): portable ops | coop conv + portable ops | one fused coop dispatch | fused/unfused\n");
+    for (const auto& r : fused_rows) std::printf("%s\n", r.c_str());
+  }
+
+  // End to end.
+  modelgen::OidnUnetOptions options;
+  options.pad_to_16_and_crop = true;
+  std::string model_bytes;
+  modelgen::build_oidn_unet(options).SerializeToString(&model_bytes);
+  const compiler::Graph g = compiler::import_onnx_bytes(model_bytes.data(), model_bytes.size());
+  runtime::Buffer in = random_f16_buffer(ctx, static_cast<size_t>(3) * H * W, 3);
+  runtime::Buffer out = device_buffer_on(ctx, static_cast<size_t>(3) * H * W * 2);
+  LoweringTarget unfused = coop;
+  unfused.fuse = false;
+  std::printf("\n## end to end: OIDN balanced %ux%u (pad/crop model, fp16 CHW io buffers), median of 20, not serialized\n", W, H);
+  std::vector<uint16_t> reference_out;
+  for (auto [label, target] : {std::pair<const char*, LoweringTarget>{"portable", LoweringTarget{}}, {"coop unfused", unfused}, {"coop fused", coop}}) {
+    const plan::Plan plan = compile(g, plan::Precision::F16, target);
+    const size_t dispatches = plan.dispatches.size();
+    const Timing t = measure(ctx, plan, W, H, {&in}, out, false, 20, true);
+    if (reference_out.empty()) reference_out = t.output;
+    const double err = rel_l2(t.output, reference_out);
+    std::printf("%-13s %8.3f ms  (%zu plan dispatches; rel L2 vs portable %.1e)\n", label, t.ms, dispatches, err);
+    CHECK(err <= 2e-2);
+    if (std::string(label) == "coop fused") {
+      const Timing s = measure(ctx, plan, W, H, {&in}, out, true, 20, false);
+      double sum = 0;
+      for (const auto& [name, ms] : s.commands) sum += ms;
+      std::printf("\nper dispatch (serialized), coop fused:\n");
+      for (const auto& [name, ms] : s.commands) std::printf("  %-60s %8.4f ms %5.1f%%\n", name.c_str(), ms, 100.0 * ms / sum);
+      std::printf("  %-60s %8.4f ms\n", "sum", sum);
+    }
+    std::fflush(stdout);
+  }
+}

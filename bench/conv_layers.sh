@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The cooperative-matrix convolution benchmark and checks on the GPU machine.
+#
+# Here:   bash bench/conv_layers.sh stage     (Release build of denox_kernel_tests into
+#                                              /tmp/build-coop, stripped, staged into .device-coop/)
+# There:  bash bench/conv_layers.sh run [catch2 args]   (device tool, carry [".device-coop"]):
+#         the [coop] correctness tests (every configuration against the CPU reference at odd
+#         sizes), then the [coop-bench] per-layer table and the end-to-end numbers. Logs go to
+#         $OUT when set. DENOX_BENCH_SWEEP=0 skips the configuration sweep, DENOX_BENCH_SIZE=WxH.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  stage)
+    set -e
+    build=${DENOX_BUILD_DIR:-/tmp/build-coop}
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    ninja -C "$build" -j2 denox_kernel_tests
+    rm -rf .device-coop && mkdir -p .device-coop/bin .device-coop/lib .device-coop/debs
+    cp "$build/tests/kernels/denox_kernel_tests" .device-coop/bin/ && strip .device-coop/bin/denox_kernel_tests
+    for lib in $(ldd "$build/tests/kernels/denox_kernel_tests" | awk '$3 ~ /^\// {print $3}'); do
+      case $(basename "$lib") in libc.so*|libm.so*|ld-linux*|libvulkan*) ;; *) cp -L "$lib" .device-coop/lib/ ;; esac
+    done
+    cp .device/gl/*.deb .device-coop/debs/
+    du -sh .device-coop
+    ;;
+  run)
+    shift
+    for f in .device-coop/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
+    export LD_LIBRARY_PATH="$PWD/.device-coop/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ ! -e /etc/vulkan/icd.d/nvidia_icd.json ]; then
+      export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+    fi
+    out=${OUT:-/tmp/denox-coop}; mkdir -p "$out"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    .device-coop/bin/denox_kernel_tests "[coop]" "$@" 2>&1 | tee "$out/coop-tests.txt" | tail -40
+    .device-coop/bin/denox_kernel_tests "[coop-bench]" "$@" 2>&1 | tee "$out/coop-bench.txt"
+    ;;
+  *) echo "usage: $0 stage | run [catch2 args]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,347 @@
+#version 450
+// 2D convolution (stride 1, dilation 1, group 1) as an implicit GEMM on cooperative matrices
+// (GL_KHR_cooperative_matrix), fp16 storage only. GEMM view: M = output pixels, N = output
+// channels, K = input channels x taps. No im2col anywhere: for each chunk of CK input channels
+// the workgroup stages the input patch it needs (its pixel tile plus the KH-1 / KW-1 halo) in
+// shared memory, pixel-major with the chunk's channels contiguous (HWC), so that the A
+// fragment of tap (ky, kx) is a plain strided coopMatLoad at a shifted start: the patch is read
+// from global memory once per chunk and reused by all KH*KW taps. The chunk's weights (repacked
+// at plan time to [co_tile][chunk][tap][CK][NT], zero-padded past Cin and Cout) are staged next
+// to it. While the tensor cores work on chunk c, every invocation already holds chunk c+1 in
+// registers (issued before the multiply loop), and writes it to shared memory afterwards.
+// The accumulators go back through shared memory (fp16, channel-major) so that the epilogue
+// (bias, activation, optional 2x2 max-pool) writes the NCHW output with contiguous stores.
+//
+// Fused prologue: CONCAT=1 reads input channels [c0, c_in) from a second tensor (a Concat along
+// channels feeding the conv costs no pass and no memory); UPSAMPLE0=1 reads the first tensor
+// at (y/2, x/2) (a nearest 2x Resize feeding it). Channel counts need not be multiples of 16:
+// the weights are zero-padded, and activation loads past the last channel are masked to 0
+// (never read: the memory past a tensor may hold anything, NaN included).
+// Fused epilogue: POOL=1 applies a 2x2/2 max-pool (floor or ceil mode: taps past the conv
+// output are skipped) and writes only the pooled tensor.
+//
+// Macros (all required unless marked):
+//   KH KW              kernel size (stride and dilation 1)
+//   TILE_H TILE_W      output pixels per workgroup; TILE_W a multiple of 16 (one A fragment
+//                      is 16 consecutive pixels of one output row); TILE_H even with POOL
+//   NT                 output channels per workgroup (a multiple of CM_N * SG_N)
+//   CK                 input channels per chunk (a multiple of 16 = the coop K)
+//   SG_M SG_N          subgroups per workgroup along M and N (SG_M divides the M fragments)
+//   SUBGROUP_SIZE      the device's subgroup size (workgroup = SG_M * SG_N * SUBGROUP_SIZE)
+//   CM_N               coop-matrix N: 16 (16x16x16) or 8 (16x8x16); M = K = 16
+//   ACC_F16            1: fp16 accumulators, 0: fp32
+//   HAS_BIAS ACT       (optional) bias binding, fused activation (common.glsl)
+//   CONCAT UPSAMPLE0 POOL (optional, default 0) fusions above
+// Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
+// Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w
+//   (c_in, h, w: the conv's input as the GEMM sees it, after concat/upsample; c0 h0 w0: the
+//   channels and stored extents of X0; oh ow: the conv output; out_h out_w: Y's extents).
+// Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#ifndef COOP_EMULATE
+#define COOP_EMULATE 0
+#endif
+#if !COOP_EMULATE
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#endif
+#include "common.glsl"
+#ifndef STORAGE_F16
+#error "conv2d_coopmat needs STORAGE_F16 (fp16 plans only)"
+#endif
+
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+#ifndef CONCAT
+#define CONCAT 0
+#endif
+#ifndef UPSAMPLE0
+#define UPSAMPLE0 0
+#endif
+#ifndef POOL
+#define POOL 0
+#endif
+#if ACC_F16
+#define ACC_T float16_t
+#else
+#define ACC_T float
+#endif
+
+#define CM_M 16
+#define CM_K 16
+#define SG_COUNT (SG_M * SG_N)
+#define WG_SIZE (SG_COUNT * SUBGROUP_SIZE)
+#define KK (KH * KW)
+#define HALO_H (TILE_H + KH - 1)
+#define HALO_W (TILE_W + KW - 1)
+#define HALO (HALO_H * HALO_W)
+#define M_TILE (TILE_H * TILE_W)
+#define FRAGS_W (TILE_W / CM_M)
+#define FRAGS_M (M_TILE / CM_M)
+#define FM (FRAGS_M / SG_M)
+#define FN (NT / CM_N / SG_N)
+// Shared-memory strides in halves, padded by 8 (16 bytes) so that the 8 rows one fragment-load
+// phase reads fall into distinct banks; every stride is a multiple of 8 halves, so every row a
+// coopMatLoad touches starts 16-byte aligned. The array is f16vec4: offsets below are /4.
+#define CKS (CK + 8)
+#define NTS (NT + 8)
+#define MS (M_TILE + 8)
+#define X_VEC4 (HALO * CKS / 4)
+#define W_VEC4 (KK * CK * NTS / 4)
+#define OUT_VEC4 (NT * MS / 4)
+#define SMEM_VEC4 ((X_VEC4 + W_VEC4) > OUT_VEC4 ? (X_VEC4 + W_VEC4) : OUT_VEC4)
+// Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
+#define X_ITEMS ((CK / 4) * HALO)
+#define W_ITEMS (KK * CK * NT / 4)
+#define X_PER_T ((X_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+
+#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
+#error "conv2d_coopmat: inconsistent tile macros"
+#endif
+#if POOL && (TILE_H % 2) != 0
+#error "conv2d_coopmat: POOL needs an even TILE_H"
+#endif
+
+#define B_X1 1
+#define B_Y (1 + CONCAT)
+#define B_W (2 + CONCAT)
+#define B_BIAS (3 + CONCAT)
+
+layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
+#if CONCAT
+layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
+#endif
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
+layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
+#if HAS_BIAS
+layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
+#endif
+
+layout(push_constant) uniform Push {
+  uint c_in, h, w, c_out, oh, ow;
+  int pad_top, pad_left;
+  uint act_a, act_b;
+  uint c0, h0, w0, out_h, out_w;
+} pc;
+
+shared f16vec4 smem[SMEM_VEC4];
+
+#if !COOP_EMULATE
+// The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
+// strides used here are multiples of 4 halves).
+#define LOOP_UNROLL [[unroll]]
+#define ACC_MAT coopmat<ACC_T, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>
+#define ACC_DECL                                       \
+  ACC_MAT acc[FM * FN];                                \
+  [[unroll]] for (uint i_ = 0; i_ < FM * FN; ++i_) acc[i_] = ACC_MAT(0.0)
+#define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
+#define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define B_LOAD(off)                                                    \
+  coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
+  coopMatLoad(bm, smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define MUL_ADD(i, j) acc[(i) * FN + (j)] = coopMatMulAdd(a[i], bm, acc[(i) * FN + (j)])
+#define ACC_STORE(i, j, off)                                                                            \
+  coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
+               smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
+#else
+// COOP_EMULATE=1 (tests on devices without cooperative matrices, e.g. lavapipe): the same
+// data flow with the matrix operations done by plain arithmetic. Lane l of a subgroup holds
+// accumulator elements e = l + k * SUBGROUP_SIZE (row e / CM_N, column e % CM_N); a "load"
+// only records where its fragment starts and the multiply reads shared memory directly. The
+// staging, indexing, packing and epilogue code is the tensor-core path's own.
+#define EMU_ELEMS (CM_M * CM_N / SUBGROUP_SIZE)
+// Rolled loops: fully unrolled, the emulation is too large for a CPU driver's compiler.
+#define LOOP_UNROLL [[dont_unroll]]
+float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
+#define ACC_DECL                                       \
+  float acc[FM * FN][EMU_ELEMS];                       \
+  LOOP_UNROLL for (uint i_ = 0; i_ < FM * FN; ++i_)    \
+    LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) acc[i_][k_] = 0.0
+#define A_DECL uint a[FM]
+#define A_LOAD(i, off) a[i] = (off)
+#define B_LOAD(off) const uint bm = (off)
+#if ACC_F16
+#define EMU_ROUND(v) float(float16_t(v))
+#else
+#define EMU_ROUND(v) (v)
+#endif
+#define MUL_ADD(i, j)                                                                          \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
+    float s_ = acc[(i) * FN + (j)][k_];                                                         \
+    for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(smem_h(bm + q_ * NTS + c_))); \
+    acc[(i) * FN + (j)][k_] = s_;                                                               \
+  }
+#define ACC_STORE(i, j, off)                                                                    \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
+    const uint o_ = (off) + c_ * MS + r_;                                                       \
+    smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
+  }
+#endif
+
+// The next chunk, held in registers while the current one is multiplied.
+f16vec4 px[X_PER_T];
+f16vec4 pw[W_PER_T];
+
+// One input value of the GEMM's view of the input (after concat and upsample), 0 outside.
+float16_t load_x(uint n, uint ci, int iy, int ix) {
+  if (ci >= pc.c_in) return float16_t(0.0);
+#if CONCAT
+  if (ci >= pc.c0) return x1[((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h + uint(iy)) * pc.w + uint(ix)];
+#endif
+#if UPSAMPLE0
+  // Nearest 2x: output row iy reads row iy / 2 (the lowering checks h = 2 h0, w = 2 w0).
+  return x0[((n * pc.c0 + ci) * pc.h0 + min(uint(iy) >> 1, pc.h0 - 1)) * pc.w0 + min(uint(ix) >> 1, pc.w0 - 1)];
+#else
+  return x0[((n * pc.c0 + ci) * pc.h0 + uint(iy)) * pc.w0 + uint(ix)];
+#endif
+}
+
+void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base) {
+  [[unroll]] for (uint i = 0; i < X_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    f16vec4 v = f16vec4(0.0);
+    if (e < X_ITEMS) {
+      const uint q = e / HALO, p = e % HALO;
+      const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+      if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
+        const uint ci = chunk * CK + q * 4;
+        v = f16vec4(load_x(n, ci, iy, ix), load_x(n, ci + 1, iy, ix), load_x(n, ci + 2, iy, ix), load_x(n, ci + 3, iy, ix));
+      }
+    }
+    px[i] = v;
+  }
+  const uint wb = w_base + chunk * W_ITEMS;
+  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) pw[i] = wts[wb + e];
+  }
+}
+
+void stash(uint t) {
+  [[unroll]] for (uint i = 0; i < X_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < X_ITEMS) {
+      const uint q = e / HALO, p = e % HALO;
+      smem[p * (CKS / 4) + q] = px[i];
+    }
+  }
+  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) {
+      const uint row = e / (NT / 4), c4 = e % (NT / 4);
+      smem[X_VEC4 + row * (NTS / 4) + c4] = pw[i];
+    }
+  }
+}
+
+void main() {
+  const uint t = gl_LocalInvocationIndex;
+  const uint sg = gl_SubgroupID;
+  const uint sg_m = sg % SG_M, sg_n = sg / SG_M;
+
+  const uint co_tiles = (pc.c_out + NT - 1) / NT;
+  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
+  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
+  const uint chunks = (pc.c_in + CK - 1) / CK;
+  const uint w_base = ct * chunks * W_ITEMS;
+
+  ACC_DECL;
+
+  fetch(0, t, n, iy0, ix0, w_base);
+  stash(t);
+  barrier();
+  for (uint chunk = 0; chunk < chunks; ++chunk) {
+    const bool more = chunk + 1 < chunks;
+    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base);  // in flight during the multiplies
+    LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
+      const uint ky = tap / KW, kx = tap % KW;
+      LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+        // A fragment i, row m: patch pixel (r + ky, cs*16 + m + kx), columns: 16 channels.
+        // B fragment j: rows (tap, 16 channels), columns n0 .. n0 + CM_N. Offsets in halves.
+        A_DECL;
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sg_m * FM + i;
+          const uint r = f / FRAGS_W, cs = f % FRAGS_W;
+          A_LOAD(i, ((r + ky) * HALO_W + cs * CM_M + kx) * CKS + kc * CM_K);
+        }
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          const uint n0 = (sg_n * FN + j) * CM_N;
+          B_LOAD(X_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        }
+      }
+    }
+    barrier();  // every subgroup is done reading this chunk
+    if (more) {
+      stash(t);
+      barrier();
+    }
+  }
+
+  // Accumulators -> shared, channel-major: element (pixel m, channel j) at j * MS + m.
+  LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+    const uint m0 = (sg_m * FM + i) * CM_M;
+    LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+      const uint n0 = (sg_n * FN + j) * CM_N;
+      ACC_STORE(i, j, n0 * MS + m0);
+    }
+  }
+  barrier();
+
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if !POOL
+  // 4 consecutive pixels of one channel per item (TILE_W is a multiple of 4).
+  for (uint e = t; e < NT * (M_TILE / 4); e += WG_SIZE) {
+    const uint j = e / (M_TILE / 4), m = (e % (M_TILE / 4)) * 4;
+    const uint co = ct * NT + j;
+    const uint oy = uint(oy0) + m / TILE_W, ox = uint(ox0) + m % TILE_W;
+    if (co >= pc.c_out || oy >= pc.out_h) continue;
+#if HAS_BIAS
+    const float b = float(bias[co]);
+#else
+    const float b = 0.0;
+#endif
+    const f16vec4 v = smem[(j * MS + m) / 4];
+    const uint base = ((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w;
+    [[unroll]] for (uint k = 0; k < 4; ++k)
+      if (ox + k < pc.out_w) y[base + ox + k] = float16_t(activate(float(v[k]) + b, act_a, act_b));
+  }
+#else
+  // One pooled pixel per item: the max of the activated 2x2 window (NaN propagates).
+  for (uint e = t; e < NT * (M_TILE / 4); e += WG_SIZE) {
+    const uint j = e / (M_TILE / 4), q = e % (M_TILE / 4);
+    const uint pr = q / (TILE_W / 2), pcl = q % (TILE_W / 2);
+    const uint co = ct * NT + j;
+    const uint py = uint(oy0) / 2 + pr, pxo = uint(ox0) / 2 + pcl;
+    if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
+#if HAS_BIAS
+    const float b = float(bias[co]);
+#else
+    const float b = 0.0;
+#endif
+    float r = uintBitsToFloat(0xff800000u);
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      // Window taps past the conv output (ceil_mode's partial windows) are skipped.
+      if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
+      const uint m = (2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2;
+      const uint idx = j * MS + m;
+      const float v = activate(float(smem[idx / 4][idx % 4]) + b, act_a, act_b);
+      if (v > r || isnan(v)) r = v;
+    }
+    y[((n * pc.c_out + co) * pc.out_h + py) * pc.out_w + pxo] = float16_t(r);
+  }
+#endif
+}

@@ -1,0 +1,67 @@
+// The cooperative-matrix convolution (shaders/conv2d_coopmat.comp): its configuration space,
+// the weight layout each configuration reads, and what a device must report to run it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/conv2d_layout.hpp"
+
+namespace denox::kernels {
+
+// A cooperative-matrix shape with fp16 A and B (subgroup scope), as the device reports it
+// (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR): M x N x K and the accumulator type.
+struct CoopMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  bool acc_f16 = false;  // C/result fp16 (else fp32)
+  bool operator==(const CoopMatrixShape&) const = default;
+};
+
+// One point of conv2d_coopmat.comp's configuration space (its macros).
+struct CoopConvConfig {
+  int64_t tile_h = 16, tile_w = 16;  // output pixels per workgroup (tile_w a multiple of 16)
+  int64_t nt = 64;                   // output channels per workgroup
+  int64_t ck = 16;                   // input channels per shared-memory chunk (multiple of 16)
+  int64_t sg_m = 4, sg_n = 2;        // subgroups along M (pixels) and N (channels)
+  int64_t cm_n = 16;                 // coop shape 16 x cm_n x 16 (cm_n 16 or 8)
+  bool acc_f16 = true;               // fp16 accumulators (else fp32)
+
+  int64_t subgroups() const { return sg_m * sg_n; }
+  int64_t m_frags() const { return tile_h * tile_w / 16; }
+  // Structural validity (divisibility) for a kernel of kh x kw; false names nothing.
+  bool valid() const;
+  // Shared memory the shader declares for a kh x kw kernel (bytes).
+  int64_t shared_bytes(int64_t kh, int64_t kw) const;
+  CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc"
+};
+
+// What the coop lowering may use on the target device.
+struct CoopTarget {
+  std::vector<CoopMatrixShape> shapes;  // fp16 shapes the device reports; empty: none
+  uint32_t subgroup_size = 0;
+  uint32_t max_shared_bytes = 16384;
+  bool prefer_f16_accumulate = true;
+  bool supports(const CoopMatrixShape& s) const;
+};
+
+// Whether conv2d_coopmat can run this convolution at all (stride 1, dilation 1, kernel at most
+// 7x7; fp16 plan decided by the caller).
+bool coop_conv_applicable(const Conv2dShape& shape);
+
+// The configuration for `shape` on `target` (heuristic, from H100 measurements in
+// bench/RESULTS.md), or nullopt when no candidate fits the device (shape, shared memory).
+// `even_tile_h`: the epilogue pools 2x2 (POOL=1).
+std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+
+// Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
+bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+
+// ONNX weights W[c_out][c_in][kh][kw] -> [co_tile][chunk][kh*kw][ck][nt], zero outside c_in /
+// c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
+std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
+
+}  // namespace denox::kernels

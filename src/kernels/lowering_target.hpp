@@ -1,0 +1,27 @@
+// The LoweringTarget of a device context: what build_portable_plan may use there. Header-only,
+// so that denox_kernels itself needs no Vulkan; include it where a DeviceContext is at hand
+// (the API's compile path, tests, benchmarks):
+//   kernels::build_portable_plan(graph, precision, kernels::lowering_target(ctx.caps()))
+#pragma once
+
+#include "kernels/lower_portable.hpp"
+#include "runtime/vulkan/device_context.hpp"
+
+namespace denox::kernels {
+
+// Cooperative-matrix shapes only if the feature is enabled on the device (caps.cooperative_matrix)
+// and fp16 storage is usable; fp16 A and B with an fp16 or fp32 accumulator (C and result).
+inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
+  LoweringTarget t;
+  if (!caps.cooperative_matrix || !caps.fp16_usable() || caps.subgroup_size == 0) return t;
+  for (const runtime::CoopMatrixShape& s : caps.coop_matrix_shapes) {
+    if (s.a_type != VK_COMPONENT_TYPE_FLOAT16_KHR) continue;
+    if (s.c_type != VK_COMPONENT_TYPE_FLOAT16_KHR && s.c_type != VK_COMPONENT_TYPE_FLOAT32_KHR) continue;
+    t.coop.shapes.push_back({s.m, s.n, s.k, s.c_type == VK_COMPONENT_TYPE_FLOAT16_KHR});
+  }
+  t.coop.subgroup_size = caps.subgroup_size;
+  t.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  return t;
+}
+
+}  // namespace denox::kernels

@@ -1,0 +1,50 @@
+#include "coop_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "../runtime/gpu_test_support.hpp"
+#include "kernels/lowering_target.hpp"
+#include "kernels/shader_compiler.hpp"
+
+namespace denox::testing {
+
+using kernels::lowering_target;
+
+std::map<std::string, int> families(const plan::Plan& plan) {
+  std::map<std::string, int> n;
+  for (const auto& d : plan.dispatches) n[plan.pipelines[d.pipeline].family]++;
+  return n;
+}
+
+runtime::DeviceContext& coop_device() {
+  static std::unique_ptr<runtime::DeviceContext> ctx = [] {
+    runtime::OwnDeviceOptions options;
+    options.validation = false;
+    return runtime::DeviceContext::create_own(options);
+  }();
+  return *ctx;
+}
+
+bool coop_available() {
+  const auto& caps = coop_device().caps();
+  if (lowering_target(caps).uses_coop()) return true;
+  WARN("SKIPPED: '" << caps.device_name << "' has no cooperative matrices (VK_KHR_cooperative_matrix with fp16 shapes); "
+                    << "the [coop] tests need such a GPU (the H100 of bench/RESULTS.md)");
+  return false;
+}
+
+plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::LoweringTarget& target) {
+  plan::Plan plan = build_portable_plan(g, p, target);
+  kernels::compile_pipelines(plan, shader_compiler(), 0);
+  return plan;
+}
+
+std::vector<HostTensor> run_on(const runtime::DeviceContext& ctx, plan::Plan plan, const std::vector<HostTensor>& inputs) {
+  runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
+  return run_model_on(ctx, model, inputs);
+}
+
+}  // namespace denox::testing

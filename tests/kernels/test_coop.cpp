@@ -1,0 +1,367 @@
+// The cooperative-matrix convolution family (shaders/conv2d_coopmat.comp, src/kernels/conv2d_coopmat.*):
+//  - [coop-plan]: weight packing and plan structure, no device.
+//  - [coop-emulate]: the family's data flow with COOP_EMULATE=1 (plain arithmetic in place of
+//    the matrix operations) on any device, lavapipe included, against the CPU reference: the
+//    staging, halo, channel masking, weight layout, epilogue and fusions are checked on every
+//    CI run even though lavapipe has no cooperative matrices.
+//  - [coop]: the real thing on a device with cooperative matrices (skipped with a warning
+//    elsewhere): every configuration the heuristic or the benchmark's sweep can use, fused and
+//    unfused, and the whole OIDN U-Net, against the CPU reference at odd sizes.
+//  - [.][coop-bench] (hidden): per-layer and end-to-end timings of OIDN balanced
+//    (bench/conv_layers.md says how to run it; DENOX_BENCH_SIZE, DENOX_BENCH_SWEEP=0|1).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "../runtime/gpu_test_support.hpp"
+#include "coop_support.hpp"
+#include "common/error.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "compiler/plan/plan_serialize.hpp"
+#include "graph_builder.hpp"
+#include "kernels/conv2d_coopmat.hpp"
+#include "kernels/lower_portable.hpp"
+#include "kernels/lowering_target.hpp"
+#include "modelgen/oidn_unet.hpp"
+#include "runtime/reference/reference_executor.hpp"
+#include "runtime/vulkan/vk_check.hpp"
+
+using namespace denox;
+using namespace denox::compiler;
+using namespace denox::kernels;
+using namespace denox::testing;
+
+namespace {
+
+// Every fp16 shape the H100 reports (DESIGN.md): what the plan-structure tests assume.
+CoopTarget h100_like() {
+  CoopTarget t;
+  for (bool f16 : {true, false})
+    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.shapes.push_back({16, n, k, f16});
+  t.subgroup_size = 32;
+  t.max_shared_bytes = 49152;
+  return t;
+}
+
+compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop = true) {
+  modelgen::OidnUnetOptions options;
+  options.size = size;
+  options.pad_to_16_and_crop = pad_crop;
+  std::string bytes;
+  modelgen::build_oidn_unet(options).SerializeToString(&bytes);
+  return compiler::import_onnx_bytes(bytes.data(), bytes.size());
+}
+
+std::string define(const plan::Pipeline& p, const std::string& name) {
+  for (const auto& [k, v] : p.defines)
+    if (k == name) return v;
+  return "";
+}
+
+// Random inputs for every graph input at the H and W symbol values h, w.
+std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
+  const std::vector<int64_t> values = b.g.program.evaluate({h, w});
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < b.g.inputs.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (ValueId v : b.g.tensor(b.g.inputs[i]).shape) shape.push_back(values.at(v));
+    inputs.push_back(random_tensor(shape, seed + i));
+  }
+  return inputs;
+}
+
+// Worst relative L2 of the outputs against the CPU reference (infinity on NaN).
+double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& target,
+                const std::vector<HostTensor>& inputs, int* coop_dispatches = nullptr) {
+  plan::Plan plan = compile(g, plan::Precision::F16, target);
+  if (coop_dispatches) *coop_dispatches = families(plan)["conv2d_coopmat"];
+  const auto expected = reference::run_reference(g, inputs);
+  const auto actual = run_on(ctx, std::move(plan), inputs);
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, relative_l2(actual.at(i), expected[i]));
+  return worst;
+}
+
+ActivationAttrs relu() { return ActivationAttrs{}; }
+
+// The graphs both the emulated and the real tests run (odd sizes, channel counts that are not
+// multiples of 16, every fusion).
+struct Case {
+  std::string name;
+  GraphBuilder b;
+  int64_t h, w;
+  int expected_coop;  // coop dispatches in the plan
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  {
+    Case c{"3x3 19->37 bias relu", {}, 37, 53, 1};
+    const TensorId x = c.b.input("x", 19);
+    c.b.output(c.b.activation("relu", c.b.conv("conv", x, 37, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 7), relu()));
+    all.push_back(std::move(c));
+  }
+  {
+    Case c{"1x1 5->9 leaky, 1x1 9->17, 3x3 no pad 17->3 tanh (no bias), 1x1 5->3, 3x3 3->8 clip", {}, 29, 41, 5};
+    const TensorId x = c.b.input("x", 5);
+    ActivationAttrs leaky;
+    leaky.kind = Activation::LeakyRelu;
+    leaky.alpha = 0.1f;
+    const TensorId a = c.b.activation("leaky", c.b.conv("pw", x, 9, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 11), leaky);
+    c.b.output(a);
+    const TensorId x2 = c.b.conv("widen", a, 17, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 12);
+    ActivationAttrs tanh_a;
+    tanh_a.kind = Activation::Tanh;
+    c.b.output(c.b.activation("tanh", c.b.conv("valid", x2, 3, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, 13), tanh_a));
+    ActivationAttrs clip;
+    clip.kind = Activation::Clip;
+    clip.min = -0.25f, clip.max = 0.5f;
+    c.b.output(c.b.activation("clip", c.b.conv("small", c.b.conv("three", x, 3, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 14), 8,
+                                                     {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 15),
+                              clip));
+    all.push_back(std::move(c));
+  }
+  {
+    Case c{"3x3 13->24 relu + 2x2 max-pool (floor and ceil_mode)", {}, 37, 53, 2};
+    const TensorId x = c.b.input("x", 13);
+    PoolAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    const TensorId r = c.b.activation("relu", c.b.conv("conv", x, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 21), relu());
+    c.b.output(c.b.pool("pool", r, p, {0, 0, 0, 0}, false));
+    const TensorId r2 = c.b.activation("relu2", c.b.conv("conv2", x, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 22), relu());
+    c.b.output(c.b.pool("pool_ceil", r2, p, {0, 0, 0, 0}, true));
+    all.push_back(std::move(c));
+  }
+  {
+    // The runtime gives every input the same extent, so the low-resolution tensor is made in the
+    // graph (a max-pool of the first input); H and W even so that the upsample restores them.
+    Case c{"nearest 2x upsample of 20 ch + concat 3 ch + 3x3 conv 23->16 relu; upsample + conv 20->16", {}, 38, 54, 2};
+    const TensorId x = c.b.input("x", 20);
+    const TensorId skip = c.b.input("skip", 3);
+    PoolAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    const TensorId lo = c.b.pool("lo", x, p, {0, 0, 0, 0}, false);
+    const std::vector<ValueId> big = {c.b.c(1), c.b.c(20), c.b.g.program.mul(c.b.shape(lo)[2], c.b.c(2)),
+                                      c.b.g.program.mul(c.b.shape(lo)[3], c.b.c(2))};
+    UpsampleAttrs up;
+    const TensorId u = c.b.op("up", "Resize", up, {lo}, big);
+    const TensorId cat = c.b.op("cat", "Concat", ConcatAttrs{1}, {u, skip}, {c.b.c(1), c.b.c(23), big[2], big[3]});
+    c.b.output(c.b.activation("relu", c.b.conv("conv", cat, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 31), relu()));
+    const TensorId u2 = c.b.op("up2", "Resize", up, {lo}, big);
+    c.b.output(c.b.conv("conv_up", u2, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 32));
+    all.push_back(std::move(c));
+  }
+  return all;
+}
+
+// Configurations beyond the heuristic's that the tests force (each where it fits): the tile,
+// N, chunk, subgroup grid, coop N and accumulator corners of the space.
+std::vector<CoopConvConfig> forced_configs() {
+  std::vector<CoopConvConfig> v;
+  auto add = [&](int64_t th, int64_t tw, int64_t nt, int64_t ck, int64_t sg_m, int64_t sg_n, int64_t cm_n, bool f16) {
+    CoopConvConfig c;
+    c.tile_h = th, c.tile_w = tw, c.nt = nt, c.ck = ck, c.sg_m = sg_m, c.sg_n = sg_n, c.cm_n = cm_n, c.acc_f16 = f16;
+    v.push_back(c);
+  };
+  add(16, 16, 64, 16, 4, 2, 16, true);
+  add(4, 32, 16, 32, 4, 1, 16, false);
+  add(4, 16, 16, 16, 2, 1, 8, true);
+  add(2, 32, 48, 16, 4, 1, 16, false);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("coop weight packing: [co_tile][chunk][tap][ck][nt] with zeros past Cin and Cout", "[kernels][coop-plan]") {
+  const Conv2dShape s{19, 37, 3, 3};
+  CoopConvConfig c;
+  c.nt = 32, c.ck = 16;
+  const std::vector<float> w = random_values(static_cast<size_t>(37 * 19 * 9), 3);
+  const std::vector<float> packed = pack_coop_weights(w, s, c);
+  const int64_t co_tiles = 2, chunks = 2;
+  REQUIRE(packed.size() == static_cast<size_t>(co_tiles * chunks * 9 * 16 * 32));
+  size_t nonzero = 0;
+  for (int64_t tile = 0; tile < co_tiles; ++tile)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+      for (int64_t tap = 0; tap < 9; ++tap)
+        for (int64_t k = 0; k < 16; ++k)
+          for (int64_t j = 0; j < 32; ++j) {
+            const int64_t co = tile * 32 + j, ci = chunk * 16 + k;
+            const float got = packed[static_cast<size_t>((((tile * chunks + chunk) * 9 + tap) * 16 + k) * 32 + j)];
+            const float want = co < 37 && ci < 19 ? w[static_cast<size_t>((co * 19 + ci) * 9 + tap)] : 0.0f;
+            REQUIRE(got == want);
+            nonzero += got != 0.0f;
+          }
+  CHECK(nonzero == w.size());
+}
+
+TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
+  const CoopTarget full = h100_like();
+  for (int64_t c_in : {3, 9, 32, 67, 160})
+    for (int64_t c_out : {3, 32, 48, 64, 80, 112, 200}) {
+      const Conv2dShape s{c_in, c_out, 3, 3};
+      for (bool pool : {false, true}) {
+        const auto c = choose_coop_config(s, full, pool);
+        REQUIRE(c);
+        CHECK(c->valid());
+        CHECK(coop_config_fits(*c, s, full, pool));
+        CHECK(c->shared_bytes(3, 3) <= 49152);
+        CHECK(c->subgroups() * 32 <= 1024);
+        if (pool) CHECK(c->tile_h % 2 == 0);
+      }
+    }
+  // Only 16x8x16 with fp32 accumulators: every choice uses it.
+  CoopTarget narrow = full;
+  narrow.shapes = {{16, 8, 16, false}};
+  for (int64_t c_out : {3, 32, 112}) {
+    const auto c = choose_coop_config({64, c_out, 3, 3}, narrow, false);
+    REQUIRE(c);
+    CHECK(c->cm_n == 8);
+    CHECK_FALSE(c->acc_f16);
+  }
+  // Shapes the shader cannot use (16x8x8 only), strides, dilations: nothing.
+  CoopTarget odd = full;
+  odd.shapes = {{16, 8, 8, true}};
+  CHECK_FALSE(choose_coop_config({64, 64, 3, 3}, odd, false));
+  CHECK_FALSE(choose_coop_config({64, 64, 3, 3, 2, 2}, full, false));
+  CHECK_FALSE(choose_coop_config({64, 64, 3, 3, 1, 1, 2, 2}, full, false));
+  // Too little shared memory for any tile.
+  CoopTarget tiny = full;
+  tiny.max_shared_bytes = 4096;
+  CHECK_FALSE(choose_coop_config({64, 64, 3, 3}, tiny, false));
+}
+
+TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and the fp16 coop plan fuses pool/upsample/concat",
+          "[kernels][coop-plan]") {
+  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced);
+  const auto portable = families(build_portable_plan(g, plan::Precision::F16));
+  CHECK(portable.count("conv2d_coopmat") == 0);
+  LoweringTarget target;
+  target.coop = h100_like();
+  // fp32 plans never use the coop family; a target without shapes is the default.
+  CHECK(families(build_portable_plan(g, plan::Precision::F32, target)) == families(build_portable_plan(g, plan::Precision::F32)));
+  CHECK(families(build_portable_plan(g, plan::Precision::F16, LoweringTarget{})) == portable);
+  CHECK(LoweringTarget{}.key() == "portable");
+  CHECK(target.key() != "portable");
+
+  const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
+  const auto f = families(plan);
+  CHECK(f.at("conv2d_coopmat") == 16);
+  CHECK(f.count("conv2d") == 0);
+  CHECK(f.count("pool2d") == 0);            // all four max-pools in the epilogues
+  CHECK(f.count("upsample_nearest") == 0);  // all four upsamples in the prologues
+  CHECK(f.at("copy") == 2);                 // only the crop (two Slices): the concats are gone
+  CHECK(f.at("pad") == 1);
+  CHECK(plan.dispatches.size() == 19);
+  int pools = 0, concats = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    if (p.family != "conv2d_coopmat") continue;
+    pools += define(p, "POOL") == "1";
+    concats += define(p, "CONCAT") == "1" && define(p, "UPSAMPLE0") == "1";
+    CHECK(std::stoi(define(p, "SG_M")) * std::stoi(define(p, "SG_N")) * 32 == static_cast<int>(p.local_size[0]));
+  }
+  CHECK(pools == 4);
+  CHECK(concats == 4);
+  plan::validate_plan(plan);
+
+  // Without fusion: one coop dispatch per conv, the rest as in the portable plan.
+  target.fuse = false;
+  const auto unfused = families(build_portable_plan(g, plan::Precision::F16, target));
+  CHECK(unfused.at("conv2d_coopmat") == 16);
+  CHECK(unfused.at("pool2d") == 4);
+  CHECK(unfused.at("upsample_nearest") == 4);
+}
+
+TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd sizes with channel padding and every fusion",
+          "[kernels][coop-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) {
+    WARN("SKIPPED: the test device has no fp16 storage");
+    return;
+  }
+  LoweringTarget target;
+  target.coop_emulate = true;
+  target.coop = h100_like();
+  target.coop.subgroup_size = caps.subgroup_size;
+  target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  for (Case& c : cases()) {
+    for (int variant = -1; variant < static_cast<int>(forced_configs().size()); ++variant) {
+      if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
+      else target.force_config.reset();
+      int coop = 0;
+      const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop);
+      INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe()) << ": relative L2 " << err);
+      CHECK(coop == c.expected_coop);
+      CHECK(err <= 2e-2);
+    }
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("coop family emulated: OIDN small U-Net with every fusion at 45x37", "[kernels][coop-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) return;
+  LoweringTarget target;
+  target.coop_emulate = true;
+  target.coop = h100_like();
+  target.coop.subgroup_size = caps.subgroup_size;
+  target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Small);
+  const double err = error_on(device(), g, target, {random_tensor({1, 3, 45, 37}, 9)});
+  INFO("relative L2 " << err);
+  CHECK(err <= 2e-2);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("coop family on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
+  if (!coop_available()) return;
+  LoweringTarget target = lowering_target(coop_device().caps());
+  // Every configuration the sweep of the benchmark can pick, on every case where it fits.
+  std::vector<std::optional<CoopConvConfig>> configs = {std::nullopt};
+  for (const auto& c : forced_configs()) configs.push_back(c);
+  for (bool f16 : {true, false}) {
+    target.coop.prefer_f16_accumulate = f16;
+    for (Case& c : cases())
+      for (const auto& config : configs) {
+        target.force_config = config;
+        int coop = 0;
+        const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop);
+        INFO(c.name << ", " << (config ? config->describe() : std::string("heuristic, prefer ") + (f16 ? "f16" : "f32"))
+                    << ": relative L2 " << err);
+        CHECK(coop == c.expected_coop);
+        CHECK(err <= 2e-2);
+      }
+  }
+}
+
+TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes", "[kernels][coop]") {
+  if (!coop_available()) return;
+  for (auto size : {modelgen::OidnUnetOptions::Size::Balanced, modelgen::OidnUnetOptions::Size::Small}) {
+    const compiler::Graph g = oidn(size);
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{203, 317}, {61, 93}}) {
+      const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 77)};
+      const auto expected = reference::run_reference(g, inputs);
+      for (bool f16 : {true, false}) {
+        LoweringTarget target = lowering_target(coop_device().caps());
+        target.coop.prefer_f16_accumulate = f16;
+        plan::Plan plan = compile(g, plan::Precision::F16, target);
+        const int coop = families(plan)["conv2d_coopmat"];
+        const double err = relative_l2(run_on(coop_device(), std::move(plan), inputs).at(0), expected.at(0));
+        std::printf("coop U-Net %s %lldx%lld %s accumulation: relative L2 %.3e (%d coop dispatches)\n",
+                    size == modelgen::OidnUnetOptions::Size::Balanced ? "balanced" : "small", static_cast<long long>(w),
+                    static_cast<long long>(h), f16 ? "fp16" : "fp32", err, coop);
+        CHECK(coop == 16);
+        CHECK(err <= 2e-2);
+      }
+    }
+  }
+}
