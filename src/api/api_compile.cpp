@@ -7,6 +7,7 @@
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 #include "kernels/lower_portable.hpp"
+#include "kernels/lowering_target.hpp"
 #include "kernels/shader_source.hpp"
 #include "runtime/cache/content_hash.hpp"
 
@@ -14,9 +15,16 @@ namespace denox::api {
 
 namespace {
 
-// The lowering's identity: bump when the portable lowering changes what it emits for the same
-// graph without the shaders changing.
-constexpr const char* kLowering = "portable/1";
+// The lowering's identity: bump when the lowering changes what it emits for the same graph
+// without the shaders changing.
+constexpr const char* kLowering = "lowering/2";
+
+// What the lowering may use on this device: cooperative-matrix convolutions for fp16 plans
+// where the device has them enabled, else the portable shaders.
+kernels::LoweringTarget target_for(const denox_context_T& ctx, plan::Precision precision) {
+  if (precision != plan::Precision::F16) return {};
+  return kernels::lowering_target(ctx.device->caps());
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -45,12 +53,13 @@ const std::string& shader_set_hash() {
   return hash;
 }
 
-cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, plan::Precision precision) {
+cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, plan::Precision precision,
+                        const kernels::LoweringTarget& target) {
   cache::CacheKey key;
   key.model_hash = model;
   key.device = ctx.identity;
   key.denox_version = std::string(DENOX_VERSION_STRING) + "+shaders." + shader_set_hash();
-  key.options = std::string("precision=") + plan::precision_name(precision) + ";lowering=" + kLowering;
+  key.options = std::string("precision=") + plan::precision_name(precision) + ";" + kLowering + "=" + target.key();
   return key;
 }
 
@@ -88,13 +97,23 @@ plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision re
 
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan) { kernels::compile_pipelines(plan, ctx.compiler); }
 
+void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
+  for (const auto& p : plan.pipelines) {
+    if (p.family.find("coopmat") != std::string::npos && !ctx.device->caps().cooperative_matrix)
+      fail(ErrorCode::MissingFeature, "the plan uses cooperative-matrix convolutions ('" + p.family + "') but device '" +
+                                          ctx.device->caps().device_name +
+                                          "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
+  }
+}
+
 plan::Plan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
                        plan::Precision precision) {
   auto t0 = std::chrono::steady_clock::now();
   compiler::ImportOptions options;
   options.base_dir = base_dir;
   compiler::Graph graph = compiler::import_onnx_bytes(onnx, size, options);
-  const cache::CacheKey key = key_for(ctx, model_hash(onnx, size, graph), precision);
+  const kernels::LoweringTarget target = target_for(ctx, precision);
+  const cache::CacheKey key = key_for(ctx, model_hash(onnx, size, graph), precision, target);
   spdlog::debug("denox: imported in {:.1f} ms, cache key {}", ms_since(t0), key.digest());
   if (auto cached = load_cached(ctx, key)) {
     ctx.plan_cache_hits++;
@@ -102,7 +121,7 @@ plan::Plan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, cons
     return std::move(*cached);
   }
   t0 = std::chrono::steady_clock::now();
-  plan::Plan p = kernels::build_portable_plan(graph, precision);
+  plan::Plan p = kernels::build_portable_plan(graph, precision, target);
   const double lower_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   kernels::compile_pipelines(p, ctx.compiler);

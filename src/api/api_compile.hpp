@@ -22,4 +22,8 @@ plan::Plan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, cons
 // Fills in SPIR-V a plan lacks (a plan file shipped without it), through the context's cache.
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 
+// Throws MissingFeature when a plan made elsewhere needs what this device lacks (cooperative
+// matrices); fp16 storage is checked by the runtime.
+void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
+
 }  // namespace denox::api

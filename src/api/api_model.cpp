@@ -117,6 +117,7 @@ denox_result denox_model_load_plan(denox_context context, const void* plan_bytes
     api::require(context, "context");
     api::require(plan_bytes, "plan_bytes");
     plan::Plan p = plan::deserialize_plan({static_cast<const uint8_t*>(plan_bytes), size});
+    api::check_plan_runs_here(*context, p);
     api::complete_pipelines(*context, p);
     *out_model = api::make_model(*context, std::move(p), options);
   });

@@ -45,11 +45,13 @@ struct Device::Features {
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  void link() {
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  void link(bool with_coop = false) {
     f2.pNext = &v11;
     v11.pNext = &v12;
     v12.pNext = &v13;
-    v13.pNext = nullptr;
+    v13.pNext = with_coop ? &coop : nullptr;
+    coop.pNext = nullptr;
   }
 };
 
@@ -127,14 +129,17 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   uint32_t rn = 0;
   const denox_device_requirement* reqs = denox_device_requirements(&rn);
   for (uint32_t i = 0; i < rn; ++i) {
-    if (!bare && std::strncmp(reqs[i].name, "VK_", 3) == 0 && available(reqs[i].name)) d->extensions_.emplace_back(reqs[i].name);
+    // Names like "VK_KHR_cooperative_matrix + <feature>": the extension is the first word.
+    const std::string name = std::string(reqs[i].name).substr(0, std::string(reqs[i].name).find(' '));
+    if (!bare && name.rfind("VK_", 0) == 0 && available(name.c_str())) d->extensions_.push_back(name);
   }
+  const bool coop_ext = std::find(d->extensions_.begin(), d->extensions_.end(), VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) != d->extensions_.end();
   Features supported;
-  supported.link();
+  supported.link(coop_ext);
   vkGetPhysicalDeviceFeatures2(d->physical_, &supported.f2);
   d->features_ = std::make_shared<Features>();
   auto& f = *d->features_;
-  f.link();
+  f.link(coop_ext);
   if (bare) supported = Features{};
   f.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
   f.v12.shaderFloat16 = supported.v12.shaderFloat16;
@@ -145,6 +150,7 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   f.v13.subgroupSizeControl = supported.v13.subgroupSizeControl;
   f.v13.computeFullSubgroups = supported.v13.computeFullSubgroups;
   f.v13.maintenance4 = supported.v13.maintenance4;
+  f.coop.cooperativeMatrix = supported.coop.cooperativeMatrix;
   d->fp16_ = f.v11.storageBuffer16BitAccess && f.v12.shaderFloat16;
 
   const float priority = 1.0f;
