@@ -23,7 +23,7 @@ for p in fp32 fp16; do
   denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/vk-$p.npy" --backend vulkan --precision "$p" >/dev/null &&
   python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
 done
-echo "## denox (portable shaders), Vulkan timestamps, median of 30 after 5 warm-up"
+echo "## denox (precision auto: fp16, cooperative-matrix convolutions where the device has them), Vulkan timestamps, median of 30 after 5 warm-up"
 printf '%-10s %10s %10s %10s %10s %12s\n' arch size median_ms min_ms max_ms record_us
 for arch in balanced small; do
   for size in 1280x720 1920x1088 3840x2160; do
@@ -34,6 +34,13 @@ for arch in balanced small; do
 done
 echo "## denox per dispatch, balanced 1920x1088 (serialized)"
 denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --warmup 3 --per-dispatch | tail -n +2
+echo "## denox portable shaders for comparison (fp32 plan: no cooperative matrices), balanced 1920x1088"
+denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --precision fp32 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print("portable fp32: median %.3f ms" % j["median_ms"])'
+if command -v denox_pathtracer >/dev/null && [ -f models/oidn_pathtracer_balanced.onnx ]; then
+  echo "## path tracer with the shipped denoiser, 1920x1080, 1 spp, 20 frames"
+  denox_pathtracer --model models/oidn_pathtracer_balanced.onnx --scene 3 --seed 1003 --spp 1 --size 1920x1080 --frames 20 \
+    --reference-spp 256 --out "$work/hd" 2>&1 | grep -E "median|PSNR"
+fi
 echo "## second process, same cache: compiles nothing"
 denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print({k: j[k] for k in ("load_ms","plans_compiled","shaders_compiled","plan_cache_hits")})'
 echo "## PyTorch"
