@@ -4,13 +4,14 @@
 // Per layer (every conv of OIDN balanced at DENOX_BENCH_SIZE, default 1920x1088): the conv
 // (+ReLU) alone on the portable shader, on the coop heuristic's configuration and, with
 // DENOX_BENCH_SWEEP=1 (default), on a sweep of configurations (the best is re-run with a
-// 32-channel chunk, fp32 accumulation and the 16x8x16 shape); time (serialized timestamps,
-// median of 15 after 3 warm-ups), TFLOP/s and GB/s (input + output + weights, each once).
+// 32-channel chunk, the other accumulator type and the other B source); time (serialized timestamps,
+// median of 16: 2 submits of 8 back-to-back records after a warm-up submit), TFLOP/s and GB/s (input + output + weights, each once).
 // The heuristic's and the best configuration's outputs are compared with the portable one's
 // at full size (relative L2 <= 2e-2, no NaN). Then the fused forms of the layers that have one
 // (conv+ReLU+pool; upsample+concat+conv+ReLU): the portable op sequence, the coop conv with
 // the other ops unfused, and the single fused coop dispatch.
-// End to end: OIDN balanced (pad/crop model) portable, coop unfused, coop fused: median of 20
+// End to end: OIDN balanced (pad/crop model) portable, coop unfused, coop fused (heuristic) and
+// coop tuned (every conv on its sweep winner): median of 24
 // (not serialized) and the fused plan's per-dispatch table.
 #include <catch2/catch.hpp>
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -76,10 +78,13 @@ struct Timing {
 };
 
 // Builds `plan` into a model, binds fp16 CHW buffers (inputs[i] for input i, `out` for output
-// 0), runs 3 + runs times with a timestamp after every command (serialized or not) and
-// returns the medians.
+// 0) and records it kRecords times into each of 1 + submits command buffers (the first is a
+// warm-up), each record with its own timestamp pool (a timestamp after every command,
+// serialized or not): back-to-back records keep the GPU busy, so no clock ramps between
+// samples. Returns the medians over the kRecords * submits samples.
+constexpr int kRecords = 8;
 Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
-               const runtime::Buffer& out, bool serialize, int runs, bool read_output) {
+               const runtime::Buffer& out, bool serialize, int submits, bool read_output) {
   runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
   model.set_extent(w, h);
   for (size_t i = 0; i < inputs.size(); ++i) model.bind_input(i, {f16_chw(*inputs[i], model.input_channels(i))});
@@ -89,28 +94,32 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   info.queryCount = queries;
-  VkQueryPool pool = VK_NULL_HANDLE;
-  runtime::vk_check(vk.vkCreateQueryPool(ctx.device(), &info, nullptr, &pool), "vkCreateQueryPool");
+  std::vector<VkQueryPool> pools(kRecords, VK_NULL_HANDLE);
+  for (auto& pool : pools) runtime::vk_check(vk.vkCreateQueryPool(ctx.device(), &info, nullptr, &pool), "vkCreateQueryPool");
   std::vector<std::vector<double>> per(model.command_count());
   std::vector<double> totals;
   const auto names = model.command_names();
-  for (int run = 0; run < 3 + runs; ++run) {
-    runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) { model.record(cmd, pool, serialize); });
-    std::vector<uint64_t> stamps(queries);
-    runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, 0, queries, stamps.size() * 8, stamps.data(), 8,
-                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                      "vkGetQueryPoolResults");
-    if (run < 3) continue;
-    const double ns = ctx.caps().timestamp_period_ns;
-    double sum = 0;
-    for (size_t i = 0; i + 1 < queries; ++i) {
-      const double ms = static_cast<double>(stamps[i + 1] - stamps[i]) * ns * 1e-6;
-      per[i].push_back(ms);
-      if (names[i].rfind("input '", 0) != 0 && names[i].rfind("output '", 0) != 0 && names[i].rfind("mk", 0) != 0) sum += ms;
+  for (int submit = 0; submit < 1 + submits; ++submit) {
+    runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) {
+      for (VkQueryPool pool : pools) model.record(cmd, pool, serialize);
+    });
+    if (submit == 0) continue;
+    for (VkQueryPool pool : pools) {
+      std::vector<uint64_t> stamps(queries);
+      runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, 0, queries, stamps.size() * 8, stamps.data(), 8,
+                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                        "vkGetQueryPoolResults");
+      const double ns = ctx.caps().timestamp_period_ns;
+      double sum = 0;
+      for (size_t i = 0; i + 1 < queries; ++i) {
+        const double ms = static_cast<double>(stamps[i + 1] - stamps[i]) * ns * 1e-6;
+        per[i].push_back(ms);
+        if (names[i].rfind("input '", 0) != 0 && names[i].rfind("output '", 0) != 0 && names[i].rfind("mk", 0) != 0) sum += ms;
+      }
+      totals.push_back(serialize ? sum : static_cast<double>(stamps.back() - stamps.front()) * ns * 1e-6);
     }
-    totals.push_back(serialize ? sum : static_cast<double>(stamps.back() - stamps.front()) * ns * 1e-6);
   }
-  vk.vkDestroyQueryPool(ctx.device(), pool, nullptr);
+  for (VkQueryPool pool : pools) vk.vkDestroyQueryPool(ctx.device(), pool, nullptr);
   Timing t;
   t.ms = median(totals);
   for (size_t i = 0; i < per.size(); ++i) t.commands.emplace_back(names[i], median(per[i]));
@@ -163,7 +172,7 @@ int64_t divisor_of(const std::string& name) {
   return 16;
 }
 
-// The sweep: tiles x output-channel tiles x subgroup grids (ck 16, fp16 accumulation, 16x16x16),
+// The sweep: tiles x output-channel tiles x coop N x subgroup grids (ck 16, fp16 accumulation),
 // filtered by what fits the device.
 std::vector<CoopConvConfig> sweep(const Conv2dShape& s, const CoopTarget& target) {
   std::vector<int64_t> nts;
@@ -173,14 +182,18 @@ std::vector<CoopConvConfig> sweep(const Conv2dShape& s, const CoopTarget& target
   if (s.c_out > 32 && full != 32) nts.push_back(32);
   if (s.c_out > 64 && full != 64) nts.push_back(64);
   std::vector<CoopConvConfig> out;
-  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {16, 32}, {4, 64}, {32, 16}, {4, 32}})
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}})
     for (int64_t nt : nts)
-      for (int64_t sg_n : {1, 2})
-        for (int64_t total : {4, 8}) {
-          CoopConvConfig c;
-          c.tile_h = th, c.tile_w = tw, c.nt = nt, c.cm_n = nt == 8 ? 8 : 16, c.sg_n = sg_n, c.sg_m = total / sg_n;
-          if (coop_config_fits(c, s, target, false)) out.push_back(c);
-        }
+      for (int64_t cm_n : {16, 8})
+        for (int64_t sg_n : {1, 2})
+          for (int64_t total : {8}) {
+            if ((cm_n == 16 && nt == 8) || (cm_n == 8 && nt > 64)) continue;
+            for (bool bg : {false, true}) {
+              CoopConvConfig c;
+              c.tile_h = th, c.tile_w = tw, c.nt = nt, c.cm_n = cm_n, c.sg_n = sg_n, c.sg_m = total / sg_n, c.b_global = bg;
+              if (coop_config_fits(c, s, target, false)) out.push_back(c);
+            }
+          }
   return out;
 }
 
@@ -200,12 +213,14 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   const bool do_sweep = !std::getenv("DENOX_BENCH_SWEEP") || std::string(std::getenv("DENOX_BENCH_SWEEP")) != "0";
   const bool do_layers = !std::getenv("DENOX_BENCH_LAYERS") || std::string(std::getenv("DENOX_BENCH_LAYERS")) != "0";
   const LoweringTarget coop = lowering_target(ctx.caps());
+  LoweringTarget tuned;  // the e2e plan with every conv on its sweep winner
+  std::map<std::string, CoopConvConfig> tuned_configs;
   std::printf("device: %s, driver %s; %ux%u fp16; coop target %s\n", ctx.caps().device_name.c_str(), ctx.caps().driver_info.c_str(), W,
               H, coop.key().c_str());
   const auto layers = modelgen::oidn_unet_conv_layers(modelgen::OidnUnetOptions::Size::Balanced, 3);
 
   if (do_layers) {
-    std::printf("\n## per layer: conv (+ReLU) alone, serialized timestamps, median of 15\n");
+    std::printf("\n## per layer: conv (+ReLU) alone, serialized timestamps, median of 16 (2 submits of 8 back-to-back records)\n");
     std::printf("%-11s %9s %9s %7s %9s %9s %7s %9s %7s %7s  %s\n", "layer", "HxW", "cin->cout", "GFLOP", "portable", "coop-heur", "TF/s",
                 "coop-best", "TF/s", "GB/s", "best config");
     std::vector<std::string> fused_rows;
@@ -224,7 +239,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       runtime::Buffer in = random_f16_buffer(ctx, static_cast<size_t>(L.in_channels) * h * w, 7 + li);
       runtime::Buffer out = device_buffer_on(ctx, static_cast<size_t>(L.out_channels) * h * w * 2);
       auto run = [&](const LoweringTarget& t, bool read) {
-        return measure(ctx, compile(b.g, plan::Precision::F16, t), w, h, {&in}, out, true, 15, read);
+        return measure(ctx, compile(b.g, plan::Precision::F16, t), w, h, {&in}, out, true, 2, read);
       };
       const Timing portable = run(LoweringTarget{}, true);
       const Timing heur = run(coop, true);
@@ -248,16 +263,15 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         v.acc_f16 = !v.acc_f16;
         try_config(v);
         v = base;
-        if (v.cm_n == 16) {
-          v.cm_n = 8;
-          try_config(v);
-        }
+        v.b_global = !v.b_global;
+        try_config(v);
       }
       // The best configuration's output against the portable one's, at full size.
       LoweringTarget tb = coop;
       tb.force_config = best_cfg;
       const Timing best = run(tb, true);
       const double best_err = rel_l2(best.output, portable.output);
+      tuned_configs["/" + L.name + "/Conv"] = *best_cfg;
       std::printf("%-11s %4ux%-4u %4d->%-4d %7.1f %9.3f %9.3f %7.1f %9.3f %7.1f %7.0f  %s  (rel L2 vs portable: heur %.1e, best %.1e)\n",
                   L.name.c_str(), w, h, L.in_channels, L.out_channels, flop * 1e-9, portable.ms, heur.ms, flop / heur.ms * 1e-9, best.ms,
                   flop / best.ms * 1e-9, bytes / best.ms * 1e-6, best_cfg->describe().c_str(), heur_err, best_err);
@@ -299,7 +313,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         inputs = {&*lo, &*skip};
       }
       auto frun = [&](const LoweringTarget& t, bool read) {
-        return measure(ctx, compile(f.g, plan::Precision::F16, t), w, h, inputs, out, true, 15, read);
+        return measure(ctx, compile(f.g, plan::Precision::F16, t), w, h, inputs, out, true, 2, read);
       };
       LoweringTarget unfused = coop;
       unfused.fuse = false;
@@ -323,21 +337,25 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   runtime::Buffer out = device_buffer_on(ctx, static_cast<size_t>(3) * H * W * 2);
   LoweringTarget unfused = coop;
   unfused.fuse = false;
-  std::printf("\n## end to end: OIDN balanced %ux%u (pad/crop model, fp16 CHW io buffers), median of 20, not serialized\n", W, H);
+  tuned = coop;
+  tuned.conv_configs = tuned_configs;
+  std::vector<std::pair<const char*, LoweringTarget>> plans = {{"portable", LoweringTarget{}}, {"coop unfused", unfused}, {"coop fused", coop}};
+  if (!tuned_configs.empty()) plans.push_back({"coop tuned", tuned});
+  std::printf("\n## end to end: OIDN balanced %ux%u (pad/crop model, fp16 CHW io buffers), median of 24 (3 submits of 8 records), not serialized\n", W, H);
   std::vector<uint16_t> reference_out;
-  for (auto [label, target] : {std::pair<const char*, LoweringTarget>{"portable", LoweringTarget{}}, {"coop unfused", unfused}, {"coop fused", coop}}) {
+  for (const auto& [label, target] : plans) {
     const plan::Plan plan = compile(g, plan::Precision::F16, target);
     const size_t dispatches = plan.dispatches.size();
-    const Timing t = measure(ctx, plan, W, H, {&in}, out, false, 20, true);
+    const Timing t = measure(ctx, plan, W, H, {&in}, out, false, 3, true);
     if (reference_out.empty()) reference_out = t.output;
     const double err = rel_l2(t.output, reference_out);
     std::printf("%-13s %8.3f ms  (%zu plan dispatches; rel L2 vs portable %.1e)\n", label, t.ms, dispatches, err);
     CHECK(err <= 2e-2);
-    if (std::string(label) == "coop fused") {
-      const Timing s = measure(ctx, plan, W, H, {&in}, out, true, 20, false);
+    if (std::string(label) == "coop fused" || std::string(label) == "coop tuned") {
+      const Timing s = measure(ctx, plan, W, H, {&in}, out, true, 3, false);
       double sum = 0;
       for (const auto& [name, ms] : s.commands) sum += ms;
-      std::printf("\nper dispatch (serialized), coop fused:\n");
+      std::printf("\nper dispatch (serialized), %s:\n", label);
       for (const auto& [name, ms] : s.commands) std::printf("  %-60s %8.4f ms %5.1f%%\n", name.c_str(), ms, 100.0 * ms / sum);
       std::printf("  %-60s %8.4f ms\n", "sum", sum);
     }

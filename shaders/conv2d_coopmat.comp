@@ -32,6 +32,8 @@
 //   ACC_F16            1: fp16 accumulators, 0: fp32
 //   HAS_BIAS ACT       (optional) bias binding, fused activation (common.glsl)
 //   CONCAT UPSAMPLE0 POOL (optional, default 0) fusions above
+//   B_GLOBAL           (optional) 1: B fragments loaded from the weights buffer (cached) instead
+//                      of shared memory; the freed space double-buffers the patch
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w
 //   (c_in, h, w: the conv's input as the GEMM sees it, after concat/upsample; c0 h0 w0: the
@@ -67,6 +69,9 @@
 #ifndef POOL
 #define POOL 0
 #endif
+#ifndef B_GLOBAL
+#define B_GLOBAL 0
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -93,13 +98,25 @@
 #define NTS (NT + 8)
 #define MS (M_TILE + 8)
 #define X_VEC4 (HALO * CKS / 4)
+#if B_GLOBAL
+// B fragments straight from the packed weights (global memory, cached): shared memory holds
+// two patch buffers instead (chunk c+1 is stored into the other one while c is multiplied, so
+// one barrier per chunk).
+#define W_VEC4 X_VEC4
+#else
 #define W_VEC4 (KK * CK * NTS / 4)
+#endif
 #define OUT_VEC4 (NT * MS / 4)
 #define SMEM_VEC4 ((X_VEC4 + W_VEC4) > OUT_VEC4 ? (X_VEC4 + W_VEC4) : OUT_VEC4)
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
 #define W_ITEMS (KK * CK * NT / 4)
 #define X_PER_T ((X_ITEMS + WG_SIZE - 1) / WG_SIZE)
+// Fast path (input width a multiple of 4): 4 channels x 4 aligned pixels of one patch row per
+// item; NG aligned 4-pixel groups cover a patch row wherever it starts.
+#define NG ((HALO_W + 6) / 4)
+#define XV_ITEMS ((CK / 4) * HALO_H * NG)
+#define XV_PER_T ((XV_ITEMS + WG_SIZE - 1) / WG_SIZE)
 #define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
 
 #if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
@@ -116,11 +133,17 @@
 
 layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
+// Each tensor also viewed as 4-pixel (and, for the upsampled input, 2-pixel) vectors: the fast
+// paths below use them when the rows are multiples of 4 pixels (every OIDN size is).
 layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
+layout(set = 0, binding = 0) readonly buffer X0Vec4 { f16vec4 x0v4[]; };
+layout(set = 0, binding = 0) readonly buffer X0Vec2 { f16vec2 x0v2[]; };
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
+layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
 #endif
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
+layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
 layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
@@ -145,9 +168,15 @@ shared f16vec4 smem[SMEM_VEC4];
   [[unroll]] for (uint i_ = 0; i_ < FM * FN; ++i_) acc[i_] = ACC_MAT(0.0)
 #define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
 #define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#if B_GLOBAL
+#define B_LOAD(off)                                                    \
+  coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
+  coopMatLoad(bm, wts, (off) / 4, NT / 4, gl_CooperativeMatrixLayoutRowMajor)
+#else
 #define B_LOAD(off)                                                    \
   coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
   coopMatLoad(bm, smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#endif
 #define MUL_ADD(i, j) acc[(i) * FN + (j)] = coopMatMulAdd(a[i], bm, acc[(i) * FN + (j)])
 #define ACC_STORE(i, j, off)                                                                            \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
@@ -162,6 +191,13 @@ shared f16vec4 smem[SMEM_VEC4];
 // Rolled loops: fully unrolled, the emulation is too large for a CPU driver's compiler.
 #define LOOP_UNROLL [[dont_unroll]]
 float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
+#if B_GLOBAL
+#define B_AT(idx) wts[(idx) >> 2][(idx) & 3]
+#define B_STRIDE NT
+#else
+#define B_AT(idx) smem_h(idx)
+#define B_STRIDE NTS
+#endif
 #define ACC_DECL                                       \
   float acc[FM * FN][EMU_ELEMS];                       \
   LOOP_UNROLL for (uint i_ = 0; i_ < FM * FN; ++i_)    \
@@ -179,7 +215,7 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
     float s_ = acc[(i) * FN + (j)][k_];                                                         \
     for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
-      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(smem_h(bm + q_ * NTS + c_))); \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(B_AT(bm + q_ * B_STRIDE + c_))); \
     acc[(i) * FN + (j)][k_] = s_;                                                               \
   }
 #define ACC_STORE(i, j, off)                                                                    \
@@ -192,7 +228,10 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
 
 // The next chunk, held in registers while the current one is multiplied.
 f16vec4 px[X_PER_T];
+f16vec4 pxv[XV_PER_T][4];  // fast path: [item][channel] = 4 pixels
+#if !B_GLOBAL
 f16vec4 pw[W_PER_T];
+#endif
 
 // One input value of the GEMM's view of the input (after concat and upsample), 0 outside.
 float16_t load_x(uint n, uint ci, int iy, int ix) {
@@ -208,42 +247,96 @@ float16_t load_x(uint n, uint ci, int iy, int ix) {
 #endif
 }
 
-void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base) {
-  [[unroll]] for (uint i = 0; i < X_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    f16vec4 v = f16vec4(0.0);
-    if (e < X_ITEMS) {
-      const uint q = e / HALO, p = e % HALO;
-      const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
-      if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
-        const uint ci = chunk * CK + q * 4;
-        v = f16vec4(load_x(n, ci, iy, ix), load_x(n, ci + 1, iy, ix), load_x(n, ci + 2, iy, ix), load_x(n, ci + 3, iy, ix));
+// Pixels x .. x+3 (x a multiple of 4, inside the row; w a multiple of 4) of channel ci < c_in.
+f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
+#if CONCAT
+  if (ci >= pc.c0) return x1v4[(((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h + iy) * pc.w + x) >> 2];
+#endif
+#if UPSAMPLE0
+  // Source pixels x/2, x/2 + 1 (w0 = w/2 is even, so the pair is 4-byte aligned).
+  const f16vec2 s = x0v2[(((n * pc.c0 + ci) * pc.h0 + min(iy >> 1, pc.h0 - 1)) * pc.w0 + (x >> 1)) >> 1];
+  return f16vec4(s.x, s.x, s.y, s.y);
+#else
+  return x0v4[(((n * pc.c0 + ci) * pc.h0 + iy) * pc.w0 + x) >> 2];
+#endif
+}
+
+void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast) {
+  if (fast) {
+    // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
+    // sectors), group g, patch row hy.
+    const int xa = ix0 - (ix0 & 3);
+    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv[i][j] = f16vec4(0.0);
+      if (e < XV_ITEMS) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % NG, hy = r / NG;
+        const int iy = iy0 + int(hy), x = xa + int(4 * g);
+        const uint ci = chunk * CK + 4 * q;
+        if (iy >= 0 && iy < int(pc.h) && x >= 0 && x < int(pc.w)) {
+          LOOP_UNROLL for (uint j = 0; j < 4; ++j)
+            if (ci + j < pc.c_in) pxv[i][j] = load_x4(n, ci + j, uint(iy), uint(x));
+        }
       }
     }
-    px[i] = v;
+  } else {
+    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      f16vec4 v = f16vec4(0.0);
+      if (e < X_ITEMS) {
+        const uint q = e / HALO, p = e % HALO;
+        const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+        if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
+          const uint ci = chunk * CK + q * 4;
+          v = f16vec4(load_x(n, ci, iy, ix), load_x(n, ci + 1, iy, ix), load_x(n, ci + 2, iy, ix), load_x(n, ci + 3, iy, ix));
+        }
+      }
+      px[i] = v;
+    }
   }
+#if !B_GLOBAL
   const uint wb = w_base + chunk * W_ITEMS;
-  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     if (e < W_ITEMS) pw[i] = wts[wb + e];
   }
+#endif
 }
 
-void stash(uint t) {
-  [[unroll]] for (uint i = 0; i < X_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < X_ITEMS) {
-      const uint q = e / HALO, p = e % HALO;
-      smem[p * (CKS / 4) + q] = px[i];
+// Stores the fetched chunk into the patch buffer at `xb` (f16vec4 units) and, unless B_GLOBAL,
+// the weights next to the first patch buffer.
+void stash(uint t, int ix0, bool fast, uint xb) {
+  if (fast) {
+    const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
+    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < XV_ITEMS) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % NG, hy = r / NG;
+        LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
+          const int hx = int(4 * g + k) - off;
+          if (hx >= 0 && hx < HALO_W)
+            smem[xb + (hy * HALO_W + uint(hx)) * (CKS / 4) + q] = f16vec4(pxv[i][0][k], pxv[i][1][k], pxv[i][2][k], pxv[i][3][k]);
+        }
+      }
+    }
+  } else {
+    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < X_ITEMS) {
+        const uint q = e / HALO, p = e % HALO;
+        smem[xb + p * (CKS / 4) + q] = px[i];
+      }
     }
   }
-  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+#if !B_GLOBAL
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     if (e < W_ITEMS) {
       const uint row = e / (NT / 4), c4 = e % (NT / 4);
       smem[X_VEC4 + row * (NTS / 4) + c4] = pw[i];
     }
   }
+#endif
 }
 
 void main() {
@@ -260,12 +353,22 @@ void main() {
 
   ACC_DECL;
 
-  fetch(0, t, n, iy0, ix0, w_base);
-  stash(t);
+  // The fast paths need rows of a multiple of 4 pixels (then a 4-pixel group is either wholly
+  // inside a row or wholly outside); uniform per dispatch.
+  const bool fast_in = (pc.w & 3u) == 0u;
+  const bool fast_out = (pc.out_w & 3u) == 0u;
+  fetch(0, t, n, iy0, ix0, w_base, fast_in);
+  stash(t, ix0, fast_in, 0);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base);  // in flight during the multiplies
+    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base, fast_in);  // in flight during the multiplies
+#if B_GLOBAL
+    const uint xb = (chunk & 1u) * X_VEC4;  // this chunk's patch buffer (f16vec4 units)
+    const uint wg = (w_base + chunk * W_ITEMS) * 4;  // this chunk's weights (halves)
+#else
+    const uint xb = 0;
+#endif
     LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
       const uint ky = tap / KW, kx = tap % KW;
       LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
@@ -275,20 +378,31 @@ void main() {
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
           const uint f = sg_m * FM + i;
           const uint r = f / FRAGS_W, cs = f % FRAGS_W;
-          A_LOAD(i, ((r + ky) * HALO_W + cs * CM_M + kx) * CKS + kc * CM_K);
+          A_LOAD(i, xb * 4 + ((r + ky) * HALO_W + cs * CM_M + kx) * CKS + kc * CM_K);
         }
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
           const uint n0 = (sg_n * FN + j) * CM_N;
+#if B_GLOBAL
+          B_LOAD(wg + (tap * CK + kc * CM_K) * NT + n0);
+#else
           B_LOAD(X_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
+#endif
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
         }
       }
     }
+#if B_GLOBAL
+    // The other buffer was last read by chunk - 1, which every subgroup finished before the
+    // barrier ending that iteration: store the next chunk there, then one barrier.
+    if (more) stash(t, ix0, fast_in, X_VEC4 - xb);
+    barrier();
+#else
     barrier();  // every subgroup is done reading this chunk
     if (more) {
-      stash(t);
+      stash(t, ix0, fast_in, 0);
       barrier();
     }
+#endif
   }
 
   // Accumulators -> shared, channel-major: element (pixel m, channel j) at j * MS + m.
@@ -316,8 +430,15 @@ void main() {
 #endif
     const f16vec4 v = smem[(j * MS + m) / 4];
     const uint base = ((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w;
-    [[unroll]] for (uint k = 0; k < 4; ++k)
-      if (ox + k < pc.out_w) y[base + ox + k] = float16_t(activate(float(v[k]) + b, act_a, act_b));
+    if (fast_out) {
+      // ox is a multiple of 4 and so is out_w: the 4 pixels are all inside or all outside.
+      if (ox < pc.out_w)
+        yv4[(base + ox) >> 2] = f16vec4(activate(float(v[0]) + b, act_a, act_b), activate(float(v[1]) + b, act_a, act_b),
+                                        activate(float(v[2]) + b, act_a, act_b), activate(float(v[3]) + b, act_a, act_b));
+    } else {
+      [[unroll]] for (uint k = 0; k < 4; ++k)
+        if (ox + k < pc.out_w) y[base + ox + k] = float16_t(activate(float(v[k]) + b, act_a, act_b));
+    }
   }
 #else
   // One pooled pixel per item: the max of the activated 2x2 window (NaN propagates).

@@ -89,6 +89,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const CoopConvL
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
                   {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", has_bias ? 1 : 0}, {"ACT", act.code},
                   {"CONCAT", how.concat ? 1 : 0}, {"UPSAMPLE0", how.upsample ? 1 : 0}, {"POOL", how.pool ? 1 : 0}};
+  if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   spec.binding_count = 3 + (how.concat ? 1 : 0) + (has_bias ? 1 : 0);
   spec.push_constant_count = 15;

@@ -21,14 +21,15 @@ bool CoopConvConfig::valid() const {
 
 int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
-  const int64_t stage = halo * (ck + 8) + kh * kw * ck * (nt + 8);
+  const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
   const int64_t out = nt * (tile_h * tile_w + 8);
   return 2 * std::max(stage, out);
 }
 
 std::string CoopConvConfig::describe() const {
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
-         std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc");
+         std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
+         (b_global ? " bglobal" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -47,31 +48,35 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
 
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
   if (!coop_conv_applicable(s)) return std::nullopt;
-  // Output channels per workgroup: all of them up to 128 (rounded to the coop N), else tiles
-  // of 64. The subgroup grid splits N in two where the fragments allow it, so that each
-  // subgroup's A fragments are reused by 2+ B fragments and its B fragments by 4 A fragments.
+  // From the H100 sweep of bench/conv_layers.cpp (bench/RESULTS.md): all output channels in one
+  // workgroup up to 128 (rounded to the coop N), else tiles of 64; 8 subgroups; wide, short
+  // pixel tiles (4x32, 8x32) beat 16x16 (more workgroups in flight, shorter halo rows); narrow
+  // layers prefer the 16x8x16 shape. Then smaller tiles where shared memory is short, and the
+  // other coop N / accumulator where the device lacks the preferred one.
   std::vector<CoopConvConfig> candidates;
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
-    CoopConvConfig c;
-    c.acc_f16 = acc_f16;
-    if (s.c_out <= 8) {
-      c.nt = 8, c.cm_n = 8, c.sg_n = 1;
-    } else if (s.c_out <= 128) {
-      c.nt = round_up(s.c_out, 16);
-      c.sg_n = (c.nt / 16) % 2 == 0 && c.nt >= 64 ? 2 : 1;
-    } else {
-      c.nt = 64, c.sg_n = 2;
-    }
-    // Pixels: 16x16 with 8 subgroups (4 along M with sg_n 2, else 8), then smaller tiles where
-    // shared memory is short.
-    for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {4, 16}, {2, 16}}) {
-      c.tile_h = th, c.tile_w = tw;
-      c.sg_m = std::min<int64_t>(8 / c.sg_n, c.m_frags());
-      candidates.push_back(c);
-      if (c.cm_n == 16 && c.nt % 8 == 0) {
-        CoopConvConfig narrow = c;  // a device without 16x16x16 but with 16x8x16
-        narrow.cm_n = 8;
-        candidates.push_back(narrow);
+    for (int64_t cm_n : {int64_t{16}, int64_t{8}}) {
+      CoopConvConfig c;
+      c.acc_f16 = acc_f16;
+      c.cm_n = cm_n;
+      c.nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
+      if (c.nt == 8 && cm_n == 16) continue;
+      const int64_t n_frags = c.nt / 16;
+      c.sg_n = n_frags % 2 == 0 && n_frags >= 4 ? 2 : 1;  // 64, 96, 128: 2 along N
+      std::vector<std::pair<int64_t, int64_t>> tiles;
+      if (c.nt <= 32) {
+        tiles = {{4, 32}, {8, 16}};
+        if (cm_n == 16 && target.supports({16, 8, 16, acc_f16})) c.cm_n = 8;  // narrow N: 16x8x16 first
+      } else if (c.nt <= 64) {
+        tiles = {{4, 64}, {8, 32}, {8, 16}};
+      } else {
+        tiles = {{4, 32}, {8, 16}};
+      }
+      for (auto t : {std::pair<int64_t, int64_t>{4, 16}, {2, 16}}) tiles.push_back(t);
+      for (auto [th, tw] : tiles) {
+        c.tile_h = th, c.tile_w = tw;
+        c.sg_m = std::min<int64_t>(8 / c.sg_n, c.m_frags());
+        candidates.push_back(c);
       }
     }
   }

@@ -28,6 +28,7 @@ struct CoopConvConfig {
   int64_t sg_m = 4, sg_n = 2;        // subgroups along M (pixels) and N (channels)
   int64_t cm_n = 16;                 // coop shape 16 x cm_n x 16 (cm_n 16 or 8)
   bool acc_f16 = true;               // fp16 accumulators (else fp32)
+  bool b_global = false;             // B fragments from the weights buffer, patch double-buffered
 
   int64_t subgroups() const { return sg_m * sg_n; }
   int64_t m_frags() const { return tile_h * tile_w / 16; }
@@ -36,7 +37,7 @@ struct CoopConvConfig {
   // Shared memory the shader declares for a kh x kw kernel (bytes).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
-  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc"
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal")
 };
 
 // What the coop lowering may use on the target device.

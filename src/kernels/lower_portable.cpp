@@ -106,7 +106,10 @@ std::map<const Op*, CoopConvLowering> plan_coop_convs(PlanBuilder& b, const comp
       }
     }
     std::optional<CoopConvConfig> config;
-    if (target.force_config && coop_config_fits(*target.force_config, shape, target.coop, how.pool != nullptr))
+    if (auto it = target.conv_configs.find(op.name);
+        it != target.conv_configs.end() && coop_config_fits(it->second, shape, target.coop, how.pool != nullptr))
+      config = it->second;
+    if (!config && target.force_config && coop_config_fits(*target.force_config, shape, target.coop, how.pool != nullptr))
       config = target.force_config;
     if (!config) config = choose_coop_config(shape, target.coop, how.pool != nullptr);
     if (!config && how.pool) {
@@ -132,6 +135,7 @@ std::string LoweringTarget::key() const {
   k += "sg" + std::to_string(coop.subgroup_size) + ";smem" + std::to_string(coop.max_shared_bytes) +
        (coop.prefer_f16_accumulate ? ";f16acc" : ";f32acc") + (fuse ? ";fuse" : "") + (coop_emulate ? ";emulate" : "");
   if (force_config) k += ";force " + force_config->describe();
+  for (const auto& [name, c] : conv_configs) k += ";" + name + " " + c.describe();
   return k + ")";
 }
 

@@ -8,7 +8,9 @@
 // nearest-2x upsample and/or two-input channel concat before them (src/kernels/README.md).
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
@@ -31,6 +33,8 @@ struct LoweringTarget {
   // convolution it fits (the others keep the heuristic's choice).
   bool coop_emulate = false;
   std::optional<CoopConvConfig> force_config;
+  // Benchmarks: per-convolution configurations by Conv op name (before force_config).
+  std::map<std::string, CoopConvConfig> conv_configs;
 
   bool uses_coop() const { return !coop.shapes.empty() && coop.subgroup_size > 0; }
   // A short text for cache keys: "portable" or "coop(16x16x16f16,16x8x16f32,...;sg32;smem49152;fuse)".
