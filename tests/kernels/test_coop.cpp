@@ -182,7 +182,7 @@ std::vector<CoopConvConfig> forced_configs() {
 
 }  // namespace
 
-TEST_CASE("coop weight packing: [co_tile][chunk][tap][ck][nt] with zeros past Cin and Cout", "[kernels][coop-plan]") {
+TEST_CASE("coop weight packing: co_tile x chunk x tap x ck x nt blocks with zeros past Cin and Cout", "[kernels][coop-plan]") {
   const Conv2dShape s{19, 37, 3, 3};
   CoopConvConfig c;
   c.nt = 32, c.ck = 16;
