@@ -169,12 +169,40 @@ DENOX_API denox_result denox_context_get_stats(denox_context context, denox_stat
 
 typedef struct denox_model_T* denox_model;
 
+/* How the schedule (fusions, kernels, configurations) is chosen when a model is compiled. */
+typedef enum denox_tuning {
+  /* A cost model ranks the candidates; nothing runs on the device, the result is deterministic
+   * (CI, reproducible builds). The default. */
+  DENOX_TUNING_HEURISTIC = 0,
+  /* Every candidate left after pruning is timed on the device at tune_width x tune_height
+   * (the load call blocks meanwhile, using the context's queue); measurements are kept in the
+   * cache, so nothing is measured twice on this device and driver. */
+  DENOX_TUNING_MEASURE = 1,
+  /* Like MEASURE over the whole configuration space (no configuration pruning): benchmarks and
+   * the offline tool that chooses the pruned set (bench/prune/). */
+  DENOX_TUNING_EXHAUSTIVE = 2
+} denox_tuning;
+
+/* Progress of a compile: `stage` is "import", "enumerate", "compile" (shaders of the
+ * candidates), "measure", "select", "lower", "shaders" or "done"; `done` of `total` steps of
+ * that stage; `what` names the current item ("" if none). Called on the loading thread. */
+typedef void (*denox_progress_callback)(const char* stage, uint32_t done, uint32_t total, const char* what, void* user_data);
+
 typedef struct denox_model_options {
   denox_precision precision;
   /* Nonzero: denox allocates no device memory for the model; the caller binds its own buffers
    * (denox_model_memory_requirements / denox_model_bind_memory) and weights are uploaded into
    * them by denox_model_bind_memory (on the context's queue, waiting for completion). */
   int external_memory;
+  denox_tuning tuning;
+  /* The extent MEASURE / EXHAUSTIVE tune for (its resolution class: the plan is cached per
+   * extent and runs at every extent). 0: 1920x1088. The heuristic always ranks at 1920x1088. */
+  uint32_t tune_width, tune_height;
+  /* Nonzero: do not take the plan from the cache; schedule again (measurements still come from
+   * the cache). For tools (`denox compile`). */
+  int recompile;
+  denox_progress_callback progress; /* may be NULL */
+  void* progress_user_data;
 } denox_model_options;
 
 /* Loads an ONNX model (with external data files resolved next to it), compiles it for the
@@ -190,6 +218,15 @@ DENOX_API denox_result denox_model_load_memory(denox_context context, const void
  * DENOX_ERROR_MISSING_FEATURE if the plan needs fp16 the device lacks. */
 DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
                                              const denox_model_options* options, denox_model* out_model);
+/* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):
+ * "from_cache", "tuning", "space", "tune_extent", "dispatches", "implementations",
+ * "structures", "structures_kept", "edges", "measured_edges", "cached_edges", "failed_edges",
+ * "total_ms" (predicted), "time_ms" {"import", "enumerate", "prune", "measure", "select",
+ * "lower", "shaders", "total"} and "schedule": one object per step {"name", "pattern",
+ * "family", "config", "inputs", "output", "dispatches", "ms", "measured"}. A plan from the
+ * cache or from a plan file has "from_cache": true and no schedule. Call with json == NULL to
+ * get the size (including the terminating NUL) in *size. */
+DENOX_API denox_result denox_model_schedule_report(denox_model model, char* json, size_t* size);
 /* Writes the model's plan. Call with data == NULL to get the size in *size. */
 DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);
 /* Waits for nothing: the caller must make sure no command buffer that recorded this model is

@@ -7,15 +7,20 @@ add_library(denox_lib SHARED
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_log.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_context.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_compile.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_report.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_model.cpp
 )
+# Measure (pipeline step 6) times edges on the device through the runtime; the API drives it.
+add_library(denox_measure STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/measure.cpp)
+target_include_directories(denox_measure PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(denox_measure PUBLIC denox_kernels denox_cache denox_vulkan spdlog::spdlog)
 target_include_directories(denox_lib PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:include>)
 target_include_directories(denox_lib PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(denox_lib PRIVATE DENOX_VERSION_STRING="${PROJECT_VERSION}" VK_NO_PROTOTYPES)
 target_link_libraries(denox_lib PUBLIC Vulkan::Headers
-  PRIVATE denox_kernels denox_cache denox_plan denox_vulkan denox_compiler spdlog::spdlog)
+  PRIVATE denox_measure denox_kernels denox_cache denox_plan denox_vulkan denox_compiler spdlog::spdlog)
 set_target_properties(denox_lib PROPERTIES
   OUTPUT_NAME denox
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib

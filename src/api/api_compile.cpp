@@ -4,12 +4,15 @@
 
 #include <chrono>
 
+#include "api/api_report.hpp"
 #include "compiler/import/onnx_import.hpp"
+#include "compiler/schedule/schedule.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 #include "kernels/lower_portable.hpp"
 #include "kernels/lowering_target.hpp"
 #include "kernels/shader_source.hpp"
 #include "runtime/cache/content_hash.hpp"
+#include "runtime/measure/measure.hpp"
 
 namespace denox::api {
 
@@ -17,7 +20,7 @@ namespace {
 
 // The lowering's identity: bump when the lowering changes what it emits for the same graph
 // without the shaders changing.
-constexpr const char* kLowering = "lowering/2";
+constexpr const char* kLowering = "lowering/3";
 
 // What the lowering may use on this device: cooperative-matrix convolutions for fp16 plans
 // where the device has them enabled, else the portable shaders.
@@ -53,13 +56,30 @@ const std::string& shader_set_hash() {
   return hash;
 }
 
-cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, plan::Precision precision,
+const char* tuning_name(denox_tuning t) {
+  switch (t) {
+    case DENOX_TUNING_HEURISTIC: return "heuristic";
+    case DENOX_TUNING_MEASURE: return "measure";
+    case DENOX_TUNING_EXHAUSTIVE: return "exhaustive";
+  }
+  return "?";
+}
+
+// The schedule's identity in the cache key: heuristic plans do not depend on the extent (the
+// cost model ranks the same way at every size); measured ones are per resolution class.
+std::string tuning_key(const CompileRequest& r) {
+  if (r.tuning == DENOX_TUNING_HEURISTIC) return "heuristic";
+  return std::string(tuning_name(r.tuning)) + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
+}
+
+cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, const CompileRequest& r,
                         const kernels::LoweringTarget& target) {
   cache::CacheKey key;
   key.model_hash = model;
   key.device = ctx.identity;
   key.denox_version = std::string(DENOX_VERSION_STRING) + "+shaders." + shader_set_hash();
-  key.options = std::string("precision=") + plan::precision_name(precision) + ";" + kLowering + "=" + target.key();
+  key.options = std::string("precision=") + plan::precision_name(r.precision) + ";" + kLowering + "=" + target.key() +
+                ";tuning=" + tuning_key(r);
   return key;
 }
 
@@ -106,32 +126,91 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   }
 }
 
-plan::Plan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
-                       plan::Precision precision) {
+CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options) {
+  CompileRequest r;
+  r.precision = resolve_precision(ctx, options ? options->precision : DENOX_PRECISION_AUTO);
+  if (!options) return r;
+  if (options->tuning != DENOX_TUNING_HEURISTIC && options->tuning != DENOX_TUNING_MEASURE && options->tuning != DENOX_TUNING_EXHAUSTIVE)
+    fail(ErrorCode::InvalidArgument, "tuning " + std::to_string(static_cast<int>(options->tuning)) + " is not a denox_tuning");
+  r.tuning = options->tuning;
+  if ((options->tune_width == 0) != (options->tune_height == 0))
+    fail(ErrorCode::InvalidArgument, "tune_width and tune_height must both be set or both be 0");
+  if (options->tune_width) {
+    if (options->tune_width > 65536 || options->tune_height > 65536)
+      fail(ErrorCode::InvalidArgument, "tuning extent " + std::to_string(options->tune_width) + "x" +
+                                           std::to_string(options->tune_height) + " is out of range (1..65536)");
+    r.width = options->tune_width, r.height = options->tune_height;
+  }
+  r.recompile = options->recompile != 0;
+  r.progress = options->progress;
+  r.progress_user_data = options->progress_user_data;
+  return r;
+}
+
+CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                         const CompileRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = [&](const char* stage, size_t done, size_t total, const std::string& what) {
+    if (request.progress) request.progress(stage, static_cast<uint32_t>(done), static_cast<uint32_t>(total), what.c_str(), request.progress_user_data);
+  };
+  CompileTimes times;
   auto t0 = std::chrono::steady_clock::now();
+  progress("import", 0, 1, "");
   compiler::ImportOptions options;
   options.base_dir = base_dir;
   compiler::Graph graph = compiler::import_onnx_bytes(onnx, size, options);
-  const kernels::LoweringTarget target = target_for(ctx, precision);
-  const cache::CacheKey key = key_for(ctx, model_hash(onnx, size, graph), precision, target);
-  spdlog::debug("denox: imported in {:.1f} ms, cache key {}", ms_since(t0), key.digest());
-  if (auto cached = load_cached(ctx, key)) {
-    ctx.plan_cache_hits++;
-    spdlog::info("denox: plan from the cache ({} dispatches)", cached->dispatches.size());
-    return std::move(*cached);
+  const kernels::LoweringTarget target = target_for(ctx, request.precision);
+  const cache::CacheKey key = key_for(ctx, model_hash(onnx, size, graph), request, target);
+  times.import_ms = ms_since(t0);
+  spdlog::debug("denox: imported in {:.1f} ms, cache key {}", times.import_ms, key.digest());
+  if (!request.recompile) {
+    if (auto cached = load_cached(ctx, key)) {
+      ctx.plan_cache_hits++;
+      spdlog::info("denox: plan from the cache ({} dispatches)", cached->dispatches.size());
+      times.total_ms = ms_since(start);
+      progress("done", 1, 1, "");
+      CompiledPlan out{std::move(*cached), ""};
+      out.report_json = schedule_report_json(nullptr, times, tuning_key(request), out.plan.dispatches.size());
+      return out;
+    }
   }
+
+  autotune::ScheduleOptions so;
+  so.precision = request.precision;
+  so.target = target;
+  // The heuristic's plan is one per model (its cache key has no extent): it ranks at 1080p.
+  if (request.tuning != DENOX_TUNING_HEURISTIC) so.width = request.width, so.height = request.height;
+  so.progress = progress;
+  std::unique_ptr<measure::DeviceMeasurer> measurer;
+  if (request.tuning != DENOX_TUNING_HEURISTIC) {
+    so.space = request.tuning == DENOX_TUNING_EXHAUSTIVE ? kernels::ConfigSpace::Full : kernels::ConfigSpace::Pruned;
+    measurer = std::make_unique<measure::DeviceMeasurer>(*ctx.device, ctx.compiler, ctx.pipeline_cache->handle(), adapter_compiler(ctx),
+                                                         &ctx.cache, "measure/1|" + ctx.identity.canonical() + "|" + key.denox_version);
+    so.measurer = measurer.get();
+  }
+  const autotune::Schedule schedule = autotune::schedule_graph(graph, so);
   t0 = std::chrono::steady_clock::now();
-  plan::Plan p = kernels::build_portable_plan(graph, precision, target);
-  const double lower_ms = ms_since(t0);
+  progress("lower", 0, 1, "");
+  plan::Plan p = autotune::lower_schedule(graph, schedule, request.precision);
+  times.lower_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
+  progress("shaders", 0, p.pipelines.size(), "");
   kernels::compile_pipelines(p, ctx.compiler);
   plan::validate_plan(p);
+  times.shaders_ms = ms_since(t0);
   ctx.plans_compiled++;
-  spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines (lowering {:.1f} ms, shaders {:.1f} ms)", p.dispatches.size(),
-               p.pipelines.size(), lower_ms, ms_since(t0));
+  const auto& r = schedule.report;
+  spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
+               "predicted {:.3f} ms)",
+               p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,
+               r.predicted_ms);
   if (ctx.cache.enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
     spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.path().string());
-  return p;
+  if (measurer) save_pipeline_cache(ctx);
+  times.total_ms = ms_since(start);
+  progress("done", 1, 1, "");
+  const size_t dispatches = p.dispatches.size();
+  return CompiledPlan{std::move(p), schedule_report_json(&r, times, tuning_key(request), dispatches)};
 }
 
 }  // namespace denox::api

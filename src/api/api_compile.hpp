@@ -13,11 +13,27 @@ namespace denox::api {
 
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested);
 
+// What a model load asks of the compiler (from denox_model_options, validated).
+struct CompileRequest {
+  plan::Precision precision = plan::Precision::F32;
+  denox_tuning tuning = DENOX_TUNING_HEURISTIC;
+  uint32_t width = 1920, height = 1088;  // the tuning extent
+  bool recompile = false;
+  denox_progress_callback progress = nullptr;
+  void* progress_user_data = nullptr;
+};
+CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options);
+
+struct CompiledPlan {
+  plan::Plan plan;
+  std::string report_json;  // denox_model_schedule_report
+};
+
 // Imports the model (external data from base_dir), then returns the cached plan for (model
-// content, device, denox version, options) or compiles and stores one. Every pipeline of the
-// result has its SPIR-V.
-plan::Plan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
-                       plan::Precision precision);
+// content, device, denox version, options incl. tuning) or schedules (heuristic or measured),
+// lowers, compiles and stores one. Every pipeline of the result has its SPIR-V.
+CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                         const CompileRequest& request);
 
 // Fills in SPIR-V a plan lacks (a plan file shipped without it), through the context's cache.
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);

@@ -32,6 +32,7 @@ struct denox_model_T {
   denox_context_T* context = nullptr;
   std::unique_ptr<denox::runtime::ExecutableModel> model;
   bool extent_set = false;
+  std::string report_json;  // denox_model_schedule_report
 };
 
 namespace denox::api {

@@ -7,6 +7,7 @@
 
 #include "api/api_compile.hpp"
 #include "api/api_internal.hpp"
+#include "api/api_report.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 
 namespace denox::api {
@@ -23,19 +24,16 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   return bytes;
 }
 
-denox_model make_model(denox_context_T& ctx, plan::Plan p, const denox_model_options* options) {
+denox_model make_model(denox_context_T& ctx, plan::Plan p, const denox_model_options* options, std::string report_json) {
   const bool external = options != nullptr && options->external_memory != 0;
   auto m = std::make_unique<denox_model_T>();
   m->context = &ctx;
+  m->report_json = std::move(report_json);
   m->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(p), ctx.pipeline_cache->handle(),
                                                         adapter_compiler(ctx), external);
   save_pipeline_cache(ctx);
   ctx.live_models++;
   return m.release();
-}
-
-denox_precision requested_precision(const denox_model_options* options) {
-  return options != nullptr ? options->precision : DENOX_PRECISION_AUTO;
 }
 
 runtime::IoSource to_source(const denox_binding& b) {
@@ -88,11 +86,10 @@ denox_result denox_model_load_file(denox_context context, const char* onnx_path,
     api::require(context, "context");
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
     const auto bytes = api::read_file(path);
-    const auto precision = api::resolve_precision(*context, api::requested_precision(options));
-    plan::Plan p = api::obtain_plan(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(),
-                                    precision);
-    if (p.model_name.empty()) p.model_name = path.stem().string();
-    *out_model = api::make_model(*context, std::move(p), options);
+    const auto request = api::compile_request(*context, options);
+    auto compiled = api::obtain_plan(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(), request);
+    if (compiled.plan.model_name.empty()) compiled.plan.model_name = path.stem().string();
+    *out_model = api::make_model(*context, std::move(compiled.plan), options, std::move(compiled.report_json));
   });
 }
 
@@ -103,9 +100,9 @@ denox_result denox_model_load_memory(denox_context context, const void* onnx_byt
     *out_model = nullptr;
     api::require(context, "context");
     api::require(onnx_bytes, "onnx_bytes");
-    const auto precision = api::resolve_precision(*context, api::requested_precision(options));
-    plan::Plan p = api::obtain_plan(*context, onnx_bytes, size, std::nullopt, precision);
-    *out_model = api::make_model(*context, std::move(p), options);
+    const auto request = api::compile_request(*context, options);
+    auto compiled = api::obtain_plan(*context, onnx_bytes, size, std::nullopt, request);
+    *out_model = api::make_model(*context, std::move(compiled.plan), options, std::move(compiled.report_json));
   });
 }
 
@@ -119,7 +116,23 @@ denox_result denox_model_load_plan(denox_context context, const void* plan_bytes
     plan::Plan p = plan::deserialize_plan({static_cast<const uint8_t*>(plan_bytes), size});
     api::check_plan_runs_here(*context, p);
     api::complete_pipelines(*context, p);
-    *out_model = api::make_model(*context, std::move(p), options);
+    const size_t dispatches = p.dispatches.size();
+    *out_model = api::make_model(*context, std::move(p), options, api::schedule_report_json(nullptr, {}, "plan file", dispatches));
+  });
+}
+
+denox_result denox_model_schedule_report(denox_model model, char* json, size_t* size) {
+  return api::guarded(__func__, [&] {
+    api::require(size, "size");
+    const std::string& text = api::require(model, "model")->report_json;
+    if (json == nullptr) {
+      *size = text.size() + 1;
+      return;
+    }
+    if (*size < text.size() + 1)
+      fail(ErrorCode::InvalidArgument, "the buffer holds " + std::to_string(*size) + " bytes, the report needs " + std::to_string(text.size() + 1));
+    std::memcpy(json, text.c_str(), text.size() + 1);
+    *size = text.size() + 1;
   });
 }
 

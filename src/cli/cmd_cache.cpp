@@ -44,13 +44,15 @@ int list(const CacheOptions& o) {
                   i ? ", " : "", p.key_digest.c_str(), p.model_hash.c_str(), p.device.c_str(), p.device_digest.c_str(), p.options.c_str(),
                   static_cast<unsigned long long>(p.bytes), p.intact ? "true" : "false");
     }
-    std::printf("], \"spirv_rows\": %llu, \"pipeline_cache_rows\": %llu}\n", static_cast<unsigned long long>(c.spirv_rows),
-                static_cast<unsigned long long>(c.pipeline_cache_rows));
+    std::printf("], \"spirv_rows\": %llu, \"pipeline_cache_rows\": %llu, \"measurement_rows\": %llu}\n",
+                static_cast<unsigned long long>(c.spirv_rows), static_cast<unsigned long long>(c.pipeline_cache_rows),
+                static_cast<unsigned long long>(c.measurement_rows));
     return 0;
   }
-  std::printf("%s\n%zu plan(s), %llu SPIR-V module(s) (%llu KiB), %llu pipeline cache(s) (%llu KiB)\n", path.string().c_str(),
-              c.plans.size(), static_cast<unsigned long long>(c.spirv_rows), static_cast<unsigned long long>(c.spirv_bytes / 1024),
-              static_cast<unsigned long long>(c.pipeline_cache_rows), static_cast<unsigned long long>(c.pipeline_cache_bytes / 1024));
+  std::printf("%s\n%zu plan(s), %llu SPIR-V module(s) (%llu KiB), %llu pipeline cache(s) (%llu KiB), %llu measurement(s)\n",
+              path.string().c_str(), c.plans.size(), static_cast<unsigned long long>(c.spirv_rows),
+              static_cast<unsigned long long>(c.spirv_bytes / 1024), static_cast<unsigned long long>(c.pipeline_cache_rows),
+              static_cast<unsigned long long>(c.pipeline_cache_bytes / 1024), static_cast<unsigned long long>(c.measurement_rows));
   if (c.plans.empty()) return 0;
   std::printf("\n%-16s %-12s %-44s %-28s %8s %-16s %s\n", "model hash", "device", "device key", "options", "KiB", "last used (UTC)", "");
   for (const auto& p : c.plans)

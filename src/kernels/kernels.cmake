@@ -34,6 +34,15 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/binary.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/unary.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/lower_portable.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/implementations.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/coop_config_space.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/edge_graph.cpp
+  # The autotuner's graph stages live under compiler/ (one folder per pipeline step) but build
+  # into this library: they need the kernels' patterns, and build_portable_plan needs them.
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/supergraph.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/prune/prune.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/cost_model/cost_model.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/schedule/schedule.cpp
   ${DENOX_EMBEDDED_SHADERS_CPP}
 )
 target_include_directories(denox_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})

@@ -132,8 +132,12 @@ TEST_CASE("recovery: other schema versions and shapes", "[cache][recovery]") {
   fill_cache(path, 1);
   std::string cause;
   SECTION("future schema version") {
-    raw_exec(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
-    cause = "schema version 2";
+    raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'; PRAGMA user_version = 99;");
+    cause = "schema version 99";
+  }
+  SECTION("older schema version (1: before the measurements table)") {
+    raw_exec(path, "DROP TABLE measurements; UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
+    cause = "schema version 1";
   }
   SECTION("meta and user_version disagree") {
     raw_exec(path, "PRAGMA user_version = 7;");

@@ -221,6 +221,7 @@ CacheContents list_cache(const fs::path& cache) {
     c.spirv_rows = static_cast<std::uint64_t>(detail::query_int(db, "SELECT COUNT(*) FROM spirv"));
     c.spirv_bytes = static_cast<std::uint64_t>(detail::query_int(db, "SELECT COALESCE(SUM(LENGTH(words)), 0) FROM spirv"));
     c.pipeline_cache_rows = static_cast<std::uint64_t>(detail::query_int(db, "SELECT COUNT(*) FROM pipeline_caches"));
+    c.measurement_rows = static_cast<std::uint64_t>(detail::query_int(db, "SELECT COUNT(*) FROM measurements"));
     c.pipeline_cache_bytes =
         static_cast<std::uint64_t>(detail::query_int(db, "SELECT COALESCE(SUM(LENGTH(data)), 0) FROM pipeline_caches"));
     return c;
@@ -271,7 +272,7 @@ size_t import_plans(const fs::path& from, const fs::path& cache) {
 void clear_cache(const fs::path& cache) {
   Db db = open_existing(cache);
   with_sqlite_errors(cache, [&] {
-    detail::write_transaction(db, kTimeout, [&] { db.exec("DELETE FROM plans; DELETE FROM spirv; DELETE FROM pipeline_caches;"); });
+    detail::write_transaction(db, kTimeout, [&] { db.exec("DELETE FROM plans; DELETE FROM spirv; DELETE FROM pipeline_caches; DELETE FROM measurements;"); });
     db.exec("VACUUM");
     return 0;
   });

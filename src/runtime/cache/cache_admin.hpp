@@ -29,6 +29,7 @@ struct CacheContents {
   std::vector<PlanSummary> plans;
   std::uint64_t spirv_rows = 0, spirv_bytes = 0;
   std::uint64_t pipeline_cache_rows = 0, pipeline_cache_bytes = 0;
+  std::uint64_t measurement_rows = 0;  // autotuning measurements (not exported: per device)
 };
 
 CacheContents list_cache(const std::filesystem::path& cache);

@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The whole schema of version 1. IF NOT EXISTS / OR IGNORE make it idempotent, so a process
+// The whole schema (version 2 added measurements). IF NOT EXISTS / OR IGNORE make it idempotent, so a process
 // racing another one through creation (see create_schema) ends with the same file.
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta (
@@ -69,15 +69,23 @@ CREATE TABLE IF NOT EXISTS pipeline_caches (
   checksum TEXT NOT NULL,
   updated_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS measurements (
+  key_digest TEXT PRIMARY KEY NOT NULL,
+  key_text TEXT NOT NULL,
+  result BLOB NOT NULL,
+  checksum TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
 )sql";
 
 // One SELECT per table naming every column the cache uses: preparing it fails if a table or
 // column is missing, which is how a same-version file with a wrong shape is recognized.
-constexpr std::array<const char*, 4> kColumnProbes = {
+constexpr std::array<const char*, 5> kColumnProbes = {
     "SELECT key, value FROM meta LIMIT 0",
     "SELECT key_digest, key_text, plan, checksum, created_at, last_used_at FROM plans LIMIT 0",
     "SELECT source_hash, words, checksum, created_at FROM spirv LIMIT 0",
     "SELECT device_key, device_text, data, checksum, updated_at FROM pipeline_caches LIMIT 0",
+    "SELECT key_digest, key_text, result, checksum, created_at FROM measurements LIMIT 0",
 };
 
 // Thrown by validation for content problems; caught in try_open and turned into a verdict.

@@ -60,6 +60,14 @@ constexpr Table kPipelineCaches{
     nullptr,
 };
 
+constexpr Table kMeasurements{
+    "measurement",
+    "SELECT result, checksum, key_text FROM measurements WHERE key_digest = ?1",
+    "INSERT OR REPLACE INTO measurements (key_digest, key_text, result, checksum, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    "DELETE FROM measurements WHERE key_digest = ?1",
+    nullptr,
+};
+
 std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 }  // namespace
@@ -301,6 +309,19 @@ std::optional<std::vector<std::uint8_t>> PlanCache::load_pipeline_cache(const De
 
 bool PlanCache::store_pipeline_cache(const DeviceIdentity& device, std::span<const std::uint8_t> data) {
   return impl_->store(kPipelineCaches, device.digest(), device.canonical(), data, impl_->stats.pipeline_cache_stores);
+}
+
+std::optional<std::string> PlanCache::load_measurement(const std::string& key_text) {
+  auto& s = impl_->stats;
+  auto bytes = impl_->load(kMeasurements, ContentHasher().field(key_text).hex(), key_text, s.measurement_hits, s.measurement_misses);
+  if (!bytes) return std::nullopt;
+  return std::string(bytes->begin(), bytes->end());
+}
+
+bool PlanCache::store_measurement(const std::string& key_text, std::string_view result) {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(result.data());
+  return impl_->store(kMeasurements, ContentHasher().field(key_text).hex(), key_text, std::span<const std::uint8_t>(p, result.size()),
+                      impl_->stats.measurement_stores);
 }
 
 CacheStats PlanCache::stats() const {

@@ -37,6 +37,9 @@ struct CacheStats {
   std::uint64_t pipeline_cache_hits = 0;
   std::uint64_t pipeline_cache_misses = 0;
   std::uint64_t pipeline_cache_stores = 0;
+  std::uint64_t measurement_hits = 0;
+  std::uint64_t measurement_misses = 0;
+  std::uint64_t measurement_stores = 0;
   // Rows whose checksum did not match (each was also counted as a miss and deleted).
   std::uint64_t corrupt_rows = 0;
   // Stores that did not reach the file (disk full, I/O error, lock timeout, disabled cache).
@@ -61,7 +64,7 @@ struct CacheRecovery {
 class PlanCache {
  public:
   // Bumped on every change to the tables; a file with another version is set aside.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: measurements
   // PRAGMA application_id: 'dnox'. Marks the file as a denox cache for us and for file(1).
   static constexpr std::int32_t kApplicationId = 0x646e6f78;
 
@@ -106,6 +109,13 @@ class PlanCache {
   // load, merge their new pipelines in through Vulkan, and store the result.
   std::optional<std::vector<std::uint8_t>> load_pipeline_cache(const DeviceIdentity& device);
   bool store_pipeline_cache(const DeviceIdentity& device, std::span<const std::uint8_t> data);
+
+  // Autotuning measurements (src/runtime/measure): one row per (device, shader set, shader,
+  // configuration, operation signature), `key_text` spelling all of it out. The result is a
+  // short text (measure::MeasurementResult's encoding); a failed configuration is stored as
+  // such so it is never tried again on this device and driver.
+  std::optional<std::string> load_measurement(const std::string& key_text);
+  bool store_measurement(const std::string& key_text, std::string_view result);
 
   CacheStats stats() const;
 

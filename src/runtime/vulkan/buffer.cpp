@@ -1,5 +1,7 @@
 #include "runtime/vulkan/buffer.hpp"
 
+#include <mutex>
+
 #include <cstring>
 #include <utility>
 
@@ -99,7 +101,10 @@ void submit_and_wait_impl(const DeviceContext& ctx, const char* what, void (*rec
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
-    vk_check(vk.vkQueueSubmit(ctx.queue(), 1, &submit, fence), std::string("vkQueueSubmit (") + what + ")");
+    {
+      std::lock_guard lock(ctx.queue_mutex());
+      vk_check(vk.vkQueueSubmit(ctx.queue(), 1, &submit, fence), std::string("vkQueueSubmit (") + what + ")");
+    }
     vk_check(vk.vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), std::string("vkWaitForFences (") + what + ")");
   } catch (...) {
     cleanup();

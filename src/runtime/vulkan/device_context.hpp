@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,9 @@ class DeviceContext {
   VkInstance instance() const { return instance_; }
   uint32_t queue_family() const { return queue_family_; }
   VkQueue queue() const { return queue_; }  // may be VK_NULL_HANDLE for an external device
+  // vkQueueSubmit on queue() under this lock: a context is used from several threads (loads,
+  // measurements) and a VkQueue is externally synchronized.
+  std::mutex& queue_mutex() const { return *queue_mutex_; }
   const DeviceCapabilities& caps() const { return caps_; }
   bool owns_device() const { return owns_device_; }
 
@@ -110,6 +114,7 @@ class DeviceContext {
   uint32_t queue_family_ = 0;
   bool owns_instance_ = false, owns_device_ = false;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  std::unique_ptr<std::mutex> queue_mutex_ = std::make_unique<std::mutex>();
   std::shared_ptr<std::atomic<uint64_t>> validation_errors_ = std::make_shared<std::atomic<uint64_t>>(0);
   VolkDeviceTable table_{};
   DeviceCapabilities caps_;

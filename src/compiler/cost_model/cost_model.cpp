@@ -1,0 +1,78 @@
+#include "compiler/cost_model/cost_model.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "runtime/bind_shapes.hpp"
+
+namespace denox::autotune {
+
+namespace {
+
+// H100 figures (bench/RESULTS.md, 2026-11-23): what the families sustain on large layers.
+constexpr double kCoopTflops = 130.0;      // conv2d_coopmat, big decoder convs
+constexpr double kFmaTflops = 25.0;        // conv2d (portable)
+constexpr double kBandwidthGBs = 2000.0;   // reads + writes
+constexpr double kDispatchMs = 0.004;      // launch and pipeline drain per dispatch
+
+int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
+  int64_t n = 1;
+  for (compiler::ValueId v : g.tensor(t).shape) n *= std::max<int64_t>(values.at(v), 0);
+  return n;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> values_at_extent(const compiler::Graph& graph, uint32_t width, uint32_t height) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (compiler::TensorId t : graph.inputs) {
+    const auto& shape = graph.tensor(t).shape;
+    std::vector<int64_t> s;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      if (graph.program.is_constant(shape[a])) s.push_back(graph.program.constant_value(shape[a]));
+      else if (shape.size() >= 2 && a == shape.size() - 2) s.push_back(height);
+      else if (shape.size() >= 2 && a == shape.size() - 1) s.push_back(width);
+      else s.push_back(1);
+    }
+    shapes.push_back(std::move(s));
+  }
+  try {
+    return runtime::bind_symbols(graph, shapes);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+CostEstimate estimate_cost(const compiler::Graph& g, const kernels::Implementation& impl, plan::Precision precision,
+                           const std::optional<std::vector<int64_t>>& values) {
+  using Kind = kernels::Implementation::Kind;
+  CostEstimate c;
+  if (impl.kind == Kind::Free) return c;
+  if (!values) {
+    c.ms = impl.dispatches + (impl.kind == Kind::PortableConv ? 1.0 : 0.0);
+    return c;
+  }
+  const double elem = precision == plan::Precision::F16 ? 2.0 : 4.0;
+  double bytes = 0;
+  for (compiler::TensorId t : impl.inputs) bytes += elem * static_cast<double>(elements(g, t, *values));
+  bytes += elem * static_cast<double>(elements(g, impl.output, *values));
+  double flops = 0, tflops = kFmaTflops;
+  if (impl.kind == Kind::PortableConv || impl.kind == Kind::CoopConv) {
+    const compiler::Op& conv = *impl.anchor;
+    const compiler::TensorId w = conv.inputs.at(1);
+    const double weights = static_cast<double>(elements(g, w, *values));
+    bytes += elem * weights;
+    // 2 * Cout * Cin * KH * KW per output pixel of the convolution itself (before any pool).
+    const auto& out = g.tensor(conv.output).shape;
+    const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0]) * values->at(out[2]) * values->at(out[3])) : 1.0;
+    flops = 2.0 * weights * pixels;
+    // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
+    if (impl.kind == Kind::CoopConv) tflops = kCoopTflops;
+  }
+  c.gflop = flops * 1e-9;
+  c.mbytes = bytes * 1e-6;
+  c.ms = std::max(flops / (tflops * 1e9), bytes / (kBandwidthGBs * 1e6)) + kDispatchMs * impl.dispatches;
+  return c;
+}
+
+}  // namespace denox::autotune

@@ -1,0 +1,138 @@
+#include "compiler/schedule/schedule.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "common/error.hpp"
+#include "compiler/cost_model/cost_model.hpp"
+#include "compiler/prune/prune.hpp"
+#include "compiler/supergraph/supergraph.hpp"
+
+namespace denox::autotune {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point& t0) {
+  const auto now = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - t0).count();
+  t0 = now;
+  return ms;
+}
+
+// Why select found no derivation: the ops whose every implementation was pruned or failed.
+[[noreturn]] void fail_infeasible(const compiler::Graph& graph, const std::vector<kernels::Implementation>& impls,
+                                  const std::vector<bool>& keep, const std::vector<std::string>& failures) {
+  std::set<const compiler::Op*> covered;
+  for (size_t i = 0; i < impls.size(); ++i)
+    if (keep[i])
+      for (const compiler::Op* op : impls[i].ops) covered.insert(op);
+  std::string missing;
+  for (const compiler::Op& op : graph.ops) {
+    if (covered.count(&op)) continue;
+    std::string why;
+    for (size_t i = 0; i < impls.size(); ++i)
+      if (impls[i].anchor == &op && !failures[i].empty()) why = failures[i];
+    missing += "\n  " + kernels::describe_op(op) + (why.empty() ? "" : ": " + why);
+  }
+  fail(ErrorCode::Unsupported, "no implementation derives the network's outputs; ops without a working implementation:" +
+                                   (missing.empty() ? std::string("\n  (none: the outputs are not reachable from the inputs)") : missing));
+}
+
+std::string value_name(const compiler::Graph& g, compiler::TensorId t) { return g.tensor(t).name + " [" + layout_name(Layout::NCHW) + "]"; }
+
+}  // namespace
+
+Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt) {
+  for (compiler::TensorId out : graph.outputs)
+    if (graph.tensor(out).is_constant())
+      fail(ErrorCode::Unsupported, "output '" + graph.tensor(out).name + "' is a constant; the GPU path computes its outputs");
+  Schedule s;
+  ScheduleReport& r = s.report;
+  r.space = kernels::config_space_name(opt.space);
+  r.width = opt.width, r.height = opt.height;
+  auto t0 = std::chrono::steady_clock::now();
+  auto progress = [&](const char* stage, size_t done, size_t total, const std::string& what) {
+    if (opt.progress) opt.progress(stage, done, total, what);
+  };
+
+  progress("enumerate", 0, 1, "");
+  s.impls = kernels::enumerate_implementations(graph, opt.precision, opt.target, opt.space);
+  const std::vector<kernels::Implementation>& impls = s.impls;
+  r.implementations = impls.size();
+  structure_ids(impls, &r.structures);
+  r.enumerate_ms = ms_since(t0);
+
+  std::vector<bool> keep(impls.size(), true);
+  if (opt.structural_prune) {
+    PruneStats ps;
+    keep = prune_structural(graph, impls, &ps);
+    r.structures_kept = ps.structures_kept;
+  } else {
+    r.structures_kept = r.structures;
+  }
+  r.prune_ms = ms_since(t0);
+
+  const auto values = values_at_extent(graph, opt.width, opt.height);
+  std::vector<double> cost(impls.size());
+  std::vector<bool> measured(impls.size(), false);
+  std::vector<std::string> failures(impls.size());
+  for (size_t i = 0; i < impls.size(); ++i) cost[i] = estimate_cost(graph, impls[i], opt.precision, values).ms;
+
+  if (opt.measurer) {
+    std::vector<size_t> todo;
+    std::vector<const kernels::Implementation*> ptrs;
+    for (size_t i = 0; i < impls.size(); ++i)
+      if (keep[i] && impls[i].kind != kernels::Implementation::Kind::Free) todo.push_back(i), ptrs.push_back(&impls[i]);
+    const std::vector<Measured> m = opt.measurer->measure(graph, ptrs, opt.precision, opt.width, opt.height, opt.progress);
+    if (m.size() != todo.size()) fail(ErrorCode::Internal, "measurer returned a wrong number of results");
+    for (size_t j = 0; j < todo.size(); ++j) {
+      const size_t i = todo[j];
+      if (!m[j].ok) {
+        keep[i] = false;
+        failures[i] = m[j].failure;
+        ++r.failed_edges;
+        continue;
+      }
+      cost[i] = m[j].ms;
+      measured[i] = true;
+      ++(m[j].from_store ? r.cached_edges : r.measured_edges);
+    }
+  }
+  r.measure_ms = ms_since(t0);
+
+  progress("select", 0, 1, "");
+  const Supergraph sg = build_supergraph(graph, impls, cost, keep);
+  r.edges = sg.graph.edges.size();
+  select::SelectStats stats;
+  const select::Selection sel = select::select_min_latency(sg.graph, &stats);
+  r.select_states = stats.states;
+  if (!sel.feasible) fail_infeasible(graph, impls, keep, failures);
+  r.predicted_ms = sel.cost;
+  for (uint32_t e : sel.edges) {
+    const size_t i = sg.impl_of_edge[e];
+    s.chosen.push_back(i);
+    const kernels::Implementation& impl = impls[i];
+    ScheduledStep step;
+    step.name = impl.name();
+    step.pattern = impl.pattern;
+    step.family = impl.family;
+    step.config = impl.config;
+    for (compiler::TensorId t : impl.inputs) step.inputs.push_back(value_name(graph, t));
+    step.output = value_name(graph, impl.output);
+    step.dispatches = impl.dispatches;
+    step.ms = cost[i];
+    step.measured = measured[i];
+    r.dispatches += impl.dispatches;
+    r.steps.push_back(std::move(step));
+  }
+  r.select_ms = ms_since(t0);
+  return s;
+}
+
+plan::Plan lower_schedule(const compiler::Graph& graph, const Schedule& schedule, plan::Precision precision) {
+  std::vector<const kernels::Implementation*> chosen;
+  for (size_t i : schedule.chosen) chosen.push_back(&schedule.impls.at(i));
+  return kernels::lower_implementations(graph, precision, chosen);
+}
+
+}  // namespace denox::autotune

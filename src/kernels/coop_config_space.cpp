@@ -1,0 +1,99 @@
+// conv2d_coopmat's configuration space as templates (a template fixes the pixel tile, the
+// output-channel tile rule, the subgroup grid, the coop N and where B is read from; the
+// channel counts of a layer turn it into a CoopConvConfig), the whole space for exhaustive
+// tuning, and the reduced set bench/prune/prune_configs.py chose from H100 measurements.
+#include <algorithm>
+
+#include "kernels/implementations.hpp"
+
+namespace denox::kernels {
+
+namespace {
+
+struct ConfigTemplate {
+  int64_t tile_h, tile_w;
+  int64_t nt;  // 0: every output channel (rounded up to 16, or 8 for <= 8 channels); else fixed
+  int64_t sg_n;
+  int64_t cm_n;
+  bool b_global;
+};
+
+// "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
+std::string template_id(const ConfigTemplate& t) {
+  return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
+         "/sg" + std::to_string(8 / t.sg_n) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
+         (t.b_global ? "1" : "0");
+}
+
+std::vector<ConfigTemplate> all_templates() {
+  std::vector<ConfigTemplate> out;
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}})
+    for (int64_t nt : {0, 32, 64})
+      for (int64_t cm_n : {16, 8})
+        for (int64_t sg_n : {1, 2})
+          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_n, cm_n, bg});
+  return out;
+}
+
+// The template for one layer, or nullopt when it does not apply (a fixed channel tile at least
+// as wide as the layer is the "full" template's job).
+std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dShape& s, const CoopTarget& target) {
+  const int64_t full = s.c_out <= 8 ? 8 : (s.c_out + 15) / 16 * 16;
+  if (t.nt != 0 && t.nt >= full) return std::nullopt;
+  if (t.nt == 0 && full > 128) return std::nullopt;
+  CoopConvConfig c;
+  c.tile_h = t.tile_h, c.tile_w = t.tile_w;
+  c.nt = t.nt == 0 ? full : t.nt;
+  c.cm_n = t.cm_n;
+  c.sg_n = t.sg_n;
+  c.sg_m = 8 / t.sg_n;
+  c.b_global = t.b_global;
+  c.acc_f16 = target.prefer_f16_accumulate;
+  if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
+  return c;
+}
+
+// Written by bench/prune/prune_configs.py (see bench/prune/README.md): the template ids it chose.
+const char* const kPrunedTemplates[] = {
+#include "kernels/coop_configs_pruned.inc"
+};
+
+std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& templates, const Conv2dShape& s,
+                                           const CoopTarget& target, bool even_tile_h) {
+  std::vector<CoopConvConfig> out;
+  for (const ConfigTemplate& t : templates) {
+    auto c = instantiate(t, s, target);
+    if (!c || !coop_config_fits(*c, s, target, even_tile_h)) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const CoopConvConfig& e) { return e.describe() == c->describe(); }))
+      out.push_back(*c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> coop_template_ids() {
+  std::vector<std::string> ids;
+  for (const auto& t : all_templates()) ids.push_back(template_id(t));
+  return ids;
+}
+
+std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
+  return from_templates(all_templates(), shape, target, even_tile_h);
+}
+
+std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
+  std::vector<ConfigTemplate> chosen;
+  for (const auto& t : all_templates())
+    for (const char* id : kPrunedTemplates)
+      if (template_id(t) == id) chosen.push_back(t);
+  return from_templates(chosen, shape, target, even_tile_h);
+}
+
+std::string coop_template_of(const CoopConvConfig& c, const Conv2dShape& s) {
+  const int64_t full = s.c_out <= 8 ? 8 : (s.c_out + 15) / 16 * 16;
+  ConfigTemplate t{c.tile_h, c.tile_w, c.nt == full ? 0 : c.nt, c.sg_n, c.cm_n, c.b_global};
+  return template_id(t);
+}
+
+}  // namespace denox::kernels

@@ -1,0 +1,299 @@
+#include "kernels/implementations.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/error.hpp"
+#include "compiler/plan/plan_serialize.hpp"
+
+namespace denox::kernels {
+
+using compiler::Op;
+using compiler::TensorId;
+
+namespace {
+
+template <class... F> struct Overloaded : F... { using F::operator()...; };
+
+// Who reads and who writes each tensor.
+struct Uses {
+  std::vector<std::vector<const Op*>> consumers;
+  std::vector<const Op*> producer;
+  std::set<TensorId> outputs;
+  explicit Uses(const compiler::Graph& g) : consumers(g.tensors.size()), producer(g.tensors.size(), nullptr) {
+    for (const Op& op : g.ops) {
+      for (TensorId t : op.inputs) consumers.at(t).push_back(&op);
+      producer.at(op.output) = &op;
+    }
+    outputs.insert(g.outputs.begin(), g.outputs.end());
+  }
+  // The op that alone reads `t` (which is no graph output), if its attributes are of type A.
+  template <class A> const Op* sole_consumer(TensorId t) const {
+    if (consumers[t].size() != 1 || outputs.count(t)) return nullptr;
+    return std::holds_alternative<A>(consumers[t][0]->attrs) ? consumers[t][0] : nullptr;
+  }
+  // The producer of `t` if `t` has no other reader, is no graph output and A is its type.
+  template <class A> const Op* sole_producer(TensorId t) const {
+    const Op* p = producer[t];
+    if (!p || consumers[t].size() != 1 || outputs.count(t)) return nullptr;
+    return std::holds_alternative<A>(p->attrs) ? p : nullptr;
+  }
+};
+
+bool is_const(const compiler::Graph& g, ValueId v, int64_t lo, int64_t hi) {
+  if (!g.program.is_constant(v)) return false;
+  const int64_t c = g.program.constant_value(v);
+  return c >= lo && c <= hi;
+}
+
+// The activation op that alone consumes a convolution's output (one input).
+const Op* fusable_activation(const Uses& u, const Op& conv) {
+  const Op* act = u.sole_consumer<compiler::ActivationAttrs>(conv.output);
+  return act && act->inputs.size() == 1 ? act : nullptr;
+}
+
+// A 2x2/2 max-pool without begin padding that conv2d_coopmat's epilogue can apply.
+bool fusable_pool(const compiler::Graph& g, const Op& op) {
+  const auto& a = std::get<compiler::PoolAttrs>(op.attrs);
+  if (a.kind != compiler::PoolKind::Max || a.kernel != std::array<int64_t, 2>{2, 2} || a.stride != std::array<int64_t, 2>{2, 2} ||
+      a.dilation != std::array<int64_t, 2>{1, 1} || op.inputs.size() != 1 || g.tensor(op.output).shape.size() != 4)
+    return false;
+  return is_const(g, a.pad_begin[0], 0, 0) && is_const(g, a.pad_begin[1], 0, 0) && is_const(g, a.pad_end[0], 0, 1) &&
+         is_const(g, a.pad_end[1], 0, 1);
+}
+
+// A nearest 2x upsample whose source index is o / 2 (what the coop prologue reads).
+bool fusable_upsample(const compiler::Graph& g, const Op* op) {
+  if (!op) return false;
+  const auto& a = std::get<compiler::UpsampleAttrs>(op->attrs);
+  return a.scale == std::array<int64_t, 2>{2, 2} && a.is_floor_division() && op->inputs.size() >= 1 &&
+         g.tensor(op->inputs[0]).shape.size() == 4;
+}
+
+// A two-input channel concat of two different rank-4 tensors.
+bool fusable_concat(const compiler::Graph& g, const Op* op) {
+  if (!op || op->inputs.size() != 2 || op->inputs[0] == op->inputs[1]) return false;
+  const int64_t axis = std::get<compiler::ConcatAttrs>(op->attrs).axis;
+  return (axis == 1 || axis == -3) && g.tensor(op->inputs[0]).shape.size() == 4 && g.tensor(op->inputs[1]).shape.size() == 4;
+}
+
+// The convolution's shape when its weights are constant 4D with constant extents.
+std::optional<Conv2dShape> constant_conv_shape(const compiler::Graph& g, const Op& conv) {
+  const compiler::Tensor& w = g.tensor(conv.inputs.at(1));
+  if (!w.f32_data || w.shape.size() != 4 || g.tensor(conv.inputs[0]).shape.size() != 4) return std::nullopt;
+  for (ValueId v : w.shape)
+    if (!g.program.is_constant(v)) return std::nullopt;
+  const auto& a = std::get<compiler::ConvAttrs>(conv.attrs);
+  Conv2dShape s;
+  s.c_out = g.program.constant_value(w.shape[0]);
+  s.c_in = g.program.constant_value(w.shape[1]);
+  s.kh = a.kernel[0], s.kw = a.kernel[1], s.sh = a.stride[0], s.sw = a.stride[1], s.dh = a.dilation[0], s.dw = a.dilation[1];
+  return s;
+}
+
+std::vector<TensorId> computed_inputs(const compiler::Graph& g, const Op& op) {
+  std::vector<TensorId> out;
+  for (TensorId t : op.inputs)
+    if (!g.tensor(t).is_constant() && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  return out;
+}
+
+void add_unique(std::vector<CoopConvConfig>& list, const CoopConvConfig& c) {
+  for (const auto& e : list)
+    if (e.describe() == c.describe()) return;
+  list.push_back(c);
+}
+
+// The configurations of one coop pattern in `space`; the heuristic's choice (or the target's
+// forced one) comes first.
+std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
+                                         ConfigSpace space) {
+  std::vector<CoopConvConfig> out;
+  std::optional<CoopConvConfig> first;
+  if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && coop_config_fits(it->second, shape, target.coop, pool))
+    first = it->second;
+  if (!first && target.force_config && coop_config_fits(*target.force_config, shape, target.coop, pool)) first = target.force_config;
+  if (!first) first = choose_coop_config(shape, target.coop, pool);
+  if (first) out.push_back(*first);
+  if (space == ConfigSpace::Pruned)
+    for (const auto& c : coop_configs_pruned(shape, target.coop, pool)) add_unique(out, c);
+  if (space == ConfigSpace::Full)
+    for (const auto& c : coop_config_space(shape, target.coop, pool)) add_unique(out, c);
+  return out;
+}
+
+// Every coop pattern of one convolution: prologue (none, concat, upsample+concat, upsample) x
+// epilogue (none, act, [act+]pool) x configuration.
+void add_coop_patterns(std::vector<Implementation>& out, const compiler::Graph& g, const Uses& u, const Op& conv,
+                       const Conv2dShape& shape, const LoweringTarget& target, ConfigSpace space) {
+  struct Prologue {
+    const Op* concat = nullptr;
+    const Op* upsample = nullptr;
+  };
+  std::vector<Prologue> prologues = {{}};
+  if (target.fuse) {
+    const TensorId x = conv.inputs[0];
+    if (const Op* cat = u.sole_producer<compiler::ConcatAttrs>(x); fusable_concat(g, cat)) {
+      prologues.push_back({cat, nullptr});
+      const Op* up = u.sole_producer<compiler::UpsampleAttrs>(cat->inputs[0]);
+      if (fusable_upsample(g, up)) prologues.push_back({cat, up});
+    } else if (const Op* up = u.sole_producer<compiler::UpsampleAttrs>(x); fusable_upsample(g, up)) {
+      prologues.push_back({nullptr, up});
+    }
+  }
+  struct Epilogue {
+    const Op* activation = nullptr;
+    const Op* pool = nullptr;
+  };
+  std::vector<Epilogue> epilogues = {{}};
+  const Op* act = fusable_activation(u, conv);
+  if (act) epilogues.push_back({act, nullptr});
+  if (target.fuse) {
+    const Op* pool = u.sole_consumer<compiler::PoolAttrs>(act ? act->output : conv.output);
+    if (pool && fusable_pool(g, *pool)) epilogues.push_back({act, pool});
+  }
+  for (const Prologue& pro : prologues) {
+    for (const Epilogue& epi : epilogues) {
+      Implementation impl;
+      impl.kind = Implementation::Kind::CoopConv;
+      impl.anchor = &conv;
+      impl.family = "conv2d_coopmat";
+      for (const Op* op : {pro.upsample, pro.concat, &conv, epi.activation, epi.pool})
+        if (op) impl.ops.push_back(op);
+      TensorId x0 = pro.concat ? pro.concat->inputs[0] : conv.inputs[0];
+      if (pro.upsample) x0 = pro.upsample->inputs[0];
+      impl.inputs = {x0};
+      if (pro.concat && pro.concat->inputs[1] != x0) impl.inputs.push_back(pro.concat->inputs[1]);
+      impl.output = impl.ops.back()->output;
+      impl.pattern = std::string(pro.upsample ? "upsample+" : "") + (pro.concat ? "concat+" : "") + "conv" +
+                     (epi.activation ? "+act" : "") + (epi.pool ? "+pool" : "");
+      impl.coop.activation = epi.activation;
+      impl.coop.pool = epi.pool;
+      impl.coop.concat = pro.concat;
+      impl.coop.upsample = pro.upsample;
+      impl.coop.emulate = target.coop_emulate;
+      impl.coop.subgroup_size = target.coop.subgroup_size;
+      for (const CoopConvConfig& c : coop_configs(conv, shape, target, epi.pool != nullptr, space)) {
+        impl.coop.config = c;
+        impl.config = c.describe();
+        out.push_back(impl);
+      }
+    }
+  }
+}
+
+Implementation single_op(const compiler::Graph& g, const Op& op) {
+  Implementation impl;
+  impl.anchor = &op;
+  impl.ops = {&op};
+  impl.inputs = computed_inputs(g, op);
+  impl.output = op.output;
+  impl.pattern = op.onnx_op;
+  std::visit(Overloaded{
+                 [&](const compiler::ConvAttrs&) { impl.kind = Implementation::Kind::PortableConv, impl.family = "conv2d", impl.pattern = "conv"; },
+                 [&](const compiler::PoolAttrs&) { impl.family = "pool2d"; },
+                 [&](const compiler::ActivationAttrs&) { impl.family = "unary"; },
+                 [&](const compiler::BinaryAttrs&) { impl.family = "binary"; },
+                 [&](const compiler::UpsampleAttrs&) { impl.family = "upsample_nearest"; },
+                 [&](const compiler::ConcatAttrs&) {
+                   impl.family = "copy";
+                   impl.dispatches = static_cast<uint32_t>(op.inputs.size());
+                 },
+                 [&](const compiler::PadAttrs&) { impl.family = "pad"; },
+                 [&](const compiler::SliceAttrs&) { impl.family = "copy"; },
+                 [&](const compiler::ShapeValuesAttrs&) { impl.kind = Implementation::Kind::Free, impl.dispatches = 0; },
+                 [&](const compiler::IdentityAttrs&) { impl.kind = Implementation::Kind::Free, impl.dispatches = 0; },
+             },
+             op.attrs);
+  return impl;
+}
+
+}  // namespace
+
+const char* config_space_name(ConfigSpace s) {
+  switch (s) {
+    case ConfigSpace::Heuristic: return "heuristic";
+    case ConfigSpace::Pruned: return "pruned";
+    case ConfigSpace::Full: return "full";
+  }
+  return "?";
+}
+
+std::string Implementation::name() const {
+  std::string n;
+  for (const Op* op : ops) n += (n.empty() ? "" : "+") + op->name;
+  return n;
+}
+
+std::vector<Implementation> enumerate_implementations(const compiler::Graph& graph, plan::Precision precision,
+                                                      const LoweringTarget& target, ConfigSpace space) {
+  const Uses u(graph);
+  const bool coop = precision == plan::Precision::F16 && target.uses_coop();
+  std::vector<Implementation> out;
+  for (const Op& op : graph.ops) {
+    Implementation impl = single_op(graph, op);
+    if (impl.kind == Implementation::Kind::PortableConv) {
+      out.push_back(impl);
+      if (const Op* act = fusable_activation(u, op)) {
+        impl.activation = act;
+        impl.ops.push_back(act);
+        impl.output = act->output;
+        impl.pattern = "conv+act";
+        out.push_back(impl);
+      }
+      if (!coop) continue;
+      if (auto shape = constant_conv_shape(graph, op); shape && coop_conv_applicable(*shape))
+        add_coop_patterns(out, graph, u, op, *shape, target, space);
+      continue;
+    }
+    out.push_back(std::move(impl));
+  }
+  return out;
+}
+
+plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision precision,
+                                 const std::vector<const Implementation*>& chosen) {
+  std::map<const Op*, const Implementation*> at_anchor;
+  std::set<const Op*> covered;
+  for (const Implementation* impl : chosen) {
+    for (const Op* op : impl->ops)
+      if (!covered.insert(op).second) fail(ErrorCode::Internal, "lowering: " + describe_op(*op) + " is covered by two implementations");
+    at_anchor[impl->anchor] = impl;
+  }
+  PlanBuilder b(graph, precision);
+  for (const Op& op : graph.ops) {
+    auto it = at_anchor.find(&op);
+    if (it == at_anchor.end()) continue;
+    const Implementation& impl = *it->second;
+    switch (impl.kind) {
+      case Implementation::Kind::Free:
+        if (std::holds_alternative<compiler::IdentityAttrs>(op.attrs)) b.alias(op.output, op.inputs.at(0));
+        break;  // ShapeValues: computed shapes stay on the host; a float op reading one is reported by b.read()
+      case Implementation::Kind::PortableConv: lower_conv2d(b, op, impl.activation); break;
+      case Implementation::Kind::CoopConv: lower_conv2d_coop(b, op, impl.coop); break;
+      case Implementation::Kind::Op:
+        std::visit(Overloaded{
+                       [&](const compiler::PoolAttrs&) { lower_pool2d(b, op); },
+                       [&](const compiler::ActivationAttrs&) { lower_unary(b, op); },
+                       [&](const compiler::BinaryAttrs&) { lower_binary(b, op); },
+                       [&](const compiler::UpsampleAttrs&) { lower_upsample_nearest(b, op); },
+                       [&](const compiler::ConcatAttrs&) { lower_concat(b, op); },
+                       [&](const compiler::PadAttrs&) { lower_pad(b, op); },
+                       [&](const compiler::SliceAttrs&) { lower_slice(b, op); },
+                       [&](const auto&) { fail(ErrorCode::Internal, "lowering: no single-op lowering for " + describe_op(op)); },
+                   },
+                   op.attrs);
+        break;
+    }
+  }
+  for (TensorId out : graph.outputs)
+    if (b.is_constant(out))
+      fail(ErrorCode::Unsupported, "output '" + graph.tensor(out).name + "' is a constant; the GPU path computes its outputs");
+  plan::Plan plan = b.finish();
+  plan::validate_plan(plan);
+  return plan;
+}
+
+}  // namespace denox::kernels

@@ -1,0 +1,79 @@
+// The shaders' declared patterns matched on a graph (pipeline step 4, the supergraph's edges):
+// every way the kernels can compute some op, or a fused group of ops, with each configuration
+// of its configuration space. `lower_implementations` turns a chosen set back into a plan.
+//
+// Patterns (src/kernels/README.md, "Implementations"):
+//   - every op alone, on its portable family (conv2d, pool2d, upsample_nearest, copy, pad,
+//     binary, unary); Identity and ShapeValues cost nothing and emit no dispatch;
+//   - conv2d + the activation that alone consumes it (portable);
+//   - conv2d_coopmat (fp16 plans on a target with cooperative-matrix shapes, or emulated):
+//     conv, conv+act, conv[+act]+maxpool, [upsample+]concat+conv[+act][+maxpool],
+//     upsample+conv[+act][+maxpool], times each configuration of the chosen config space.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/plan/plan.hpp"
+#include "kernels/lower_portable.hpp"
+#include "kernels/lowering_ops.hpp"
+
+namespace denox::kernels {
+
+// Which coop-matrix configurations an implementation is enumerated with.
+enum class ConfigSpace : uint8_t {
+  Heuristic,  // the heuristic's one choice per pattern (no measuring)
+  Pruned,     // the reduced set chosen offline from H100 data (coop_configs_pruned()) + the heuristic's
+  Full,       // the whole sweep (coop_config_space()): exhaustive tuning
+};
+const char* config_space_name(ConfigSpace s);
+
+struct Implementation {
+  enum class Kind : uint8_t {
+    Free,          // Identity (an alias) or ShapeValues (host only): no dispatch
+    Op,            // one op on its portable family
+    PortableConv,  // conv2d with an optional fused activation
+    CoopConv,      // conv2d_coopmat with what it absorbs (coop.activation/pool/concat/upsample)
+  };
+  Kind kind = Kind::Op;
+  const compiler::Op* anchor = nullptr;   // where in the op order it is lowered (the conv for convs)
+  std::vector<const compiler::Op*> ops;   // every op it covers, in graph order
+  std::vector<compiler::TensorId> inputs; // the computed tensors it reads (never constants)
+  compiler::TensorId output = 0;          // the one tensor it writes
+  const compiler::Op* activation = nullptr;  // PortableConv
+  CoopConvLowering coop;                     // CoopConv
+  std::string family;   // shader family ("" for Free)
+  std::string pattern;  // "conv+act+pool", "upsample+concat+conv+act", "Pad", ...
+  std::string config;   // the configuration in words ("" when the family has no choice)
+  uint32_t dispatches = 1;
+
+  // "enc_conv1+relu+pool": the covered op names.
+  std::string name() const;
+};
+
+// Every implementation of every op of `graph` the target allows, in graph order (the anchors').
+// Convolutions whose weights are not constant still get their portable implementation: its
+// lowering reports the op (as build_portable_plan always did).
+std::vector<Implementation> enumerate_implementations(const compiler::Graph& graph, plan::Precision precision,
+                                                      const LoweringTarget& target, ConfigSpace space);
+
+// The plan of a chosen set (one implementation per covered op; ops no implementation covers are
+// not needed for the outputs and are left out). Throws what the per-op lowerings throw.
+plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision precision,
+                                 const std::vector<const Implementation*>& chosen);
+
+// The coop configuration sets: the whole sweep for a shape (exhaustive tuning, bench/), and the
+// reduced set of bench/prune_configs.py's output filtered by what fits. Both include only
+// configurations that fit `target` and, with `even_tile_h`, a pooling epilogue.
+std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+
+// The configuration templates of the space ("4x64/ntfull/sg8x1/n16/b0": pixel tile, output
+// channel tile, subgroup grid, coop N, B from global memory), which the pruning tool chooses
+// from, and the template a layer's configuration was made from.
+std::vector<std::string> coop_template_ids();
+std::string coop_template_of(const CoopConvConfig& config, const Conv2dShape& shape);
+
+}  // namespace denox::kernels

@@ -1,0 +1,267 @@
+#include "runtime/measure/measure.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "common/error.hpp"
+#include "compiler/cost_model/cost_model.hpp"
+#include "compiler/supergraph/edge_graph.hpp"
+#include "runtime/vulkan/buffer.hpp"
+#include "runtime/vulkan/vk_check.hpp"
+
+namespace denox::measure {
+
+using runtime::vk_check;
+
+namespace {
+
+// Vulkan objects of one timing loop, destroyed in any case.
+struct TimingObjects {
+  const runtime::DeviceContext& ctx;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  ~TimingObjects() {
+    const auto& vk = ctx.vk();
+    if (fence) vk.vkDestroyFence(ctx.device(), fence, nullptr);
+    if (queries) vk.vkDestroyQueryPool(ctx.device(), queries, nullptr);
+    if (pool) vk.vkDestroyCommandPool(ctx.device(), pool, nullptr);
+  }
+};
+
+// One work item of the parallel shader compilation.
+struct Pending {
+  size_t index;                 // into the caller's impls
+  std::string key;              // measurement store key
+  std::optional<plan::Plan> plan;
+  std::string failure;
+};
+
+}  // namespace
+
+std::string encode_measurement(const autotune::Measured& m) {
+  if (!m.ok) return "failed " + m.failure;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "ok %.6f", m.ms);
+  return buf;
+}
+
+bool decode_measurement(const std::string& text, autotune::Measured& out) {
+  out = {};
+  out.from_store = true;
+  if (text.rfind("failed ", 0) == 0) {
+    out.failure = text.substr(7);
+    return true;
+  }
+  double ms = 0;
+  if (text.rfind("ok ", 0) == 0 && std::sscanf(text.c_str() + 3, "%lf", &ms) == 1 && ms >= 0 && ms < 1e7) {
+    out.ok = true;
+    out.ms = ms;
+    return true;
+  }
+  return false;
+}
+
+DeviceMeasurer::DeviceMeasurer(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache,
+                               runtime::AdapterCompiler adapters, cache::PlanCache* store, std::string key_prefix, MeasureOptions options)
+    : device_(device),
+      compiler_(compiler),
+      pipeline_cache_(pipeline_cache),
+      adapters_(std::move(adapters)),
+      store_(store),
+      key_prefix_(std::move(key_prefix)),
+      options_(options) {
+  if (!device_.caps().timestamps)
+    fail(ErrorCode::MissingFeature, "measuring needs timestamp queries on the compute queue, which device '" +
+                                        device_.caps().device_name + "' does not offer; use the heuristic schedule");
+  if (!device_.queue()) fail(ErrorCode::InvalidArgument, "measuring needs a VkQueue: pass one in the Vulkan handles");
+}
+
+std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
+                                                        plan::Precision precision, uint32_t width, uint32_t height,
+                                                        const autotune::Progress& progress) {
+  auto report = [&](const char* stage, size_t done, size_t total, const std::string& what) {
+    if (progress) progress(stage, done, total, what);
+  };
+  std::vector<autotune::Measured> results(impls.size());
+  const auto values = autotune::values_at_extent(graph, width, height);
+  if (!values) {
+    for (auto& r : results) r.failure = "the model's inputs cannot be bound at " + std::to_string(width) + "x" + std::to_string(height);
+    return results;
+  }
+
+  // 1. The store: everything measured before on this device is not measured again.
+  std::vector<Pending> pending;
+  for (size_t i = 0; i < impls.size(); ++i) {
+    autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[i], *values, precision);
+    std::string key = key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature;
+    if (store_ && store_->enabled()) {
+      if (auto text = store_->load_measurement(key); text && decode_measurement(*text, results[i])) continue;
+    }
+    Pending p{i, std::move(key), std::nullopt, ""};
+    try {
+      p.plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
+    } catch (const Error& e) {
+      p.failure = std::string("lowering: ") + e.what();
+    }
+    pending.push_back(std::move(p));
+  }
+
+  // 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V).
+  std::atomic<size_t> next{0}, compiled{0};
+  const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
+                                                           static_cast<unsigned>(pending.size())));
+  auto worker = [&] {
+    for (size_t j = next++; j < pending.size(); j = next++) {
+      Pending& p = pending[j];
+      if (p.plan) {
+        try {
+          kernels::compile_pipelines(*p.plan, compiler_, 1);
+        } catch (const Error& e) {
+          p.failure = std::string("shader compilation: ") + e.what();
+          p.plan.reset();
+        }
+      }
+      ++compiled;
+    }
+  };
+  if (!pending.empty()) {
+    report("compile", 0, pending.size(), "");
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    report("compile", pending.size(), pending.size(), "");
+  }
+
+  // 3. Timing, one edge at a time; every result goes to the store at once.
+  for (size_t j = 0; j < pending.size(); ++j) {
+    Pending& p = pending[j];
+    autotune::Measured& r = results[p.index];
+    const std::string what = impls[p.index]->name() + " [" + impls[p.index]->family + " " + impls[p.index]->config + "]";
+    report("measure", j, pending.size(), what);
+    if (p.plan) {
+      try {
+        r.ms = time_plan(std::move(*p.plan), what);
+        r.ok = true;
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::Vulkan && std::string(e.what()).find("device hung") != std::string::npos) throw;
+        r.failure = e.what();
+      }
+    } else {
+      r.failure = p.failure;
+    }
+    if (!r.ok) spdlog::info("denox: measuring {} failed: {}", what, r.failure);
+    if (store_ && store_->enabled() && !store_->store_measurement(p.key, encode_measurement(r)))
+      spdlog::debug("denox: could not store the measurement of {}", what);
+  }
+  if (!pending.empty()) report("measure", pending.size(), pending.size(), "");
+  return results;
+}
+
+double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
+  const auto& vk = device_.vk();
+  VkDevice dev = device_.device();
+  const size_t dispatches = plan.dispatches.size();
+  runtime::ExecutableModel model(device_, std::move(plan), pipeline_cache_, adapters_, false);
+  model.set_extent(1, 1);  // every extent of an edge graph is a constant
+
+  // Caller-side buffers: random inputs (never zero), outputs the adapters write.
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<runtime::Buffer> buffers;
+  auto make = [&](size_t index, bool input) {
+    const auto shape = input ? model.input_shape(index) : model.output_shape(index);
+    const VkDeviceSize count = static_cast<VkDeviceSize>(shape[0] * shape[1] * shape[2] * shape[3]);
+    runtime::Buffer buf(device_, std::max<VkDeviceSize>(count * 4, 4), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                        input ? runtime::MemoryKind::Upload : runtime::MemoryKind::DeviceLocal, "measurement " + what);
+    if (input) {
+      auto* f = static_cast<float*>(buf.mapped());
+      for (VkDeviceSize k = 0; k < count; ++k) {
+        float v = dist(rng);
+        f[k] = v == 0.0f ? 0.5f : v;
+      }
+    }
+    runtime::IoSource s;
+    s.first_channel = 0;
+    s.channel_count = static_cast<uint32_t>(shape[1]);
+    s.buffer = buf.handle();
+    s.layout = runtime::TensorLayout::CHW;
+    s.type = runtime::ElementType::F32;
+    s.pixel_channels = static_cast<uint32_t>(shape[1]);
+    if (input) model.bind_input(index, {s});
+    else model.bind_output(index, {s});
+    buffers.push_back(std::move(buf));
+  };
+  for (size_t i = 0; i < model.input_count(); ++i) make(i, true);
+  for (size_t i = 0; i < model.output_count(); ++i) make(i, false);
+
+  // Commands: one input adapter per input, the edge's dispatches, one output adapter per output.
+  const size_t first = model.input_count(), commands = model.command_count();
+  if (first + dispatches > commands) fail(ErrorCode::Internal, "measure: unexpected command layout for " + what);
+
+  TimingObjects o{device_};
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool_info.queueFamilyIndex = device_.queue_family();
+  vk_check(vk.vkCreateCommandPool(dev, &pool_info, nullptr, &o.pool), "vkCreateCommandPool (measure)");
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = o.pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  vk_check(vk.vkAllocateCommandBuffers(dev, &alloc, &cmd), "vkAllocateCommandBuffers (measure)");
+  VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  query_info.queryCount = static_cast<uint32_t>(commands + 1);
+  vk_check(vk.vkCreateQueryPool(dev, &query_info, nullptr, &o.queries), "vkCreateQueryPool (measure)");
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  vk_check(vk.vkCreateFence(dev, &fence_info, nullptr, &o.fence), "vkCreateFence (measure)");
+
+  std::vector<double> samples;
+  std::vector<uint64_t> stamps(commands + 1);
+  const double period_ms = device_.caps().timestamp_period_ns * 1e-6;
+  for (int run = 0; run < options_.warmup + options_.runs; ++run) {
+    vk_check(vk.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer (measure)");
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vk_check(vk.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer (measure)");
+    model.record(cmd, o.queries, true);
+    vk_check(vk.vkEndCommandBuffer(cmd), "vkEndCommandBuffer (measure)");
+    vk_check(vk.vkResetFences(dev, 1, &o.fence), "vkResetFences (measure)");
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cmd;
+    {
+      std::lock_guard lock(device_.queue_mutex());
+      vk_check(vk.vkQueueSubmit(device_.queue(), 1, &submit, o.fence), "vkQueueSubmit (measure)");
+    }
+    const VkResult waited = vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{options_.timeout_ms} * 1000000);
+    if (waited == VK_TIMEOUT) {
+      // Too slow to be a candidate; wait for it to drain before its resources go away.
+      if (vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{120} * 1000000000) != VK_SUCCESS)
+        fail(ErrorCode::Vulkan, "device hung while measuring " + what + " (a submit did not finish in 120 s)");
+      fail(ErrorCode::Vulkan, "timed out: one run took over " + std::to_string(options_.timeout_ms) + " ms");
+    }
+    vk_check(waited, "vkWaitForFences (measure)");
+    if (run < options_.warmup) continue;
+    vk_check(vk.vkGetQueryPoolResults(dev, o.queries, 0, static_cast<uint32_t>(commands + 1), stamps.size() * sizeof(uint64_t),
+                                      stamps.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "vkGetQueryPoolResults (measure)");
+    // Query q is written after command q - 1 (query 0 before the first command).
+    const uint64_t ticks = stamps[first + dispatches] - stamps[first];
+    samples.push_back(static_cast<double>(ticks) * period_ms);
+  }
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace denox::measure

@@ -1,0 +1,69 @@
+// Measure (pipeline step 6): times supergraph edges on the device, each as a small network of
+// its own (autotune::extract_edge_graph), and keeps every result in the SQLite cache so that
+// nothing is measured twice on one device and driver (a second model that shares a layer
+// measures only what is new).
+//
+// How an edge is timed: its shaders are compiled on several threads first; then, one edge at a
+// time, its pipelines are created, its inputs filled with random values (never zeros) by the
+// runtime's input adapters, and `warmup` + `runs` submits each record it once with a timestamp
+// after every dispatch and a barrier before each (so the differences are per-dispatch times);
+// the edge's latency is the median over the runs of the sum of its own dispatches. The input
+// adapters write the inputs right before the edge reads them, as the producing layer does in
+// the real network.
+//
+// Isolation: a configuration whose shader does not compile, whose pipeline the driver refuses,
+// whose plan the lowering refuses, or whose submit does not finish within `timeout_ms` is
+// recorded as failed (and never tried again on this device). A submit that never finishes at
+// all (a GPU hang the driver does not recover from) throws ErrorCode::Vulkan naming the edge;
+// what was measured before it is already in the store, so a rerun continues from there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/schedule/schedule.hpp"
+#include "kernels/shader_compiler.hpp"
+#include "runtime/cache/plan_cache.hpp"
+#include "runtime/vulkan/device_context.hpp"
+#include "runtime/vulkan/executable_model.hpp"
+
+namespace denox::measure {
+
+struct MeasureOptions {
+  int warmup = 3;
+  int runs = 20;
+  uint32_t timeout_ms = 5000;  // per submit
+  unsigned compile_threads = 0;  // 0: hardware concurrency
+};
+
+class DeviceMeasurer : public autotune::Measurer {
+ public:
+  // `store` may be null or disabled (nothing is remembered). `key_prefix` identifies the device,
+  // driver and shader set (the measurement store's key starts with it).
+  DeviceMeasurer(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache,
+                 runtime::AdapterCompiler adapters, cache::PlanCache* store, std::string key_prefix, MeasureOptions options = {});
+
+  std::vector<autotune::Measured> measure(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
+                                          plan::Precision precision, uint32_t width, uint32_t height,
+                                          const autotune::Progress& progress) override;
+
+ private:
+  // Times one lowered edge plan (SPIR-V filled in); throws denox::Error on failure.
+  double time_plan(plan::Plan plan, const std::string& what);
+
+  const runtime::DeviceContext& device_;
+  kernels::ShaderCompiler& compiler_;
+  VkPipelineCache pipeline_cache_;
+  runtime::AdapterCompiler adapters_;
+  cache::PlanCache* store_;
+  std::string key_prefix_;
+  MeasureOptions options_;
+};
+
+// The stored form of a result: "ok <ms>" or "failed <why>"; decode returns false for text that
+// is neither (a damaged row: measured again).
+std::string encode_measurement(const autotune::Measured& m);
+bool decode_measurement(const std::string& text, autotune::Measured& out);
+
+}  // namespace denox::measure
