@@ -23,7 +23,7 @@ apt_packages=(
   build-essential cmake ninja-build pkg-config git file dpkg-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   libflatbuffers-dev flatbuffers-compiler
-  libsqlite3-dev sqlite3 libxxhash-dev libspdlog-dev libfmt-dev catch2 libcli11-dev
+  libsqlite3-dev sqlite3 libxxhash-dev libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
   libpng-dev libstb-dev
   libvulkan1 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3 python3-numpy python3-torch python3-onnx

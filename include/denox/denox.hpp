@@ -123,6 +123,14 @@ class Model {
     check(denox_model_export_plan(get(), bytes.data(), &size));
     return bytes;
   }
+  std::string schedule_report() const {
+    size_t size = 0;
+    check(denox_model_schedule_report(get(), nullptr, &size));
+    std::string json(size, '\0');
+    check(denox_model_schedule_report(get(), json.data(), &size));
+    json.resize(size ? size - 1 : 0);
+    return json;
+  }
   uint32_t input_count() const { return denox_model_input_count(get()); }
   uint32_t output_count() const { return denox_model_output_count(get()); }
   denox_tensor_info tensor_info(denox_io_kind kind, uint32_t index) const {

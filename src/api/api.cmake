@@ -20,7 +20,7 @@ target_include_directories(denox_lib PUBLIC
 target_include_directories(denox_lib PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(denox_lib PRIVATE DENOX_VERSION_STRING="${PROJECT_VERSION}" VK_NO_PROTOTYPES)
 target_link_libraries(denox_lib PUBLIC Vulkan::Headers
-  PRIVATE denox_measure denox_kernels denox_cache denox_plan denox_vulkan denox_compiler spdlog::spdlog)
+  PRIVATE nlohmann_json::nlohmann_json denox_measure denox_kernels denox_cache denox_plan denox_vulkan denox_compiler spdlog::spdlog)
 set_target_properties(denox_lib PROPERTIES
   OUTPUT_NAME denox
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib

@@ -17,16 +17,9 @@ struct BenchOptions {
   bool json = false, per_dispatch = false;
 };
 
-std::pair<uint32_t, uint32_t> parse_size(const std::string& s) {
-  unsigned w = 0, h = 0;
-  char x = 0;
-  if (std::sscanf(s.c_str(), "%u%c%u", &w, &x, &h) != 3 || x != 'x' || w == 0 || h == 0)
-    throw CLI::ValidationError("--size", "expected WxH, e.g. 1920x1088, got '" + s + "'");
-  return {w, h};
-}
-
-int bench(const BenchOptions& o) {
-  const auto [w, h] = parse_size(o.size);
+int bench(BenchOptions o) {
+  const auto [w, h] = parse_extent(o.size);
+  o.gpu.tune_size = o.size;  // --tuning measure tunes for the benchmarked extent
   GpuSession s(o.model, o.gpu);
   s.prepare(w, h);
   const auto info = s.context().info();
@@ -78,6 +71,8 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--cache", g.cache_path, "Cache file (default: ~/.cache/denox/cache.sqlite3 or $DENOX_CACHE_DIR)");
   cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the cache");
   cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer");
+  cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model) or measure (tuned on this GPU, cached)")
+      ->check(CLI::IsMember({"heuristic", "measure"}));
 }
 
 Action register_bench(CLI::App& app) {

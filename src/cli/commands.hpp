@@ -16,6 +16,7 @@ Action register_make_image(CLI::App& app);
 Action register_info(CLI::App& app);
 Action register_bench(CLI::App& app);
 Action register_cache(CLI::App& app);
+Action register_compile(CLI::App& app);
 
 // --device, --precision, --cache, --no-cache, --validation for the Vulkan commands.
 struct GpuOptions;

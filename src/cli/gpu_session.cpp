@@ -1,6 +1,10 @@
 #include "cli/gpu_session.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
+#include <cstdio>
+#include <tuple>
 #include <chrono>
 #include <stdexcept>
 
@@ -13,15 +17,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-namespace {
-
 denox_precision parse_precision(const std::string& p) {
   if (p == "fp32") return DENOX_PRECISION_FP32;
   if (p == "fp16") return DENOX_PRECISION_FP16;
   return DENOX_PRECISION_AUTO;
 }
 
-}  // namespace
+std::pair<uint32_t, uint32_t> parse_extent(const std::string& s) {
+  unsigned w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(s.c_str(), "%u%c%u", &w, &x, &h) != 3 || x != 'x' || w == 0 || h == 0)
+    throw CLI::ValidationError("--size", "expected WxH, e.g. 1920x1088, got '" + s + "'");
+  return {w, h};
+}
 
 GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options) {
   denox_context_options co{};
@@ -31,6 +39,10 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   dev_ = vkhost::Device::wrap(ctx_.info());
   denox_model_options mo{};
   mo.precision = parse_precision(options.precision);
+  if (options.tuning == "measure") {
+    mo.tuning = DENOX_TUNING_MEASURE;
+    std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   model_ = Model::from_file(ctx_, model_path, &mo);
   load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

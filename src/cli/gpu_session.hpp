@@ -21,7 +21,14 @@ struct GpuOptions {
   std::string cache_path;          // empty: the default path
   bool no_cache = false;
   bool validation = false;
+  std::string tuning = "heuristic";  // heuristic, measure
+  std::string tune_size = "1920x1088";  // the extent measured tuning tunes for
 };
+
+// "fp32", "fp16", else auto.
+denox_precision parse_precision(const std::string& p);
+// "WxH" (throws CLI::ValidationError naming --size).
+std::pair<uint32_t, uint32_t> parse_extent(const std::string& s);
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add(denox::cli::register_info);
   add(denox::cli::register_bench);
   add(denox::cli::register_cache);
+  add(denox::cli::register_compile);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log what denox does");
   try {

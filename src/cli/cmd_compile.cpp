@@ -1,0 +1,108 @@
+// `denox compile MODEL --size WxH`: compiles a model for this machine's GPU the way a first
+// load does, printing the chosen schedule (one line per step: inputs -> op + fusions -> output,
+// configuration, time; the paper's Fig. 8) and, with --json, the library's schedule report.
+// Measures on the device by default (results kept in the cache: a second compile measures
+// nothing); --no-measure uses the heuristic cost model, --exhaustive the whole config space.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "cli/gpu_session.hpp"
+
+namespace denox::cli {
+namespace {
+
+struct CompileOptions {
+  std::string model, size = "1920x1088", plan_out;
+  GpuOptions gpu;
+  bool no_measure = false, exhaustive = false, json = false, quiet = false;
+};
+
+// A one-line progress bar on stderr, redrawn per callback.
+void progress_bar(const char* stage, uint32_t done, uint32_t total, const char* what, void* user) {
+  if (*static_cast<bool*>(user)) return;
+  const int width = 30;
+  const int filled = total ? static_cast<int>(width * static_cast<double>(done) / total) : width;
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(width, '.');
+  std::string item = what ? what : "";
+  if (item.size() > 60) item = item.substr(0, 57) + "...";
+  std::fprintf(stderr, "\r\033[K%-9s [%s] %u/%u %s", stage, bar.c_str(), done, total, item.c_str());
+  if (std::string(stage) == "done") std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
+void print_table(const nlohmann::json& r) {
+  std::printf("%-58s -> %-40s -> %-26s %-44s %9s\n", "inputs [layout]", "op + fusions (family)", "output [layout]", "config", "ms");
+  for (const auto& s : r.at("schedule")) {
+    std::string inputs;
+    for (const auto& i : s.at("inputs")) inputs += (inputs.empty() ? "" : ", ") + i.get<std::string>();
+    const std::string op = s.at("name").get<std::string>() + " (" + s.at("family").get<std::string>() + ")";
+    const double ms = s.at("ms").is_number() ? s.at("ms").get<double>() : 0.0;
+    std::printf("%-58s -> %-40s -> %-26s %-44s %9.4f%s\n", inputs.c_str(), op.c_str(), s.at("output").get<std::string>().c_str(),
+                s.at("config").get<std::string>().c_str(), ms, s.at("measured").get<bool>() ? "" : " (est.)");
+  }
+  const auto& t = r.at("time_ms");
+  std::printf("\n%d dispatches, predicted %.3f ms (%s tuning, %s configs, at %s)\n", r.at("dispatches").get<int>(),
+              r.at("total_ms").get<double>(), r.at("tuning").get<std::string>().c_str(), r.at("space").get<std::string>().c_str(),
+              r.at("tune_extent").get<std::string>().c_str());
+  std::printf("edges: %d enumerated (%d structures, %d kept), %d after pruning; %d measured, %d from the cache, %d failed\n",
+              r.at("implementations").get<int>(), r.at("structures").get<int>(), r.at("structures_kept").get<int>(),
+              r.at("edges").get<int>(), r.at("measured_edges").get<int>(), r.at("cached_edges").get<int>(),
+              r.at("failed_edges").get<int>());
+  std::printf("time (ms): import %.1f, enumerate %.1f, prune %.1f, measure %.1f, select %.1f, lower %.1f, shaders %.1f, total %.1f\n",
+              t.at("import").get<double>(), t.at("enumerate").get<double>(), t.at("prune").get<double>(), t.at("measure").get<double>(),
+              t.at("select").get<double>(), t.at("lower").get<double>(), t.at("shaders").get<double>(), t.at("total").get<double>());
+}
+
+int compile(const CompileOptions& o) {
+  const auto [w, h] = parse_extent(o.size);
+  denox_context_options co{};
+  co.cache_path = o.gpu.cache_path.empty() ? nullptr : o.gpu.cache_path.c_str();
+  co.disable_cache = o.gpu.no_cache ? 1 : 0;
+  Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
+  denox_model_options mo{};
+  mo.precision = parse_precision(o.gpu.precision);
+  mo.tuning = o.no_measure ? DENOX_TUNING_HEURISTIC : o.exhaustive ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_MEASURE;
+  mo.tune_width = w;
+  mo.tune_height = h;
+  mo.recompile = 1;  // always schedule (measurements still come from the cache)
+  bool silent = o.quiet;
+  mo.progress = progress_bar;
+  mo.progress_user_data = &silent;
+  Model model = Model::from_file(ctx, o.model, &mo);
+  const std::string report = model.schedule_report();
+  if (!o.plan_out.empty()) {
+    const auto bytes = model.export_plan();
+    std::ofstream out(o.plan_out, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write the plan to '" + o.plan_out + "'");
+  }
+  if (o.json) {
+    std::printf("%s\n", report.c_str());
+    return 0;
+  }
+  print_table(nlohmann::json::parse(report));
+  return 0;
+}
+
+}  // namespace
+
+Action register_compile(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "Compile (and tune) a model for this GPU; print the chosen schedule");
+  auto o = std::make_shared<CompileOptions>();
+  cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--size", o->size, "Extent to tune for, WxH");
+  cmd->add_flag("--no-measure", o->no_measure, "Heuristic cost model only: run nothing on the GPU");
+  cmd->add_flag("--exhaustive", o->exhaustive, "Measure the whole configuration space (no config pruning)");
+  cmd->add_flag("--json", o->json, "Print the schedule report as one JSON object");
+  cmd->add_flag("--quiet", o->quiet, "No progress bar");
+  cmd->add_option("--plan", o->plan_out, "Also write the compiled plan to this file (for denox_model_load_plan)");
+  add_gpu_options(cmd, o->gpu);
+  return [o] { return compile(*o); };
+}
+
+}  // namespace denox::cli
