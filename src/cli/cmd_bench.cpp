@@ -71,8 +71,8 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--cache", g.cache_path, "Cache file (default: ~/.cache/denox/cache.sqlite3 or $DENOX_CACHE_DIR)");
   cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the cache");
   cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer");
-  cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model) or measure (tuned on this GPU, cached)")
-      ->check(CLI::IsMember({"heuristic", "measure"}));
+  cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model), measure (tuned on this GPU, cached) or exhaustive")
+      ->check(CLI::IsMember({"heuristic", "measure", "exhaustive"}));
 }
 
 Action register_bench(CLI::App& app) {

@@ -39,8 +39,8 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   dev_ = vkhost::Device::wrap(ctx_.info());
   denox_model_options mo{};
   mo.precision = parse_precision(options.precision);
-  if (options.tuning == "measure") {
-    mo.tuning = DENOX_TUNING_MEASURE;
+  if (options.tuning == "measure" || options.tuning == "exhaustive") {
+    mo.tuning = options.tuning == "measure" ? DENOX_TUNING_MEASURE : DENOX_TUNING_EXHAUSTIVE;
     std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
   }
   const auto t0 = std::chrono::steady_clock::now();

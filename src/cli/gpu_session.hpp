@@ -21,7 +21,7 @@ struct GpuOptions {
   std::string cache_path;          // empty: the default path
   bool no_cache = false;
   bool validation = false;
-  std::string tuning = "heuristic";  // heuristic, measure
+  std::string tuning = "heuristic";  // heuristic, measure, exhaustive
   std::string tune_size = "1920x1088";  // the extent measured tuning tunes for
 };
 

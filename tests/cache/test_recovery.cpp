@@ -136,7 +136,7 @@ TEST_CASE("recovery: other schema versions and shapes", "[cache][recovery]") {
     cause = "schema version 99";
   }
   SECTION("older schema version (1: before the measurements table)") {
-    raw_exec(path, "DROP TABLE measurements; UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
+    raw_exec(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
     cause = "schema version 1";
   }
   SECTION("meta and user_version disagree") {

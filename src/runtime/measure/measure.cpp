@@ -8,13 +8,14 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <random>
+#include <map>
 #include <thread>
 
 #include "common/error.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
 #include "runtime/vulkan/buffer.hpp"
+#include "runtime/vulkan/compute_pipeline.hpp"
 #include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::measure {
@@ -133,11 +134,39 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       ++compiled;
     }
   };
+  // The driver's compile of each distinct pipeline (often 100 ms or more for a large coop
+  // shader) also runs in parallel: creating the pipelines once fills the VkPipelineCache, and
+  // the timing loop's own creation below then hits it. (vkCreateComputePipelines may be called
+  // from several threads on one cache.)
+  std::map<std::string, const plan::Pipeline*> distinct;
+  std::atomic<size_t> next_pipeline{0};
+  std::vector<const plan::Pipeline*> to_create;
+  auto pipeline_worker = [&] {
+    for (size_t j = next_pipeline++; j < to_create.size(); j = next_pipeline++) {
+      const plan::Pipeline& p = *to_create[j];
+      try {
+        runtime::ComputePipeline warm(device_, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
+                                      p.push_constant_count * 4, pipeline_cache_, p.family);
+      } catch (const Error&) {
+        // Reported again, with the edge's name, when the timing loop creates it.
+      }
+    }
+  };
   if (!pending.empty()) {
     report("compile", 0, pending.size(), "");
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
+    for (auto& t : pool) t.join();
+    for (const Pending& p : pending)
+      if (p.plan)
+        for (const plan::Pipeline& pipe : p.plan->pipelines) {
+          std::string key(reinterpret_cast<const char*>(pipe.spirv.data()), pipe.spirv.size() * 4);
+          if (distinct.emplace(std::move(key), &pipe).second) to_create.push_back(&pipe);
+        }
+    pool.clear();
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(pipeline_worker);
+    pipeline_worker();
     for (auto& t : pool) t.join();
     report("compile", pending.size(), pending.size(), "");
   }
@@ -174,21 +203,18 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
   runtime::ExecutableModel model(device_, std::move(plan), pipeline_cache_, adapters_, false);
   model.set_extent(1, 1);  // every extent of an edge graph is a constant
 
-  // Caller-side buffers: random inputs (never zero), outputs the adapters write.
-  std::mt19937 rng(12345);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Caller-side buffers in device memory: inputs filled on the GPU with a constant (0.37f;
+  // latency does not depend on the values, and filling hundreds of MB from the host per edge
+  // would cost more than timing it), outputs the adapters write.
   std::vector<runtime::Buffer> buffers;
   auto make = [&](size_t index, bool input) {
     const auto shape = input ? model.input_shape(index) : model.output_shape(index);
     const VkDeviceSize count = static_cast<VkDeviceSize>(shape[0] * shape[1] * shape[2] * shape[3]);
-    runtime::Buffer buf(device_, std::max<VkDeviceSize>(count * 4, 4), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                        input ? runtime::MemoryKind::Upload : runtime::MemoryKind::DeviceLocal, "measurement " + what);
+    runtime::Buffer buf(device_, std::max<VkDeviceSize>(count * 4, 4), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                        runtime::MemoryKind::DeviceLocal, "measurement " + what);
     if (input) {
-      auto* f = static_cast<float*>(buf.mapped());
-      for (VkDeviceSize k = 0; k < count; ++k) {
-        float v = dist(rng);
-        f[k] = v == 0.0f ? 0.5f : v;
-      }
+      const VkBuffer handle = buf.handle();
+      runtime::submit_and_wait(device_, "measurement inputs", [&](VkCommandBuffer c) { vk.vkCmdFillBuffer(c, handle, 0, VK_WHOLE_SIZE, 0x3ebd70a4u); });
     }
     runtime::IoSource s;
     s.first_channel = 0;

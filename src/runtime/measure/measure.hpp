@@ -3,9 +3,10 @@
 // nothing is measured twice on one device and driver (a second model that shares a layer
 // measures only what is new).
 //
-// How an edge is timed: its shaders are compiled on several threads first; then, one edge at a
-// time, its pipelines are created, its inputs filled with random values (never zeros) by the
-// runtime's input adapters, and `warmup` + `runs` submits each record it once with a timestamp
+// How an edge is timed: its shaders are compiled, and its pipelines created once into the
+// driver's pipeline cache, on several threads first; then, one edge at a time, its pipelines
+// are created (cache hits), its inputs (a non-zero constant: latency does not depend on the
+// values) copied in by the runtime's input adapters, and `warmup` + `runs` submits each record it once with a timestamp
 // after every dispatch and a barrier before each (so the differences are per-dispatch times);
 // the edge's latency is the median over the runs of the sum of its own dispatches. The input
 // adapters write the inputs right before the edge reads them, as the producing layer does in

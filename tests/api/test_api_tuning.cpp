@@ -1,0 +1,141 @@
+// Measured tuning through the C API (issue 5): the first load measures edges on the device,
+// a second schedule with the same cache measures none, a second model that shares layers
+// measures only its new ones, the tuned plan computes what the CPU reference computes, the
+// progress callback sees every stage, and bad tuning options are refused by name.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+namespace {
+
+struct ProgressLog {
+  std::map<std::string, int> calls;
+};
+
+void on_progress(const char* stage, uint32_t done, uint32_t total, const char*, void* user) {
+  CHECK(done <= total);
+  static_cast<ProgressLog*>(user)->calls[stage]++;
+}
+
+nlohmann::json report_of(denox_model model) {
+  size_t size = 0;
+  require_ok(denox_model_schedule_report(model, nullptr, &size), "report size");
+  std::string text(size, '\0');
+  require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
+  text.resize(size - 1);
+  return nlohmann::json::parse(text);
+}
+
+// Loads with measured tuning at 37x29 (every extent of the U-Net is small: lavapipe is slow).
+nlohmann::json load_measured(denox_context ctx, const fs::path& model_path, ProgressLog* log, denox_model* out) {
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 37;
+  o.tune_height = 29;
+  o.recompile = 1;
+  o.progress = on_progress;
+  o.progress_user_data = log;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &o, out), "load (measure)");
+  return report_of(*out);
+}
+
+}  // namespace
+
+TEST_CASE("measured tuning: measures once, shares measurements across models, and computes correctly", "[api][tuning]") {
+  TempDir dir;
+  const auto cache_path = dir / "cache.sqlite3";
+  fs::create_directories(dir / "b3");
+  fs::create_directories(dir / "b9");
+  const auto balanced3 = write_oidn(dir / "b3", Size::Small, 3, true, 7);
+  const auto balanced9 = write_oidn(dir / "b9", Size::Small, 9, true, 8);
+  denox_context ctx = make_context(cache_path);
+
+  ProgressLog log;
+  denox_model model = nullptr;
+  const auto first = load_measured(ctx, balanced3, &log, &model);
+  INFO(first.dump());
+  CHECK(first["from_cache"] == false);
+  CHECK(first["tuning"] == "measure@37x29");
+  const int edges = first["edges"].get<int>();
+  CHECK(edges > 0);
+  CHECK(first["measured_edges"].get<int>() + first["failed_edges"].get<int>() == edges);
+  CHECK(first["failed_edges"] == 0);
+  CHECK(first["cached_edges"] == 0);
+  for (const auto& step : first["schedule"]) CHECK((step["measured"] == true || step["dispatches"] == 0));
+  for (const char* stage : {"import", "enumerate", "compile", "measure", "select", "lower", "shaders", "done"}) {
+    INFO("stage " << stage);
+    CHECK(log.calls[stage] > 0);
+  }
+
+  // The tuned plan is a correct plan (odd extent, not the tuned one).
+  const auto input = random_image(3, 23, 41, 3);
+  const auto want = reference_output(balanced3, input);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+  denox_model_destroy(model);
+
+  // Same model, same cache: nothing is measured again.
+  const auto again = load_measured(ctx, balanced3, &log, &model);
+  CHECK(again["measured_edges"] == 0);
+  CHECK(again["cached_edges"] == edges);
+  denox_model_destroy(model);
+
+  // The 9-channel network differs in its first convolution only (and the concat that feeds the
+  // last decoder block the input): only edges that read the input or its padded copy are new.
+  const auto nine = load_measured(ctx, balanced9, &log, &model);
+  INFO(nine.dump());
+  const int new_edges = nine["measured_edges"].get<int>();
+  CHECK(new_edges > 0);
+  CHECK(new_edges < edges / 2);
+  CHECK(nine["cached_edges"].get<int>() + new_edges == nine["edges"].get<int>());
+  denox_model_destroy(model);
+
+  // A new context on the same file (a second process) finds the tuned plan in the cache.
+  denox_context_destroy(ctx);
+  ctx = make_context(cache_path);
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 37;
+  o.tune_height = 29;
+  require_ok(denox_model_load_file(ctx, balanced3.string().c_str(), &o, &model), "load from cache");
+  CHECK(report_of(model)["from_cache"] == true);
+  denox_stats stats{};
+  require_ok(denox_context_get_stats(ctx, &stats), "stats");
+  CHECK(stats.plans_compiled == 0);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("tuning options are checked", "[api][tuning]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = make_context({});
+  denox_model model = nullptr;
+  denox_model_options o{};
+  o.tuning = static_cast<denox_tuning>(7);
+  CHECK(denox_model_load_file(ctx, model_path.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(denox_last_error()).find("tuning 7") != std::string::npos);
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 64;
+  CHECK(denox_model_load_file(ctx, model_path.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(denox_last_error()).find("tune_width and tune_height") != std::string::npos);
+  CHECK(model == nullptr);
+  // The heuristic report of a default load names its schedule.
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), nullptr, &model), "load");
+  const auto r = report_of(model);
+  CHECK(r["tuning"] == "heuristic");
+  CHECK(r["measured_edges"] == 0);
+  CHECK(r["schedule"].size() > 0);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+}
