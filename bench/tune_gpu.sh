@@ -25,7 +25,7 @@ for space in pruned exhaustive; do
   flag=""; [ "$space" = exhaustive ] && flag="--exhaustive"
   export DENOX_CACHE_DIR="$work/cache-$space"
   t0=$(date +%s.%N)
-  timeout 360 denox compile "$work/models/oidn-balanced.onnx" --size "$size" --json --quiet $flag > "$out/compile-$space.json" 2> "$out/compile-$space.log" || echo "compile ($space) failed or timed out: $(tail -c 600 "$out/compile-$space.log")"
+  timeout 300 denox compile "$work/models/oidn-balanced.onnx" --size "$size" --json --quiet $flag > "$out/compile-$space.json" 2> "$out/compile-$space.log" || echo "compile ($space) failed or timed out: $(tail -c 600 "$out/compile-$space.log")"
   t1=$(date +%s.%N)
   summary "$out/compile-$space.json" "balanced cold ($space)"; echo "  (process $(python3 -c "print('%.1f' % ($t1 - $t0))") s)"
   if [ "$space" = pruned ]; then
@@ -38,7 +38,7 @@ for space in pruned exhaustive; do
   fi
 done
 echo "## the chosen schedule (pruned)"
-denox compile "$work/models/oidn-balanced.onnx" --size "$size" --quiet 2>&1 | tee "$out/schedule-pruned.txt" | cut -c1-250
+DENOX_CACHE_DIR="$work/cache-pruned" denox compile "$work/models/oidn-balanced.onnx" --size "$size" --quiet 2>&1 | tee "$out/schedule-pruned.txt" | cut -c1-250
 echo "## latency of the plans (denox bench, median of 30)"
 printf '%-12s %10s\n' tuning median_ms
 for t in heuristic measure exhaustive; do
@@ -47,6 +47,12 @@ for t in heuristic measure exhaustive; do
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%-12s %10.3f" % (sys.argv[2], j["median_ms"]))' "$out/bench-$t.json" "$t"
 done
 DENOX_CACHE_DIR="$work/cache-pruned" denox bench "$work/models/oidn-balanced.onnx" --size "$size" --tuning measure --runs 20 --per-dispatch | tail -n +2 > "$out/per-dispatch-measure.txt"
-cp "$work/cache-exhaustive/cache.sqlite3" "$out/measurements-exhaustive.sqlite3" 2>/dev/null
-cp "$work/cache-pruned/cache.sqlite3" "$out/measurements-pruned.sqlite3" 2>/dev/null
+# The exhaustive store, without the plans and SPIR-V, for bench/prune/prune_configs.py.
+python3 - "$work/cache-exhaustive/cache.sqlite3" "$out/measurements-exhaustive.sqlite3" <<'PY'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1]); dst = sqlite3.connect(sys.argv[2])
+dst.execute("CREATE TABLE measurements (key_digest TEXT PRIMARY KEY, key_text TEXT, result BLOB, checksum TEXT, created_at INTEGER)")
+dst.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)", src.execute("SELECT * FROM measurements"))
+dst.commit(); dst.execute("VACUUM"); print("exhaustive measurements:", dst.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+PY
 echo "done"
