@@ -30,6 +30,7 @@
 #include "../tests/runtime/gpu_test_support.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/implementations.hpp"
 #include "kernels/lowering_target.hpp"
 #include "kernels/plan_builder.hpp"
 #include "modelgen/oidn_unet.hpp"
@@ -172,31 +173,6 @@ int64_t divisor_of(const std::string& name) {
   return 16;
 }
 
-// The sweep: tiles x output-channel tiles x coop N x subgroup grids (ck 16, fp16 accumulation),
-// filtered by what fits the device.
-std::vector<CoopConvConfig> sweep(const Conv2dShape& s, const CoopTarget& target) {
-  std::vector<int64_t> nts;
-  const int64_t full = (s.c_out + 15) / 16 * 16;
-  if (s.c_out <= 8) nts.push_back(8);
-  if (full <= 128) nts.push_back(full);
-  if (s.c_out > 32 && full != 32) nts.push_back(32);
-  if (s.c_out > 64 && full != 64) nts.push_back(64);
-  std::vector<CoopConvConfig> out;
-  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}})
-    for (int64_t nt : nts)
-      for (int64_t cm_n : {16, 8})
-        for (int64_t sg_n : {1, 2})
-          for (int64_t total : {8}) {
-            if ((cm_n == 16 && nt == 8) || (cm_n == 8 && nt > 64)) continue;
-            for (bool bg : {false, true}) {
-              CoopConvConfig c;
-              c.tile_h = th, c.tile_w = tw, c.nt = nt, c.cm_n = cm_n, c.sg_n = sg_n, c.sg_m = total / sg_n, c.b_global = bg;
-              if (coop_config_fits(c, s, target, false)) out.push_back(c);
-            }
-          }
-  return out;
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -254,7 +230,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
           const Timing m = run(t, false);
           if (m.ms < best_ms) best_ms = m.ms, best_cfg = c;
         };
-        for (const CoopConvConfig& c : sweep(shape, coop.coop)) try_config(c);
+        for (const CoopConvConfig& c : coop_config_space(shape, coop.coop, false)) try_config(c);
         const CoopConvConfig base = *best_cfg;
         CoopConvConfig v = base;
         v.ck = 32;

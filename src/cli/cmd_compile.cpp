@@ -7,10 +7,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 
 #include "cli/commands.hpp"
 #include "cli/gpu_session.hpp"
+#include "io/npy.hpp"  // write_file_atomically
 
 namespace denox::cli {
 namespace {
@@ -77,9 +77,7 @@ int compile(const CompileOptions& o) {
   const std::string report = model.schedule_report();
   if (!o.plan_out.empty()) {
     const auto bytes = model.export_plan();
-    std::ofstream out(o.plan_out, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write the plan to '" + o.plan_out + "'");
+    io::write_file_atomically(o.plan_out, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   }
   if (o.json) {
     std::printf("%s\n", report.c_str());

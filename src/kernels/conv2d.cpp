@@ -16,16 +16,12 @@ int64_t constant_extent(PlanBuilder& b, const compiler::Tensor& t, size_t axis, 
   return b.program().constant_value(v);
 }
 
-}  // namespace
+bool constant_4d_float(const compiler::Tensor& weight) { return weight.f32_data && weight.shape.size() == 4; }
 
-Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv) {
-  const auto& attrs = std::get<ConvAttrs>(conv.attrs);
-  const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
-  if (!weight.f32_data || weight.shape.size() != 4)
-    fail(ErrorCode::Unsupported, describe_op(conv) + ": the portable convolution needs constant 4D float weights");
+Conv2dShape shape_of(const ConvAttrs& attrs, int64_t c_out, int64_t c_in) {
   Conv2dShape shape;
-  shape.c_out = constant_extent(b, weight, 0, conv);
-  shape.c_in = constant_extent(b, weight, 1, conv);
+  shape.c_out = c_out;
+  shape.c_in = c_in;
   shape.kh = attrs.kernel[0];
   shape.kw = attrs.kernel[1];
   shape.sh = attrs.stride[0];
@@ -33,6 +29,23 @@ Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv) {
   shape.dh = attrs.dilation[0];
   shape.dw = attrs.dilation[1];
   return shape;
+}
+
+}  // namespace
+
+std::optional<Conv2dShape> constant_conv2d_shape(const compiler::Graph& g, const compiler::Op& conv) {
+  const compiler::Tensor& weight = g.tensor(conv.inputs.at(1));
+  if (!constant_4d_float(weight)) return std::nullopt;
+  for (ValueId v : weight.shape)
+    if (!g.program.is_constant(v)) return std::nullopt;
+  return shape_of(std::get<ConvAttrs>(conv.attrs), g.program.constant_value(weight.shape[0]), g.program.constant_value(weight.shape[1]));
+}
+
+Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv) {
+  const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
+  if (!constant_4d_float(weight))
+    fail(ErrorCode::Unsupported, describe_op(conv) + ": the portable convolution needs constant 4D float weights");
+  return shape_of(std::get<ConvAttrs>(conv.attrs), constant_extent(b, weight, 0, conv), constant_extent(b, weight, 1, conv));
 }
 
 void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation) {

@@ -30,6 +30,8 @@ struct CoopConvConfig {
   bool acc_f16 = true;               // fp16 accumulators (else fp32)
   bool b_global = false;             // B fragments from the weights buffer, patch double-buffered
 
+  bool operator==(const CoopConvConfig&) const = default;
+
   int64_t subgroups() const { return sg_m * sg_n; }
   int64_t m_frags() const { return tile_h * tile_w / 16; }
   // Structural validity (divisibility) for a kernel of kh x kw; false names nothing.

@@ -64,19 +64,12 @@ std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& te
   for (const ConfigTemplate& t : templates) {
     auto c = instantiate(t, s, target);
     if (!c || !coop_config_fits(*c, s, target, even_tile_h)) continue;
-    if (std::none_of(out.begin(), out.end(), [&](const CoopConvConfig& e) { return e.describe() == c->describe(); }))
-      out.push_back(*c);
+    if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
   }
   return out;
 }
 
 }  // namespace
-
-std::vector<std::string> coop_template_ids() {
-  std::vector<std::string> ids;
-  for (const auto& t : all_templates()) ids.push_back(template_id(t));
-  return ids;
-}
 
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
   return from_templates(all_templates(), shape, target, even_tile_h);
@@ -88,12 +81,6 @@ std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const 
     for (const char* id : kPrunedTemplates)
       if (template_id(t) == id) chosen.push_back(t);
   return from_templates(chosen, shape, target, even_tile_h);
-}
-
-std::string coop_template_of(const CoopConvConfig& c, const Conv2dShape& s) {
-  const int64_t full = s.c_out <= 8 ? 8 : (s.c_out + 15) / 16 * 16;
-  ConfigTemplate t{c.tile_h, c.tile_w, c.nt == full ? 0 : c.nt, c.sg_n, c.cm_n, c.b_global};
-  return template_id(t);
 }
 
 }  // namespace denox::kernels

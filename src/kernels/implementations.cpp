@@ -79,31 +79,11 @@ bool fusable_concat(const compiler::Graph& g, const Op* op) {
   return (axis == 1 || axis == -3) && g.tensor(op->inputs[0]).shape.size() == 4 && g.tensor(op->inputs[1]).shape.size() == 4;
 }
 
-// The convolution's shape when its weights are constant 4D with constant extents.
-std::optional<Conv2dShape> constant_conv_shape(const compiler::Graph& g, const Op& conv) {
-  const compiler::Tensor& w = g.tensor(conv.inputs.at(1));
-  if (!w.f32_data || w.shape.size() != 4 || g.tensor(conv.inputs[0]).shape.size() != 4) return std::nullopt;
-  for (ValueId v : w.shape)
-    if (!g.program.is_constant(v)) return std::nullopt;
-  const auto& a = std::get<compiler::ConvAttrs>(conv.attrs);
-  Conv2dShape s;
-  s.c_out = g.program.constant_value(w.shape[0]);
-  s.c_in = g.program.constant_value(w.shape[1]);
-  s.kh = a.kernel[0], s.kw = a.kernel[1], s.sh = a.stride[0], s.sw = a.stride[1], s.dh = a.dilation[0], s.dw = a.dilation[1];
-  return s;
-}
-
 std::vector<TensorId> computed_inputs(const compiler::Graph& g, const Op& op) {
   std::vector<TensorId> out;
   for (TensorId t : op.inputs)
     if (!g.tensor(t).is_constant() && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   return out;
-}
-
-void add_unique(std::vector<CoopConvConfig>& list, const CoopConvConfig& c) {
-  for (const auto& e : list)
-    if (e.describe() == c.describe()) return;
-  list.push_back(c);
 }
 
 // The configurations of one coop pattern in `space`; the heuristic's choice (or the target's
@@ -117,10 +97,11 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (!first && target.force_config && coop_config_fits(*target.force_config, shape, target.coop, pool)) first = target.force_config;
   if (!first) first = choose_coop_config(shape, target.coop, pool);
   if (first) out.push_back(*first);
-  if (space == ConfigSpace::Pruned)
-    for (const auto& c : coop_configs_pruned(shape, target.coop, pool)) add_unique(out, c);
-  if (space == ConfigSpace::Full)
-    for (const auto& c : coop_config_space(shape, target.coop, pool)) add_unique(out, c);
+  std::vector<CoopConvConfig> more;
+  if (space == ConfigSpace::Pruned) more = coop_configs_pruned(shape, target.coop, pool);
+  if (space == ConfigSpace::Full) more = coop_config_space(shape, target.coop, pool);
+  for (const CoopConvConfig& c : more)
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
 }
 
@@ -244,7 +225,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
         out.push_back(impl);
       }
       if (!coop) continue;
-      if (auto shape = constant_conv_shape(graph, op); shape && coop_conv_applicable(*shape))
+      if (graph.tensor(op.inputs[0]).shape.size() != 4) continue;
+      if (auto shape = constant_conv2d_shape(graph, op); shape && coop_conv_applicable(*shape))
         add_coop_patterns(out, graph, u, op, *shape, target, space);
       continue;
     }

@@ -70,10 +70,4 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
-// The configuration templates of the space ("4x64/ntfull/sg8x1/n16/b0": pixel tile, output
-// channel tile, subgroup grid, coop N, B from global memory), which the pruning tool chooses
-// from, and the template a layer's configuration was made from.
-std::vector<std::string> coop_template_ids();
-std::string coop_template_of(const CoopConvConfig& config, const Conv2dShape& shape);
-
 }  // namespace denox::kernels

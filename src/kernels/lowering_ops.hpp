@@ -2,6 +2,8 @@
 // fused pair) to the plan through a PlanBuilder. lower_portable.cpp decides which to call.
 #pragma once
 
+#include <optional>
+
 #include "compiler/ir/graph.hpp"
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/conv2d_layout.hpp"
@@ -20,8 +22,9 @@ ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs);
 // convolution's output: it is applied in the epilogue and the dispatch writes its output.
 void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation);
 
-// The convolution's shape from its constant weights (throws Unsupported for symbolic or
-// non-constant weights, naming the op).
+// The convolution's shape when its weights are constant 4D floats with constant extents, else
+// nullopt; conv2d_shape throws Unsupported instead, naming the op and what is not constant.
+std::optional<Conv2dShape> constant_conv2d_shape(const compiler::Graph& g, const compiler::Op& conv);
 Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv);
 
 // A convolution on conv2d_coopmat with the ops it absorbs (each may be null): `activation`

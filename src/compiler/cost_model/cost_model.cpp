@@ -43,15 +43,11 @@ std::optional<std::vector<int64_t>> values_at_extent(const compiler::Graph& grap
   }
 }
 
-CostEstimate estimate_cost(const compiler::Graph& g, const kernels::Implementation& impl, plan::Precision precision,
+double estimate_cost(const compiler::Graph& g, const kernels::Implementation& impl, plan::Precision precision,
                            const std::optional<std::vector<int64_t>>& values) {
   using Kind = kernels::Implementation::Kind;
-  CostEstimate c;
-  if (impl.kind == Kind::Free) return c;
-  if (!values) {
-    c.ms = impl.dispatches + (impl.kind == Kind::PortableConv ? 1.0 : 0.0);
-    return c;
-  }
+  if (impl.kind == Kind::Free) return 0;
+  if (!values) return impl.dispatches + (impl.kind == Kind::PortableConv ? 1.0 : 0.0);
   const double elem = precision == plan::Precision::F16 ? 2.0 : 4.0;
   double bytes = 0;
   for (compiler::TensorId t : impl.inputs) bytes += elem * static_cast<double>(elements(g, t, *values));
@@ -69,14 +65,11 @@ CostEstimate estimate_cost(const compiler::Graph& g, const kernels::Implementati
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
     if (impl.kind == Kind::CoopConv) tflops = kCoopTflops;
   }
-  c.gflop = flops * 1e-9;
-  c.mbytes = bytes * 1e-6;
   // The FMA convolution re-reads its input patch once per output-channel tile (the coop one
   // holds every output channel of a layer up to 128 in one tile): 10% more traffic, which also
   // breaks the tie in favour of cooperative matrices on memory-bound layers.
   if (impl.kind == Kind::PortableConv) bytes *= 1.1;
-  c.ms = std::max(flops / (tflops * 1e9), bytes / (kBandwidthGBs * 1e6)) + kDispatchMs * impl.dispatches;
-  return c;
+  return std::max(flops / (tflops * 1e9), bytes / (kBandwidthGBs * 1e6)) + kDispatchMs * impl.dispatches;
 }
 
 }  // namespace denox::autotune

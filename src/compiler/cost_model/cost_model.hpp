@@ -22,14 +22,8 @@ namespace denox::autotune {
 // symbolic axes at 1); nullopt when the model cannot be bound that way.
 std::optional<std::vector<int64_t>> values_at_extent(const compiler::Graph& graph, uint32_t width, uint32_t height);
 
-struct CostEstimate {
-  double ms = 0;
-  double gflop = 0;     // useful work (convolutions)
-  double mbytes = 0;    // activations read + written + weights, once each
-};
-
-// `values`: from values_at_extent (nullopt: the structural fallback).
-CostEstimate estimate_cost(const compiler::Graph& graph, const kernels::Implementation& impl, plan::Precision precision,
+// Estimated milliseconds. `values`: from values_at_extent (nullopt: the structural fallback).
+double estimate_cost(const compiler::Graph& graph, const kernels::Implementation& impl, plan::Precision precision,
                            const std::optional<std::vector<int64_t>>& values);
 
 }  // namespace denox::autotune

@@ -76,7 +76,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   std::vector<double> cost(impls.size());
   std::vector<bool> measured(impls.size(), false);
   std::vector<std::string> failures(impls.size());
-  for (size_t i = 0; i < impls.size(); ++i) cost[i] = estimate_cost(graph, impls[i], opt.precision, values).ms;
+  for (size_t i = 0; i < impls.size(); ++i) cost[i] = estimate_cost(graph, impls[i], opt.precision, values);
 
   if (opt.measurer) {
     std::vector<size_t> todo;

@@ -5,8 +5,9 @@
 // Layouts: every kernel of shaders/ reads and writes activations as NCHW today, so each tensor
 // has one value. The caller's layout (CHW or HWC, fp32 or fp16, buffers or images) is handled
 // at the boundary by the runtime's io adapters, which is where "network inputs and outputs keep
-// the layout the caller asked for" happens. A kernel that reads or writes another layout adds
-// it to `Implementation::layouts` and specialize then creates the extra values.
+// the layout the caller asked for" happens. A kernel that reads or writes another layout will
+// need Implementation to name the layout of each input and of the output, and specialize to
+// create a value per (tensor, layout) it meets.
 #pragma once
 
 #include <cstdint>

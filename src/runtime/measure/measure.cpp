@@ -38,6 +38,13 @@ struct TimingObjects {
   }
 };
 
+// A submit that never finished: the device is unusable, so measuring stops (unlike a config
+// that merely failed, which is recorded and skipped).
+class DeviceHung : public Error {
+ public:
+  explicit DeviceHung(const std::string& what) : Error(ErrorCode::Vulkan, what) {}
+};
+
 // One work item of the parallel shader compilation.
 struct Pending {
   size_t index;                 // into the caller's impls
@@ -117,7 +124,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   }
 
   // 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V).
-  std::atomic<size_t> next{0}, compiled{0};
+  std::atomic<size_t> next{0};
   const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
                                                            static_cast<unsigned>(pending.size())));
   auto worker = [&] {
@@ -131,7 +138,6 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
           p.plan.reset();
         }
       }
-      ++compiled;
     }
   };
   // The driver's compile of each distinct pipeline (often 100 ms or more for a large coop
@@ -181,8 +187,9 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       try {
         r.ms = time_plan(std::move(*p.plan), what);
         r.ok = true;
+      } catch (const DeviceHung&) {
+        throw;
       } catch (const Error& e) {
-        if (e.code() == ErrorCode::Vulkan && std::string(e.what()).find("device hung") != std::string::npos) throw;
         r.failure = e.what();
       }
     } else {
@@ -274,7 +281,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
     if (waited == VK_TIMEOUT) {
       // Too slow to be a candidate; wait for it to drain before its resources go away.
       if (vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{120} * 1000000000) != VK_SUCCESS)
-        fail(ErrorCode::Vulkan, "device hung while measuring " + what + " (a submit did not finish in 120 s)");
+        throw DeviceHung("device hung while measuring " + what + " (a submit did not finish in 120 s)");
       fail(ErrorCode::Vulkan, "timed out: one run took over " + std::to_string(options_.timeout_ms) + " ms");
     }
     vk_check(waited, "vkWaitForFences (measure)");
