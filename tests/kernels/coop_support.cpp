@@ -6,12 +6,32 @@
 #include <cmath>
 
 #include "../runtime/gpu_test_support.hpp"
+#include "compiler/import/onnx_import.hpp"
 #include "kernels/lowering_target.hpp"
 #include "kernels/shader_compiler.hpp"
 
 namespace denox::testing {
 
 using kernels::lowering_target;
+
+kernels::CoopTarget h100_like() {
+  kernels::CoopTarget t;
+  for (bool f16 : {true, false})
+    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.shapes.push_back({16, n, k, f16});
+  t.subgroup_size = 32;
+  t.max_shared_bytes = 49152;
+  return t;
+}
+
+compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop, int channels) {
+  modelgen::OidnUnetOptions options;
+  options.size = size;
+  options.pad_to_16_and_crop = pad_crop;
+  options.input_channels = channels;
+  std::string bytes;
+  modelgen::build_oidn_unet(options).SerializeToString(&bytes);
+  return compiler::import_onnx_bytes(bytes.data(), bytes.size());
+}
 
 std::map<std::string, int> families(const plan::Plan& plan) {
   std::map<std::string, int> n;

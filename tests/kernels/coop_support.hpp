@@ -11,11 +11,19 @@
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
 #include "kernels/lower_portable.hpp"
+#include "modelgen/oidn_unet.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/device_context.hpp"
 #include "runtime/vulkan/executable_model.hpp"
 
 namespace denox::testing {
+
+// What the H100 reports: fp16 16x16x16, 16x8x16, 16x8x8 with fp16 or fp32 accumulators,
+// subgroup 32, 48 KiB shared memory (plans for it can be built and checked anywhere).
+kernels::CoopTarget h100_like();
+
+// The OIDN U-Net of src/modelgen, imported (pad-to-16 and crop unless pad_crop is false).
+compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop = true, int channels = 3);
 
 // Dispatches per shader family.
 std::map<std::string, int> families(const plan::Plan& plan);

@@ -40,24 +40,6 @@ using namespace denox::testing;
 namespace {
 
 // Every fp16 shape the H100 reports (DESIGN.md): what the plan-structure tests assume.
-CoopTarget h100_like() {
-  CoopTarget t;
-  for (bool f16 : {true, false})
-    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.shapes.push_back({16, n, k, f16});
-  t.subgroup_size = 32;
-  t.max_shared_bytes = 49152;
-  return t;
-}
-
-compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop = true) {
-  modelgen::OidnUnetOptions options;
-  options.size = size;
-  options.pad_to_16_and_crop = pad_crop;
-  std::string bytes;
-  modelgen::build_oidn_unet(options).SerializeToString(&bytes);
-  return compiler::import_onnx_bytes(bytes.data(), bytes.size());
-}
-
 std::string define(const plan::Pipeline& p, const std::string& name) {
   for (const auto& [k, v] : p.defines)
     if (k == name) return v;

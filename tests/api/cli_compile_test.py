@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""`denox compile` in three processes sharing one cache file (lavapipe, a small odd extent): the
+first measures every edge, the second measures none (all from the cache) and picks the same
+schedule, the 9-channel model afterwards measures only what it does not share; --plan writes the
+plan file (the C API tests load and run plans); --no-measure measures nothing; the table names
+its totals; a bad --size is refused by name.
+
+  cli_compile_test.py DENOX_BINARY WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(*args, ok=True):
+    p = subprocess.run(list(args), capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAILED: {what}")
+
+
+def main():
+    denox, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    m3, m9 = f"{work}/small3.onnx", f"{work}/small9.onnx"
+    run(denox, "make-model", m3, "--arch", "small", "--pad-crop", "--seed", "3")
+    run(denox, "make-model", m9, "--arch", "small", "--channels", "9", "--pad-crop", "--seed", "4")
+    cache = f"{work}/cache.sqlite3"
+    args = ["--size", "37x29", "--cache", cache, "--precision", "fp32", "--json", "--quiet"]
+
+    first = json.loads(run(denox, "compile", m3, *args, "--plan", f"{work}/m3.plan").stdout)
+    check(first["measured_edges"] == first["edges"] > 0, f"first compile measures every edge: {first}")
+    check(first["cached_edges"] == 0 and first["failed_edges"] == 0, f"first compile: {first}")
+    check(first["dispatches"] == sum(s["dispatches"] for s in first["schedule"]), "dispatch count = schedule")
+    for key in ("import", "enumerate", "prune", "measure", "select", "lower", "shaders", "total"):
+        check(key in first["time_ms"], f"time_ms has {key}")
+    check(os.path.getsize(f"{work}/m3.plan") > 1000, "--plan wrote the plan")
+
+    again = json.loads(run(denox, "compile", m3, *args).stdout)
+    check(again["measured_edges"] == 0 and again["cached_edges"] == first["edges"], f"second compile measures nothing: {again}")
+    check([s["config"] for s in again["schedule"]] == [s["config"] for s in first["schedule"]], "same schedule again")
+
+    nine = json.loads(run(denox, "compile", m9, *args).stdout)
+    check(0 < nine["measured_edges"] < nine["edges"] // 2, f"the 9-channel model measures only new edges: {nine}")
+    check(nine["measured_edges"] + nine["cached_edges"] == nine["edges"], f"9-channel: {nine}")
+
+    heur = json.loads(run(denox, "compile", m3, "--size", "37x29", "--no-cache", "--no-measure", "--json", "--quiet").stdout)
+    check(heur["measured_edges"] == 0 and heur["tuning"] == "heuristic", f"--no-measure: {heur}")
+
+    table = run(denox, "compile", m3, "--size", "37x29", "--cache", cache, "--precision", "fp32", "--quiet").stdout
+    check("dispatches, predicted" in table and "-> " in table, f"the table:\n{table}")
+
+    bad = run(denox, "compile", m3, "--size", "37by29", ok=False)
+    check(bad.returncode != 0 and "--size" in bad.stderr, f"bad --size is named: {bad.stderr}")
+    print("ok: first", first["edges"], "edges measured; again 0; 9-channel", nine["measured_edges"], "new")
+
+
+if __name__ == "__main__":
+    main()

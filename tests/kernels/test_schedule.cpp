@@ -1,0 +1,184 @@
+// The autotuner's graph stages without a GPU (issue 5): structural pruning keeps the
+// minimum-dispatch derivations, measured costs (a fake Measurer) drive the selection, failed
+// implementations are dropped and an op left without any is named, and edge signatures are
+// shared between models exactly where their layers are the same.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/error.hpp"
+#include "compiler/prune/prune.hpp"
+#include "compiler/schedule/schedule.hpp"
+#include "compiler/cost_model/cost_model.hpp"
+#include "compiler/supergraph/edge_graph.hpp"
+#include "coop_support.hpp"
+
+using namespace denox;
+using namespace denox::kernels;
+using namespace denox::testing;
+using Size = modelgen::OidnUnetOptions::Size;
+
+namespace {
+
+LoweringTarget coop_target() {
+  LoweringTarget t;
+  t.coop = h100_like();
+  return t;
+}
+
+// Costs by rule; counts what it was asked.
+class FakeMeasurer : public autotune::Measurer {
+ public:
+  std::function<autotune::Measured(const Implementation&)> rule;
+  size_t asked = 0;
+  std::vector<autotune::Measured> measure(const compiler::Graph&, const std::vector<const Implementation*>& impls, plan::Precision,
+                                          uint32_t, uint32_t, const autotune::Progress&) override {
+    std::vector<autotune::Measured> out;
+    for (const Implementation* i : impls) out.push_back(rule(*i));
+    asked += impls.size();
+    return out;
+  }
+};
+
+autotune::Measured ok(double ms) {
+  autotune::Measured m;
+  m.ok = true;
+  m.ms = ms;
+  return m;
+}
+
+bool covers(const Implementation& impl, const std::string& op_name) {
+  for (const compiler::Op* op : impl.ops)
+    if (op->name == op_name) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("structural pruning keeps only minimum-dispatch derivations of the OIDN U-Net", "[kernels][schedule]") {
+  const compiler::Graph g = oidn(Size::Balanced);
+  const auto impls = enumerate_implementations(g, plan::Precision::F16, coop_target(), ConfigSpace::Heuristic);
+  autotune::PruneStats stats;
+  const std::vector<bool> keep = autotune::prune_structural(g, impls, &stats);
+  CHECK(stats.min_dispatches == 19);  // 16 fused convs, the pad, the two crop copies
+  CHECK(stats.structures_kept < stats.structures);
+  std::set<std::string> kept_families;
+  for (size_t i = 0; i < impls.size(); ++i) {
+    if (!keep[i]) continue;
+    INFO(impls[i].name() << " (" << impls[i].family << " " << impls[i].pattern << ")");
+    kept_families.insert(impls[i].family);
+    // Nothing that leaves a pool, an upsample or a concat to a dispatch of its own survives.
+    CHECK(impls[i].family != "pool2d");
+    CHECK(impls[i].family != "upsample_nearest");
+    CHECK(impls[i].family != "unary");
+    if (impls[i].family == "conv2d_coopmat" && covers(impls[i], "/enc_conv1/Conv")) CHECK(impls[i].pattern == "conv+act+pool");
+  }
+  // The portable conv survives where it ties on dispatches (no pool or concat to absorb).
+  CHECK(kept_families.count("conv2d") == 1);
+  CHECK(kept_families.count("conv2d_coopmat") == 1);
+}
+
+TEST_CASE("measured costs choose the schedule, failures drop implementations and a lost op is named", "[kernels][schedule]") {
+  const compiler::Graph g = oidn(Size::Balanced);
+  autotune::ScheduleOptions o;
+  o.precision = plan::Precision::F16;
+  o.target = coop_target();
+  o.space = ConfigSpace::Pruned;
+  FakeMeasurer m;
+  o.measurer = &m;
+
+  SECTION("portable convolutions made cheaper win wherever they survive pruning") {
+    m.rule = [](const Implementation& i) { return ok(i.family == "conv2d" ? 0.01 : 1.0); };
+    const autotune::Schedule s = autotune::schedule_graph(g, o);
+    CHECK(m.asked == s.report.edges);
+    CHECK(s.report.measured_edges == s.report.edges);
+    CHECK(s.report.dispatches == 19);
+    std::map<std::string, std::string> family_of;
+    double total = 0;
+    for (const auto& step : s.report.steps) {
+      family_of[step.name] = step.family;
+      total += step.ms;
+      CHECK(step.measured);
+    }
+    CHECK(s.report.predicted_ms == Approx(total));
+    CHECK(family_of.at("/enc_conv5a/Conv+/enc_conv5a/Relu") == "conv2d");
+    CHECK(family_of.at("/dec_conv1b/Conv+/dec_conv1b/Relu") == "conv2d");
+    // Pools and concats can only be absorbed by the coop family.
+    CHECK(family_of.at("/enc_conv1/Conv+/enc_conv1/Relu+/pool1/MaxPool") == "conv2d_coopmat");
+    // The lowered plan matches the schedule.
+    const plan::Plan p = autotune::lower_schedule(g, s, plan::Precision::F16);
+    CHECK(p.dispatches.size() == 19);
+    CHECK(families(p).at("conv2d") >= 2);
+  }
+  SECTION("among coop configurations the fastest is taken") {
+    // The last of dec_conv1a's configurations (the heuristic's comes first) is made fastest.
+    std::string fastest;
+    for (const auto& i : enumerate_implementations(g, plan::Precision::F16, o.target, ConfigSpace::Pruned))
+      if (i.family == "conv2d_coopmat" && covers(i, "/dec_conv1a/Conv")) fastest = i.config;
+    REQUIRE_FALSE(fastest.empty());
+    m.rule = [&](const Implementation& i) {
+      if (i.family != "conv2d_coopmat" || !covers(i, "/dec_conv1a/Conv")) return ok(1.0);
+      return ok(i.config == fastest ? 0.1 : 2.0);
+    };
+    const autotune::Schedule s = autotune::schedule_graph(g, o);
+    bool found = false;
+    for (const auto& step : s.report.steps)
+      if (step.name.find("/dec_conv1a/Conv") != std::string::npos) {
+        found = true;
+        CHECK(step.config == fastest);
+        CHECK(step.ms == 0.1);
+      }
+    CHECK(found);
+  }
+  SECTION("an op whose every implementation failed is named with the failure") {
+    m.rule = [](const Implementation& i) {
+      autotune::Measured r = ok(1.0);
+      if (covers(i, "/dec_conv0/Conv")) r = {false, 0, false, "timed out: one run took over 5000 ms"};
+      return r;
+    };
+    try {
+      autotune::schedule_graph(g, o);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::Unsupported);
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find("Conv '/dec_conv0/Conv'") != std::string::npos);
+      CHECK(what.find("timed out") != std::string::npos);
+    }
+    CHECK(m.asked > 0);
+  }
+}
+
+TEST_CASE("edge signatures: shared layers of two models match, different layers and configs do not", "[kernels][schedule]") {
+  const compiler::Graph g3 = oidn(Size::Balanced, true, 3), g9 = oidn(Size::Balanced, true, 9);
+  const auto i3 = enumerate_implementations(g3, plan::Precision::F16, coop_target(), ConfigSpace::Pruned);
+  const auto i9 = enumerate_implementations(g9, plan::Precision::F16, coop_target(), ConfigSpace::Pruned);
+  const auto v3 = autotune::values_at_extent(g3, 67, 45), v9 = autotune::values_at_extent(g9, 67, 45);
+  REQUIRE(v3);
+  REQUIRE(v9);
+  auto signatures = [](const compiler::Graph& g, const std::vector<Implementation>& impls, const std::vector<int64_t>& v,
+                       const std::string& op) {
+    std::map<std::string, std::string> by_config;  // pattern + config -> signature
+    for (const auto& i : impls)
+      if (i.family == "conv2d_coopmat" && covers(i, op))
+        by_config[i.pattern + " " + i.config] = autotune::extract_edge_graph(g, i, v, plan::Precision::F16).signature;
+    return by_config;
+  };
+  const auto enc2_3 = signatures(g3, i3, *v3, "/enc_conv2/Conv"), enc2_9 = signatures(g9, i9, *v9, "/enc_conv2/Conv");
+  REQUIRE(enc2_3.size() > 1);
+  CHECK(enc2_3 == enc2_9);  // same layer, same shapes: one measurement serves both models
+  std::set<std::string> distinct;
+  for (const auto& [k, s] : enc2_3) distinct.insert(s);
+  CHECK(distinct.size() == enc2_3.size());  // every config its own measurement
+  const auto enc0_3 = signatures(g3, i3, *v3, "/enc_conv0/Conv"), enc0_9 = signatures(g9, i9, *v9, "/enc_conv0/Conv");
+  REQUIRE_FALSE(enc0_3.empty());
+  for (const auto& [k, s] : enc0_3)
+    if (enc0_9.count(k)) CHECK(enc0_9.at(k) != s);  // 3 vs 9 input channels
+  // The extent is part of the signature (99 pads to 112, 67 to 80).
+  const auto v3b = autotune::values_at_extent(g3, 99, 45);
+  REQUIRE(v3b);
+  CHECK(signatures(g3, i3, *v3b, "/enc_conv2/Conv") != enc2_3);
+}
