@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "../runtime/gpu_test_support.hpp"
+#include "coop_support.hpp"
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "modelgen/oidn_unet.hpp"
@@ -17,18 +18,8 @@ using namespace denox::testing;
 
 namespace {
 
-compiler::Graph unet(modelgen::OidnUnetOptions::Size size, int channels) {
-  modelgen::OidnUnetOptions options;
-  options.size = size;
-  options.input_channels = channels;
-  options.pad_to_16_and_crop = true;
-  std::string bytes;
-  modelgen::build_oidn_unet(options).SerializeToString(&bytes);
-  return compiler::import_onnx_bytes(bytes.data(), bytes.size());
-}
-
 void check_unet(modelgen::OidnUnetOptions::Size size, int channels, int64_t h, int64_t w, plan::Precision precision) {
-  const compiler::Graph g = unet(size, channels);
+  const compiler::Graph g = oidn(size, true, channels);
   const auto start = std::chrono::steady_clock::now();
   const double err = gpu_vs_reference(g, precision, {random_tensor({1, channels, h, w}, 5)});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
