@@ -7,7 +7,15 @@
 // halo) and its weights are staged in shared memory once and then reused by every tap and
 // every invocation, so global memory is read about once per chunk instead of once per tap.
 //
-// Macros (all required except HAS_BIAS / ACT / STORAGE_F16):
+// Fusions (src/kernels/lowering_ops.hpp, ConvFusion; the same set as conv2d_coopmat):
+//   CONCAT=1     input channels [c0, c_in) come from a second tensor X1 (a channel Concat);
+//   UPSAMPLE0=1  X0 is read at (y/2, x/2) (a nearest 2x Resize before the conv or the concat);
+//   POOL=1       a 2x2/2 max-pool after the activation: the tile's outputs are staged in shared
+//                memory and only the pooled tensor is written;
+//   a zero Pad before the conv or on X1, and a crop (Slice) after it, need no macro: they are
+//   push constants (wider padding and read bounds; padding shifted by the crop's start).
+//
+// Macros (all required except HAS_BIAS / ACT / STORAGE_F16 / CONCAT / UPSAMPLE0 / POOL):
 //   KH KW SH SW DH DW   kernel, stride, dilation
 //   TILE_W              output columns per workgroup; divides PIX_THREADS (32)
 //   TP                  pixels per invocation (TILE_H = TP * 32 / TILE_W)
@@ -15,10 +23,14 @@
 //   CK                  input channels per chunk
 //   HAS_BIAS            1: binding 3 holds the bias
 //   ACT                 fused activation (common.glsl)
-// Bindings: 0 X (N, Cin, H, W), 1 Y (N, Cout, OH, OW), 2 packed weights, 3 bias (Cout).
+// Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Packed weights (src/kernels/conv2d_layout.hpp): [co_tile][chunk][CK][KH*KW][COUT_TILE],
 // zero-filled for channels past Cin / Cout, so a chunk's block is contiguous.
-// Push constants: c_in, h, w, c_out, oh, ow, pad_top, pad_left, act_a, act_b (float bits).
+// Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
+// bh1 bw1 (act_a/b: float bits). h, w: the region of the conv's input (as the GEMM sees it,
+// after concat / upsample) that holds data, zero elsewhere; c0 h0 w0: X0's channels and stored
+// extents; oh ow: the conv output computed; out_h out_w: Y's extents; h1 w1: X1's stored
+// extents, bh1 bw1: the part of it that holds data.
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / COUT_TILE)).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -41,24 +53,67 @@
 #ifndef ACT
 #define ACT 0
 #endif
+#ifndef CONCAT
+#define CONCAT 0
+#endif
+#ifndef UPSAMPLE0
+#define UPSAMPLE0 0
+#endif
+#ifndef POOL
+#define POOL 0
+#endif
+#if POOL && ((TILE_H % 2) != 0 || (TILE_W % 2) != 0)
+#error "conv2d: POOL needs an even tile"
+#endif
+#define IN_FLOATS (CK * HALO + W_CHUNK)
+#if POOL
+#define OUT_FLOATS (COUT_TILE * TILE_H * TILE_W)
+#else
+#define OUT_FLOATS 0
+#endif
+#define B_X1 1
+#define B_Y (1 + CONCAT)
+#define B_W (2 + CONCAT)
+#define B_BIAS (3 + CONCAT)
 
 layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
-layout(set = 0, binding = 0) readonly buffer XBuf { STYPE x[]; };
-layout(set = 0, binding = 1) writeonly buffer YBuf { STYPE y[]; };
-layout(set = 0, binding = 2) readonly buffer WBuf { STYPE wts[]; };
+layout(set = 0, binding = 0) readonly buffer X0Buf { STYPE x0[]; };
+#if CONCAT
+layout(set = 0, binding = B_X1) readonly buffer X1Buf { STYPE x1[]; };
+#endif
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { STYPE y[]; };
+layout(set = 0, binding = B_W) readonly buffer WBuf { STYPE wts[]; };
 #if HAS_BIAS
-layout(set = 0, binding = 3) readonly buffer BBuf { STYPE bias[]; };
+layout(set = 0, binding = B_BIAS) readonly buffer BBuf { STYPE bias[]; };
 #endif
 
 layout(push_constant) uniform Push {
   uint c_in, h, w, c_out, oh, ow;
   int pad_top, pad_left;
   uint act_a, act_b;
+  uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
 } pc;
 
-shared float s_in[CK * HALO];
-shared float s_w[W_CHUNK];
+// The input patch at 0, the weight chunk at CK * HALO; with POOL the activated outputs of the
+// tile are staged over both after the last chunk.
+shared float smem[IN_FLOATS > OUT_FLOATS ? IN_FLOATS : OUT_FLOATS];
+#define S_W (CK * HALO)
+
+// One value of the conv's input as the GEMM sees it; (iy, ix) inside [0, h) x [0, w), ci < c_in.
+float load_x(uint n, uint ci, uint iy, uint ix) {
+#if CONCAT
+  if (ci >= pc.c0) {
+    if (iy >= pc.bh1 || ix >= pc.bw1) return 0.0;  // a folded Pad's zeros
+    return float(x1[((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h1 + iy) * pc.w1 + ix]);
+  }
+#endif
+#if UPSAMPLE0
+  return float(x0[((n * pc.c0 + ci) * pc.h0 + min(iy >> 1, pc.h0 - 1)) * pc.w0 + min(ix >> 1, pc.w0 - 1)]);
+#else
+  return float(x0[((n * pc.c0 + ci) * pc.h0 + iy) * pc.w0 + ix]);
+#endif
+}
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
@@ -74,7 +129,6 @@ void main() {
 
   const uint chunks = (pc.c_in + CK - 1) / CK;
   const uint w_base = ct * chunks * W_CHUNK;
-  const uint x_base = n * pc.c_in * pc.h * pc.w;
 
   float acc[TP][TC];
   for (int j = 0; j < TP; ++j)
@@ -88,13 +142,11 @@ void main() {
       const int iy = iy0 + int(r / HALO_W), ix = ix0 + int(r % HALO_W);
       const uint ci = chunk * CK + c;
       float v = 0.0;
-      if (ci < pc.c_in && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
-        v = float(x[x_base + (ci * pc.h + uint(iy)) * pc.w + uint(ix)]);
-      }
-      s_in[e] = v;
+      if (ci < pc.c_in && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) v = load_x(n, ci, uint(iy), uint(ix));
+      smem[e] = v;
     }
     const uint w_chunk = w_base + chunk * W_CHUNK;
-    for (uint e = t; e < W_CHUNK; e += WG_SIZE) s_w[e] = float(wts[w_chunk + e]);
+    for (uint e = t; e < W_CHUNK; e += WG_SIZE) smem[S_W + e] = float(wts[w_chunk + e]);
     barrier();
 
     for (uint c = 0; c < CK; ++c) {
@@ -102,10 +154,10 @@ void main() {
         for (uint kx = 0; kx < KW; ++kx) {
           const uint wo = (c * KK + ky * KW + kx) * COUT_TILE + cg * TC;
           float wv[TC];
-          for (int i = 0; i < TC; ++i) wv[i] = s_w[wo + i];
+          for (int i = 0; i < TC; ++i) wv[i] = smem[S_W + wo + i];
           const uint io = c * HALO + (py0 * SH + ky * DH) * HALO_W + px * SW + kx * DW;
           for (int j = 0; j < TP; ++j) {
-            const float a = s_in[io + j * (ROWS_PER_STEP * SH * HALO_W)];
+            const float a = smem[io + j * (ROWS_PER_STEP * SH * HALO_W)];
             for (int i = 0; i < TC; ++i) acc[j][i] = fma(a, wv[i], acc[j][i]);
           }
         }
@@ -114,8 +166,9 @@ void main() {
   }
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if !POOL
   const uint ox = uint(ox0) + px;
-  if (ox >= pc.ow) return;
+  if (ox >= pc.out_w) return;
   for (int i = 0; i < TC; ++i) {
     const uint co = ct * COUT_TILE + cg * TC + i;
     if (co >= pc.c_out) break;
@@ -124,10 +177,41 @@ void main() {
 #else
     const float b = 0.0;
 #endif
-    const uint y_plane = (n * pc.c_out + co) * pc.oh;
+    const uint y_plane = (n * pc.c_out + co) * pc.out_h;
     for (int j = 0; j < TP; ++j) {
       const uint oy = uint(oy0) + py0 + j * ROWS_PER_STEP;
-      if (oy < pc.oh) y[(y_plane + oy) * pc.ow + ox] = STYPE(activate(acc[j][i] + b, act_a, act_b));
+      if (oy < pc.out_h) y[(y_plane + oy) * pc.out_w + ox] = STYPE(activate(acc[j][i] + b, act_a, act_b));
     }
   }
+#else
+  // Stage the activated tile ([channel][row][column]), then one pooled pixel per item: the max
+  // of its 2x2 window (NaN propagates; taps past the conv output, ceil mode's partial windows,
+  // are skipped).
+  barrier();  // every invocation is done reading the last chunk
+  for (int i = 0; i < TC; ++i) {
+    const uint co = ct * COUT_TILE + cg * TC + i;
+#if HAS_BIAS
+    const float b = co < pc.c_out ? float(bias[co]) : 0.0;
+#else
+    const float b = 0.0;
+#endif
+    for (int j = 0; j < TP; ++j)
+      smem[((cg * TC + i) * TILE_H + py0 + j * ROWS_PER_STEP) * TILE_W + px] = activate(acc[j][i] + b, act_a, act_b);
+  }
+  barrier();
+  for (uint e = t; e < COUT_TILE * (TILE_H / 2) * (TILE_W / 2); e += WG_SIZE) {
+    const uint c = e / ((TILE_H / 2) * (TILE_W / 2)), q = e % ((TILE_H / 2) * (TILE_W / 2));
+    const uint pr = q / (TILE_W / 2), pcl = q % (TILE_W / 2);
+    const uint co = ct * COUT_TILE + c;
+    const uint py = uint(oy0) / 2 + pr, pxo = uint(ox0) / 2 + pcl;
+    if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
+    float r = uintBitsToFloat(0xff800000u);
+    for (uint k = 0; k < 4; ++k) {
+      if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
+      const float v = smem[(c * TILE_H + 2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2];
+      if (v > r || isnan(v)) r = v;
+    }
+    y[((n * pc.c_out + co) * pc.out_h + py) * pc.out_w + pxo] = STYPE(r);
+  }
+#endif
 }

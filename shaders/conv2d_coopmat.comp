@@ -19,6 +19,8 @@
 // (never read: the memory past a tensor may hold anything, NaN included).
 // Fused epilogue: POOL=1 applies a 2x2/2 max-pool (floor or ceil mode: taps past the conv
 // output are skipped) and writes only the pooled tensor.
+// Folded without a macro (push constants only): a zero Pad before the conv or on X1 (wider
+// padding, tighter read bounds) and a crop after it (the padding shifted by the crop's start).
 //
 // Macros (all required unless marked):
 //   KH KW              kernel size (stride and dilation 1)
@@ -35,9 +37,11 @@
 //   B_GLOBAL           (optional) 1: B fragments loaded from the weights buffer (cached) instead
 //                      of shared memory; the freed space double-buffers the patch
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
-// Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w
-//   (c_in, h, w: the conv's input as the GEMM sees it, after concat/upsample; c0 h0 w0: the
-//   channels and stored extents of X0; oh ow: the conv output; out_h out_w: Y's extents).
+// Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
+//   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
+//   upsample, that holds data; c0 h0 w0: the channels and stored extents of X0; oh ow: the conv
+//   output computed; out_h out_w: Y's extents; h1 w1: X1's stored extents, bh1 bw1: the part
+//   of it that holds data). The same layout as conv2d.comp's.
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -153,7 +157,7 @@ layout(push_constant) uniform Push {
   uint c_in, h, w, c_out, oh, ow;
   int pad_top, pad_left;
   uint act_a, act_b;
-  uint c0, h0, w0, out_h, out_w;
+  uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
 } pc;
 
 shared f16vec4 smem[SMEM_VEC4];
@@ -237,7 +241,10 @@ f16vec4 pw[W_PER_T];
 float16_t load_x(uint n, uint ci, int iy, int ix) {
   if (ci >= pc.c_in) return float16_t(0.0);
 #if CONCAT
-  if (ci >= pc.c0) return x1[((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h + uint(iy)) * pc.w + uint(ix)];
+  if (ci >= pc.c0) {
+    if (uint(iy) >= pc.bh1 || uint(ix) >= pc.bw1) return float16_t(0.0);  // a folded Pad's zeros
+    return x1[((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h1 + uint(iy)) * pc.w1 + uint(ix)];
+  }
 #endif
 #if UPSAMPLE0
   // Nearest 2x: output row iy reads row iy / 2 (the lowering checks h = 2 h0, w = 2 w0).
@@ -247,10 +254,14 @@ float16_t load_x(uint n, uint ci, int iy, int ix) {
 #endif
 }
 
-// Pixels x .. x+3 (x a multiple of 4, inside the row; w a multiple of 4) of channel ci < c_in.
+// Pixels x .. x+3 (x a multiple of 4, inside the row; every width a multiple of 4) of channel
+// ci < c_in.
 f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
 #if CONCAT
-  if (ci >= pc.c0) return x1v4[(((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h + iy) * pc.w + x) >> 2];
+  if (ci >= pc.c0) {
+    if (iy >= pc.bh1 || x >= pc.bw1) return f16vec4(0.0);
+    return x1v4[(((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h1 + iy) * pc.w1 + x) >> 2];
+  }
 #endif
 #if UPSAMPLE0
   // Source pixels x/2, x/2 + 1 (w0 = w/2 is even, so the pair is 4-byte aligned).
@@ -354,8 +365,15 @@ void main() {
   ACC_DECL;
 
   // The fast paths need rows of a multiple of 4 pixels (then a 4-pixel group is either wholly
-  // inside a row or wholly outside); uniform per dispatch.
-  const bool fast_in = (pc.w & 3u) == 0u;
+  // inside a row or wholly outside): the bounds and the stored widths; uniform per dispatch.
+  uint widths = pc.w;
+#if !UPSAMPLE0
+  widths |= pc.w0;
+#endif
+#if CONCAT
+  widths |= pc.w1 | pc.bw1;
+#endif
+  const bool fast_in = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
   fetch(0, t, n, iy0, ix0, w_base, fast_in);
   stash(t, ix0, fast_in, 0);

@@ -1,4 +1,7 @@
 // Conv (+ bias + activation) -> shaders/conv2d.comp.
+#include <array>
+#include <optional>
+
 #include "common/error.hpp"
 #include "kernels/conv2d_layout.hpp"
 #include "kernels/lowering_ops.hpp"
@@ -48,82 +51,154 @@ Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv) {
   return shape_of(std::get<ConvAttrs>(conv.attrs), constant_extent(b, weight, 0, conv), constant_extent(b, weight, 1, conv));
 }
 
-void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation) {
-  const auto& attrs = std::get<ConvAttrs>(conv.attrs);
-  const TensorId x = conv.inputs.at(0), w = conv.inputs.at(1);
-  const compiler::Tensor& weight = b.graph().tensor(w);
-  const Conv2dShape shape = conv2d_shape(b, conv);
-  const Conv2dTiling tiling = choose_conv2d_tiling(shape);
-  const uint32_t packed = b.add_weights(weight.name + " (conv2d tiles)", pack_conv2d_weights(*weight.f32_data, shape, tiling));
+const compiler::Op& ConvFusion::last(const compiler::Op& conv) const {
+  if (!slices.empty()) return *slices.back();
+  if (pool) return *pool;
+  return activation ? *activation : conv;
+}
 
-  const ActivationMacro act = activation ? activation_macro(std::get<compiler::ActivationAttrs>(activation->attrs)) : ActivationMacro{};
-  const TensorId y = activation ? activation->output : conv.output;
-  const bool has_bias = attrs.has_bias && conv.inputs.size() > 2;
+std::string ConvFusion::pattern() const {
+  std::string p = std::string(pad0 ? "pad+" : "") + (upsample ? "upsample+" : "") + (pad1 ? "pad+" : "") + (concat ? "concat+" : "") +
+                  "conv" + (activation ? "+act" : "") + (pool ? "+pool" : "");
+  if (!slices.empty()) p += "+slice";
+  return p;
+}
+
+std::vector<const compiler::Op*> ConvFusion::covered(const compiler::Op& conv) const {
+  std::vector<const compiler::Op*> ops;
+  for (const compiler::Op* op : {upsample, concat, &conv, activation, pool})
+    if (op) ops.push_back(op);
+  ops.insert(ops.end(), slices.begin(), slices.end());
+  return ops;
+}
+
+namespace {
+
+// What both conv shaders read and write, and their common push constants (shaders/conv2d.comp
+// and conv2d_coopmat.comp, "Push constants"): c_in h w c_out oh ow pad_top pad_left act_a act_b
+// c0 h0 w0 out_h out_w h1 w1 bh1 bw1.
+struct ConvIo {
+  TensorId x0 = 0, y = 0;
+  std::optional<TensorId> x1;
+  std::vector<ValueId> push;
+  Extents4 conv_out{};  // the computed part of the conv's output (after a folded crop)
+  ActivationMacro act;
+  bool has_bias = false;
+  std::string name;
+};
+
+// The spatial pads of a zero Pad: (begin_h, begin_w, end_h, end_w).
+std::array<ValueId, 4> spatial_pads(const compiler::Op& pad) {
+  const auto& a = std::get<compiler::PadAttrs>(pad.attrs);
+  const size_t r = a.begin.size();
+  return {a.begin.at(r - 2), a.begin.at(r - 1), a.end.at(r - 2), a.end.at(r - 1)};
+}
+
+ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f) {
+  const auto& attrs = std::get<ConvAttrs>(conv.attrs);
+  auto& prog = b.program();
+  ConvIo io;
+  const TensorId x = conv.inputs.at(0);
+  io.x0 = f.concat ? f.concat->inputs.at(0) : x;
+  if (f.upsample) io.x0 = f.upsample->inputs.at(0);
+  if (f.pad0) io.x0 = f.pad0->inputs.at(0);
+  if (f.concat) io.x1 = f.pad1 ? f.pad1->inputs.at(0) : f.concat->inputs.at(1);
+  io.y = f.last(conv).output;
+  io.act = f.activation ? activation_macro(std::get<compiler::ActivationAttrs>(f.activation->attrs)) : ActivationMacro{};
+  io.has_bias = attrs.has_bias && conv.inputs.size() > 2;
+
+  // The conv's input as the GEMM sees it (after concat / upsample / pad): its extents bound
+  // every read; a folded Pad shrinks them to what its input covers.
+  const Extents4 xe = b.extents4(x), x0e = b.extents4(io.x0), ye = b.extents4(io.y);
+  ValueId h = xe[2], w = xe[3], pad_top = attrs.pad_begin[0], pad_left = attrs.pad_begin[1];
+  if (f.pad0) {
+    const auto p = spatial_pads(*f.pad0);
+    h = prog.min(x0e[2], prog.sub(xe[2], p[0]));
+    w = prog.min(x0e[3], prog.sub(xe[3], p[1]));
+    pad_top = prog.add(pad_top, p[0]);
+    pad_left = prog.add(pad_left, p[1]);
+  }
+  // A folded crop computes output pixel o' as the conv's o' + start: input row
+  // (o' + start) * stride - pad, i.e. the padding shrinks by start * stride.
+  io.conv_out = b.extents4(conv.output);
+  if (!f.slices.empty()) {
+    for (const compiler::Op* s : f.slices) {
+      const auto& sa = std::get<compiler::SliceAttrs>(s->attrs);
+      const size_t r = sa.start.size();
+      pad_top = prog.sub(pad_top, prog.mul(sa.start.at(r - 2), b.constant(shape.sh)));
+      pad_left = prog.sub(pad_left, prog.mul(sa.start.at(r - 1), b.constant(shape.sw)));
+    }
+    io.conv_out = ye;
+  }
+  ValueId h1 = h, w1 = w, bh1 = h, bw1 = w;
+  if (io.x1) {
+    const Extents4 x1e = b.extents4(*io.x1);
+    h1 = x1e[2], w1 = x1e[3], bh1 = h, bw1 = w;
+    if (f.pad1) bh1 = prog.min(x1e[2], h), bw1 = prog.min(x1e[3], w);
+  }
+  const ValueId c0 = io.x1 ? x0e[1] : b.constant(shape.c_in);
+  io.push = {b.constant(shape.c_in), h, w, b.constant(shape.c_out), io.conv_out[2], io.conv_out[3], pad_top, pad_left,
+             b.float_bits(io.act.a), b.float_bits(io.act.b), c0, x0e[2], x0e[3], ye[2], ye[3], h1, w1, bh1, bw1};
+  for (const compiler::Op* op : f.covered(conv)) io.name += (io.name.empty() ? "" : "+") + op->name;
+  if (f.pad0) io.name = f.pad0->name + "+" + io.name;
+  return io;
+}
+
+std::vector<plan::Binding> conv_bindings(PlanBuilder& b, const compiler::Op& conv, const ConvIo& io, uint32_t packed) {
+  std::vector<plan::Binding> bindings = {b.read(io.x0)};
+  if (io.x1) bindings.push_back(b.read(*io.x1));
+  bindings.push_back(b.write(io.y));
+  bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
+  if (io.has_bias) bindings.push_back(b.read(conv.inputs[2]));
+  return bindings;
+}
+
+}  // namespace
+
+void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fusion) {
+  const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
+  const Conv2dShape shape = conv2d_shape(b, conv);
+  const Conv2dTiling tiling = choose_conv2d_tiling(shape, fusion.pool != nullptr);
+  const uint32_t packed = b.add_weights(weight.name + " (conv2d tiles)", pack_conv2d_weights(*weight.f32_data, shape, tiling));
+  const ConvIo io = conv_io(b, conv, shape, fusion);
+
   PipelineSpec spec;
   spec.family = "conv2d";
   spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"SH", shape.sh}, {"SW", shape.sw}, {"DH", shape.dh}, {"DW", shape.dw},
                   {"TILE_W", tiling.tile_w}, {"TP", tiling.tp}, {"TC", tiling.tc}, {"CK", tiling.ck},
-                  {"HAS_BIAS", has_bias ? 1 : 0}, {"ACT", act.code}};
-  spec.binding_count = has_bias ? 4 : 3;
-  spec.push_constant_count = 10;
+                  {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code}, {"CONCAT", fusion.concat ? 1 : 0},
+                  {"UPSAMPLE0", fusion.upsample ? 1 : 0}, {"POOL", fusion.pool ? 1 : 0}};
+  spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);
+  spec.push_constant_count = static_cast<uint32_t>(io.push.size());
   spec.local_size = {256, 1, 1};
-  std::vector<plan::Binding> bindings = {b.read(x), b.write(y), {plan::Resource::Weights, packed, plan::Access::Read}};
-  if (has_bias) bindings.push_back(b.read(conv.inputs[2]));
-
-  const Extents4 xe = b.extents4(x), ye = b.extents4(y);
-  std::vector<ValueId> push = {b.constant(shape.c_in), xe[2], xe[3], b.constant(shape.c_out), ye[2], ye[3],
-                               attrs.pad_begin[0], attrs.pad_begin[1], b.float_bits(act.a), b.float_bits(act.b)};
   const int64_t co_tiles = (shape.c_out + tiling.cout_tile() - 1) / tiling.cout_tile();
-  const std::array<ValueId, 3> groups = {b.ceil_div(ye[3], tiling.tile_w), b.ceil_div(ye[2], tiling.tile_h()),
-                                         b.mul(ye[0], b.constant(co_tiles))};
-  const std::string name = activation ? conv.name + "+" + activation->name : conv.name;
-  b.dispatch(name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], tiling.tile_w), b.ceil_div(io.conv_out[2], tiling.tile_h()),
+                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed), io.push, groups);
 }
 
-void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const CoopConvLowering& how) {
-  const auto& attrs = std::get<ConvAttrs>(conv.attrs);
+void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& f, const CoopConvLowering& how) {
   const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
   const Conv2dShape shape = conv2d_shape(b, conv);
   const CoopConvConfig& c = how.config;
   const uint32_t packed = b.add_weights(weight.name + " (conv2d_coopmat tiles)", pack_coop_weights(*weight.f32_data, shape, c));
+  const ConvIo io = conv_io(b, conv, shape, f);
 
-  // The tensors the shader reads: X0 (maybe before a 2x upsample) and, with a concat, X1.
-  const TensorId x = conv.inputs.at(0);
-  TensorId x0 = how.concat ? how.concat->inputs.at(0) : x;
-  if (how.upsample) x0 = how.upsample->inputs.at(0);
-  const compiler::Op* last = how.pool ? how.pool : how.activation ? how.activation : &conv;
-  const TensorId y = last->output;
-
-  const ActivationMacro act = how.activation ? activation_macro(std::get<compiler::ActivationAttrs>(how.activation->attrs)) : ActivationMacro{};
-  const bool has_bias = attrs.has_bias && conv.inputs.size() > 2;
   PipelineSpec spec;
   spec.family = "conv2d_coopmat";
   spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"NT", c.nt}, {"CK", c.ck},
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
-                  {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", has_bias ? 1 : 0}, {"ACT", act.code},
-                  {"CONCAT", how.concat ? 1 : 0}, {"UPSAMPLE0", how.upsample ? 1 : 0}, {"POOL", how.pool ? 1 : 0}};
+                  {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code},
+                  {"CONCAT", f.concat ? 1 : 0}, {"UPSAMPLE0", f.upsample ? 1 : 0}, {"POOL", f.pool ? 1 : 0}};
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
-  spec.binding_count = 3 + (how.concat ? 1 : 0) + (has_bias ? 1 : 0);
-  spec.push_constant_count = 15;
+  spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);
+  spec.push_constant_count = static_cast<uint32_t>(io.push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
-  std::vector<plan::Binding> bindings = {b.read(x0)};
-  if (how.concat) bindings.push_back(b.read(how.concat->inputs.at(1)));
-  bindings.push_back(b.write(y));
-  bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
-  if (has_bias) bindings.push_back(b.read(conv.inputs[2]));
-
-  const Extents4 xe = b.extents4(x), x0e = b.extents4(x0), ce = b.extents4(conv.output), ye = b.extents4(y);
-  std::vector<ValueId> push = {b.constant(shape.c_in), xe[2], xe[3], b.constant(shape.c_out), ce[2], ce[3],
-                               attrs.pad_begin[0], attrs.pad_begin[1], b.float_bits(act.a), b.float_bits(act.b),
-                               x0e[1], x0e[2], x0e[3], ye[2], ye[3]};
-  if (!how.concat) push[10] = b.constant(shape.c_in);
   const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
-  const std::array<ValueId, 3> groups = {b.ceil_div(ce[3], c.tile_w), b.ceil_div(ce[2], c.tile_h), b.mul(ce[0], b.constant(co_tiles))};
-  std::string name;
-  for (const compiler::Op* op : {how.upsample, how.concat, &conv, how.activation, how.pool})
-    if (op) name += (name.empty() ? "" : "+") + op->name;
-  b.dispatch(name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
+                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed), io.push, groups);
 }
 
 }  // namespace denox::kernels

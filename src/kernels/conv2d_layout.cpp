@@ -6,20 +6,22 @@
 
 namespace denox::kernels {
 
-int64_t Conv2dTiling::shared_bytes(const Conv2dShape& s) const {
+int64_t Conv2dTiling::shared_bytes(const Conv2dShape& s, bool pool) const {
   const int64_t halo_h = (tile_h() - 1) * s.sh + (s.kh - 1) * s.dh + 1;
   const int64_t halo_w = (tile_w - 1) * s.sw + (s.kw - 1) * s.dw + 1;
-  return 4 * (ck * halo_h * halo_w + ck * s.kh * s.kw * cout_tile());
+  const int64_t staged = pool ? cout_tile() * tile_h() * tile_w : 0;
+  return 4 * std::max(ck * halo_h * halo_w + ck * s.kh * s.kw * cout_tile(), staged);
 }
 
-Conv2dTiling choose_conv2d_tiling(const Conv2dShape& shape) {
+Conv2dTiling choose_conv2d_tiling(const Conv2dShape& shape, bool pool) {
   Conv2dTiling t;
   t.tc = shape.c_out >= 32 ? 4 : shape.c_out >= 16 ? 2 : 1;
   t.ck = std::min<int64_t>(shape.c_in, 8);
   // Shrink what costs least first: the chunk (more loop trips), then rows per invocation,
   // then the tile width (more halo per output).
-  while (t.shared_bytes(shape) > kPortableSharedBytes) {
-    if (t.ck > 1) {
+  // (tile_w stays 8 or 16, so tile_h = tp * 32 / tile_w is even, as a pool needs.)
+  while (t.shared_bytes(shape, pool) > kPortableSharedBytes) {
+    if (t.ck > 1 && t.shared_bytes(shape) > kPortableSharedBytes) {
       t.ck = (t.ck + 1) / 2;
     } else if (t.tp > 1) {
       t.tp /= 2;

@@ -1,6 +1,7 @@
 #include "kernels/implementations.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -86,6 +87,110 @@ std::vector<TensorId> computed_inputs(const compiler::Graph& g, const Op& op) {
   return out;
 }
 
+// A zero Pad on the spatial axes of a rank-4 tensor that a convolution can read through:
+// constant begin pads >= 0 (0 with `begin_zero`), any end pads (the read bounds take them).
+bool foldable_pad(const compiler::Graph& g, const Op* op, bool begin_zero) {
+  if (!op || !std::holds_alternative<compiler::PadAttrs>(op->attrs)) return false;
+  const auto& a = std::get<compiler::PadAttrs>(op->attrs);
+  if (a.value != 0.0f || a.begin.size() != 4 || a.end.size() != 4 || op->inputs.empty()) return false;
+  for (size_t axis = 0; axis < 2; ++axis)
+    if (!is_const(g, a.begin[axis], 0, 0) || !is_const(g, a.end[axis], 0, 0)) return false;
+  const int64_t max_begin = begin_zero ? 0 : std::numeric_limits<int64_t>::max();
+  return is_const(g, a.begin[2], 0, max_begin) && is_const(g, a.begin[3], 0, max_begin);
+}
+
+// A Slice that crops only the spatial axes of a rank-4 tensor, step 1.
+bool foldable_slice(const compiler::Graph& g, const Op& op) {
+  const auto& a = std::get<compiler::SliceAttrs>(op.attrs);
+  if (a.start.size() != 4 || op.inputs.empty()) return false;
+  for (int64_t step : a.step)
+    if (step != 1) return false;
+  const auto& in = g.tensor(op.inputs[0]).shape;
+  const auto& out = g.tensor(op.output).shape;
+  if (in.size() != 4 || out.size() != 4) return false;
+  for (size_t axis = 0; axis < 2; ++axis) {
+    if (!is_const(g, a.start[axis], 0, 0)) return false;
+    const bool same = in[axis] == out[axis] || (g.program.is_constant(in[axis]) && g.program.is_constant(out[axis]) &&
+                                                 g.program.constant_value(in[axis]) == g.program.constant_value(out[axis]));
+    if (!same) return false;
+  }
+  return true;
+}
+
+// Every fusion of one convolution: prologue (none, [upsample+]concat[+pad on its second input],
+// upsample, pad) x epilogue (none, act, [act+]pool, [act+]crop). Only the activation without
+// `fuse`.
+std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, const Op& conv, bool fuse) {
+  std::vector<ConvFusion> prologues = {{}};
+  if (fuse) {
+    const TensorId x = conv.inputs[0];
+    if (const Op* cat = u.sole_producer<compiler::ConcatAttrs>(x); fusable_concat(g, cat)) {
+      const Op* up = u.sole_producer<compiler::UpsampleAttrs>(cat->inputs[0]);
+      const Op* pad = u.producer[cat->inputs[1]];
+      std::vector<const Op*> ups = {nullptr}, pads = {nullptr};
+      if (fusable_upsample(g, up)) ups.push_back(up);
+      if (foldable_pad(g, pad, true)) pads.push_back(pad);
+      for (const Op* with_up : ups)
+        for (const Op* with_pad : pads) prologues.push_back({.concat = cat, .upsample = with_up, .pad1 = with_pad});
+    } else if (const Op* up = u.sole_producer<compiler::UpsampleAttrs>(x); fusable_upsample(g, up)) {
+      prologues.push_back({.upsample = up});
+    } else if (const Op* pad = u.producer[x]; foldable_pad(g, pad, false)) {
+      prologues.push_back({.pad0 = pad});
+    }
+  }
+  std::vector<ConvFusion> epilogues = {{}};
+  const Op* act = fusable_activation(u, conv);
+  if (act) epilogues.push_back({.activation = act});
+  if (fuse) {
+    const TensorId result = act ? act->output : conv.output;
+    if (const Op* pool = u.sole_consumer<compiler::PoolAttrs>(result); pool && fusable_pool(g, *pool))
+      epilogues.push_back({.activation = act, .pool = pool});
+    std::vector<const Op*> slices;
+    for (TensorId t = result;;) {
+      const Op* s = u.sole_consumer<compiler::SliceAttrs>(t);
+      if (!s || !foldable_slice(g, *s)) break;
+      slices.push_back(s);
+      t = s->output;
+    }
+    // The whole chain only: a partial crop would leave a Slice reading the cropped tensor.
+    if (!slices.empty()) epilogues.push_back({.activation = act, .slices = slices});
+  }
+  std::vector<ConvFusion> out;
+  for (const ConvFusion& pro : prologues) {
+    for (const ConvFusion& epi : epilogues) {
+      ConvFusion f = pro;
+      f.activation = epi.activation, f.pool = epi.pool, f.slices = epi.slices;
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+// One implementation of `conv` with fusion `f` (config fields left to the caller).
+Implementation conv_implementation(const compiler::Graph& g, const Op& conv, const ConvFusion& f, Implementation::Kind kind) {
+  Implementation impl;
+  impl.kind = kind;
+  impl.anchor = &conv;
+  impl.family = kind == Implementation::Kind::CoopConv ? "conv2d_coopmat" : "conv2d";
+  impl.fusion = f;
+  impl.ops = f.covered(conv);
+  for (const Op* pad : {f.pad0, f.pad1})
+    if (pad) impl.reads_through.push_back(pad);
+  TensorId x0 = f.concat ? f.concat->inputs[0] : conv.inputs[0];
+  if (f.upsample) x0 = f.upsample->inputs[0];
+  if (f.pad0) x0 = f.pad0->inputs[0];
+  impl.inputs = {x0};
+  if (f.concat) {
+    const TensorId x1 = f.pad1 ? f.pad1->inputs[0] : f.concat->inputs[1];
+    if (x1 != x0) impl.inputs.push_back(x1);
+  }
+  // A constant (a concat with a weight tensor, say) is no computed input.
+  std::erase_if(impl.inputs, [&](TensorId t) { return g.tensor(t).is_constant(); });
+  impl.output = f.last(conv).output;
+  impl.pattern = f.pattern();
+  return impl;
+}
+
 // The configurations of one coop pattern in `space`; the heuristic's choice (or the target's
 // forced one) comes first.
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
@@ -103,66 +208,6 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   for (const CoopConvConfig& c : more)
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
-}
-
-// Every coop pattern of one convolution: prologue (none, concat, upsample+concat, upsample) x
-// epilogue (none, act, [act+]pool) x configuration.
-void add_coop_patterns(std::vector<Implementation>& out, const compiler::Graph& g, const Uses& u, const Op& conv,
-                       const Conv2dShape& shape, const LoweringTarget& target, ConfigSpace space) {
-  struct Prologue {
-    const Op* concat = nullptr;
-    const Op* upsample = nullptr;
-  };
-  std::vector<Prologue> prologues = {{}};
-  if (target.fuse) {
-    const TensorId x = conv.inputs[0];
-    if (const Op* cat = u.sole_producer<compiler::ConcatAttrs>(x); fusable_concat(g, cat)) {
-      prologues.push_back({cat, nullptr});
-      const Op* up = u.sole_producer<compiler::UpsampleAttrs>(cat->inputs[0]);
-      if (fusable_upsample(g, up)) prologues.push_back({cat, up});
-    } else if (const Op* up = u.sole_producer<compiler::UpsampleAttrs>(x); fusable_upsample(g, up)) {
-      prologues.push_back({nullptr, up});
-    }
-  }
-  struct Epilogue {
-    const Op* activation = nullptr;
-    const Op* pool = nullptr;
-  };
-  std::vector<Epilogue> epilogues = {{}};
-  const Op* act = fusable_activation(u, conv);
-  if (act) epilogues.push_back({act, nullptr});
-  if (target.fuse) {
-    const Op* pool = u.sole_consumer<compiler::PoolAttrs>(act ? act->output : conv.output);
-    if (pool && fusable_pool(g, *pool)) epilogues.push_back({act, pool});
-  }
-  for (const Prologue& pro : prologues) {
-    for (const Epilogue& epi : epilogues) {
-      Implementation impl;
-      impl.kind = Implementation::Kind::CoopConv;
-      impl.anchor = &conv;
-      impl.family = "conv2d_coopmat";
-      for (const Op* op : {pro.upsample, pro.concat, &conv, epi.activation, epi.pool})
-        if (op) impl.ops.push_back(op);
-      TensorId x0 = pro.concat ? pro.concat->inputs[0] : conv.inputs[0];
-      if (pro.upsample) x0 = pro.upsample->inputs[0];
-      impl.inputs = {x0};
-      if (pro.concat && pro.concat->inputs[1] != x0) impl.inputs.push_back(pro.concat->inputs[1]);
-      impl.output = impl.ops.back()->output;
-      impl.pattern = std::string(pro.upsample ? "upsample+" : "") + (pro.concat ? "concat+" : "") + "conv" +
-                     (epi.activation ? "+act" : "") + (epi.pool ? "+pool" : "");
-      impl.coop.activation = epi.activation;
-      impl.coop.pool = epi.pool;
-      impl.coop.concat = pro.concat;
-      impl.coop.upsample = pro.upsample;
-      impl.coop.emulate = target.coop_emulate;
-      impl.coop.subgroup_size = target.coop.subgroup_size;
-      for (const CoopConvConfig& c : coop_configs(conv, shape, target, epi.pool != nullptr, space)) {
-        impl.coop.config = c;
-        impl.config = c.describe();
-        out.push_back(impl);
-      }
-    }
-  }
 }
 
 Implementation single_op(const compiler::Graph& g, const Op& op) {
@@ -216,18 +261,26 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
   for (const Op& op : graph.ops) {
     Implementation impl = single_op(graph, op);
     if (impl.kind == Implementation::Kind::PortableConv) {
-      out.push_back(impl);
-      if (const Op* act = fusable_activation(u, op)) {
-        impl.activation = act;
-        impl.ops.push_back(act);
-        impl.output = act->output;
-        impl.pattern = "conv+act";
-        out.push_back(impl);
+      // Fusions need a rank-4 input; a conv whose weights are not constant keeps the plain
+      // implementation (its lowering names what is missing).
+      const auto shape = constant_conv2d_shape(graph, op);
+      if (!shape || graph.tensor(op.inputs[0]).shape.size() != 4) {
+        out.push_back(std::move(impl));
+        continue;
       }
-      if (!coop) continue;
-      if (graph.tensor(op.inputs[0]).shape.size() != 4) continue;
-      if (auto shape = constant_conv2d_shape(graph, op); shape && coop_conv_applicable(*shape))
-        add_coop_patterns(out, graph, u, op, *shape, target, space);
+      const std::vector<ConvFusion> fusions = conv_fusions(graph, u, op, target.fuse);
+      for (const ConvFusion& f : fusions) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
+      if (!coop || !coop_conv_applicable(*shape)) continue;
+      for (const ConvFusion& f : fusions) {
+        Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
+        c.coop.emulate = target.coop_emulate;
+        c.coop.subgroup_size = target.coop.subgroup_size;
+        for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space)) {
+          c.coop.config = config;
+          c.config = config.describe();
+          out.push_back(c);
+        }
+      }
       continue;
     }
     out.push_back(std::move(impl));
@@ -253,8 +306,8 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
       case Implementation::Kind::Free:
         if (std::holds_alternative<compiler::IdentityAttrs>(op.attrs)) b.alias(op.output, op.inputs.at(0));
         break;  // ShapeValues: computed shapes stay on the host; a float op reading one is reported by b.read()
-      case Implementation::Kind::PortableConv: lower_conv2d(b, op, impl.activation); break;
-      case Implementation::Kind::CoopConv: lower_conv2d_coop(b, op, impl.coop); break;
+      case Implementation::Kind::PortableConv: lower_conv2d(b, op, impl.fusion); break;
+      case Implementation::Kind::CoopConv: lower_conv2d_coop(b, op, impl.fusion, impl.coop); break;
       case Implementation::Kind::Op:
         std::visit(Overloaded{
                        [&](const compiler::PoolAttrs&) { lower_pool2d(b, op); },

@@ -5,10 +5,12 @@
 // Patterns (src/kernels/README.md, "Implementations"):
 //   - every op alone, on its portable family (conv2d, pool2d, upsample_nearest, copy, pad,
 //     binary, unary); Identity and ShapeValues cost nothing and emit no dispatch;
-//   - conv2d + the activation that alone consumes it (portable);
-//   - conv2d_coopmat (fp16 plans on a target with cooperative-matrix shapes, or emulated):
-//     conv, conv+act, conv[+act]+maxpool, [upsample+]concat+conv[+act][+maxpool],
-//     upsample+conv[+act][+maxpool], times each configuration of the chosen config space.
+//   - a convolution with what it can absorb (ConvFusion, lowering_ops.hpp): a prologue (none,
+//     [upsample+]concat with or without a zero Pad on the concat's second input, upsample, or
+//     a zero Pad) x an epilogue (none, act, [act+]maxpool, [act+]crop), on the portable conv2d
+//     (one configuration) and, for fp16 plans on a target with cooperative-matrix shapes (or
+//     emulated), on conv2d_coopmat times each configuration of the chosen config space. Only
+//     the activation is fused when LoweringTarget::fuse is off.
 #pragma once
 
 #include <cstdint>
@@ -34,16 +36,19 @@ struct Implementation {
   enum class Kind : uint8_t {
     Free,          // Identity (an alias) or ShapeValues (host only): no dispatch
     Op,            // one op on its portable family
-    PortableConv,  // conv2d with an optional fused activation
-    CoopConv,      // conv2d_coopmat with what it absorbs (coop.activation/pool/concat/upsample)
+    PortableConv,  // conv2d with what it absorbs (fusion)
+    CoopConv,      // conv2d_coopmat with what it absorbs (fusion), run as `coop` says
   };
   Kind kind = Kind::Op;
   const compiler::Op* anchor = nullptr;   // where in the op order it is lowered (the conv for convs)
   std::vector<const compiler::Op*> ops;   // every op it covers, in graph order
+  // Ops it computes on the fly while reading (a folded Pad) without covering them: other
+  // implementations may read through them too, or compute them. In graph order.
+  std::vector<const compiler::Op*> reads_through;
   std::vector<compiler::TensorId> inputs; // the computed tensors it reads (never constants)
   compiler::TensorId output = 0;          // the one tensor it writes
-  const compiler::Op* activation = nullptr;  // PortableConv
-  CoopConvLowering coop;                     // CoopConv
+  ConvFusion fusion;      // PortableConv, CoopConv
+  CoopConvLowering coop;  // CoopConv
   std::string family;   // shader family ("" for Free)
   std::string pattern;  // "conv+act+pool", "upsample+concat+conv+act", "Pad", ...
   std::string config;   // the configuration in words ("" when the family has no choice)

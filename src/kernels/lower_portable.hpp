@@ -1,11 +1,12 @@
 // The portable lowering: a graph -> a plan over the shaders of shaders/ that every Vulkan 1.3
-// device runs (no cooperative matrices). One dispatch per op, except that a convolution takes
-// the activation that alone consumes it into its epilogue and a Concat is one copy per input;
-// Identity costs nothing (its output names its input's memory).
+// device runs (no cooperative matrices). One dispatch per op, except that a convolution absorbs
+// the activation that alone consumes it, a following 2x2 max-pool or spatial crop, a preceding
+// nearest-2x upsample and/or two-input channel concat, and reads through zero Pads (ConvFusion,
+// lowering_ops.hpp); a Concat is one copy per input; Identity costs nothing (its output names
+// its input's memory).
 //
 // With a LoweringTarget that lists cooperative-matrix shapes (fp16 plans only), stride-1
-// convolutions run on conv2d_coopmat instead, absorbing a 2x2 max-pool after them and a
-// nearest-2x upsample and/or two-input channel concat before them (src/kernels/README.md).
+// convolutions run on conv2d_coopmat instead, with the same fusions (src/kernels/README.md).
 #pragma once
 
 #include <map>
@@ -25,8 +26,8 @@ struct LoweringTarget {
   // VK_KHR_cooperative_matrix's cooperativeMatrix feature enabled, its subgroup size and
   // maxComputeSharedMemorySize. Empty shapes: no cooperative matrices.
   CoopTarget coop;
-  // Absorb pool / upsample / concat into coop convolutions (false: one dispatch per op, for
-  // measuring what the fusions save).
+  // Absorb pool / upsample / concat / pad / crop into convolutions (false: one dispatch per op
+  // but the conv's activation, for measuring what the fusions save).
   bool fuse = true;
   // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
   // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every

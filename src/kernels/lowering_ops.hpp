@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "compiler/ir/graph.hpp"
 #include "kernels/conv2d_coopmat.hpp"
@@ -18,30 +20,55 @@ struct ActivationMacro {
 };
 ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs);
 
-// Conv with its bias; `activation` (may be null) is an activation op that alone consumes the
-// convolution's output: it is applied in the epilogue and the dispatch writes its output.
-void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const compiler::Op* activation);
+// What one convolution dispatch absorbs besides the conv itself (every field may be null or
+// empty); both conv families (conv2d, conv2d_coopmat) take the same set. The dispatch writes
+// the last absorbed op's output; the absorbed ops get no dispatch and their outputs no memory.
+//   prologue (how the conv's input is read):
+//     concat    a two-input channel Concat that alone feeds the conv: two reduction loops;
+//     upsample  a nearest 2x Resize (floor) that alone feeds the concat's first input or, without
+//               a concat, the conv: read at (y/2, x/2);
+//     pad0      a zero Pad (spatial axes, constant begin >= 0) feeding the conv directly: the
+//               conv reads the Pad's input with its padding widened (the Pad may have other
+//               readers: it is read through, not covered; see Implementation::reads_through);
+//     pad1      the same for the concat's second input (begin 0 only).
+//   epilogue (what happens to the result):
+//     activation  an activation op that alone consumes the conv;
+//     pool        a 2x2/2 max-pool that alone consumes the activation (or the conv);
+//     slices      a chain of Slice ops (spatial axes, step 1) that alone consume the activation
+//                 (or the conv): only the cropped region is computed (the conv's padding is
+//                 shifted by the crop's start).
+struct ConvFusion {
+  const compiler::Op* concat = nullptr;
+  const compiler::Op* upsample = nullptr;
+  const compiler::Op* pad0 = nullptr;
+  const compiler::Op* pad1 = nullptr;
+  const compiler::Op* activation = nullptr;
+  const compiler::Op* pool = nullptr;
+  std::vector<const compiler::Op*> slices;
+
+  // The op whose output the dispatch writes.
+  const compiler::Op& last(const compiler::Op& conv) const;
+  // "pad+upsample+concat+conv+act+pool": the pattern's name (conv alone: "conv").
+  std::string pattern() const;
+  // The covered ops in graph order (conv included; pads are read through, not covered).
+  std::vector<const compiler::Op*> covered(const compiler::Op& conv) const;
+};
+
+// Conv (portable family) with its bias and the fusions above.
+void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fusion);
 
 // The convolution's shape when its weights are constant 4D floats with constant extents, else
 // nullopt; conv2d_shape throws Unsupported instead, naming the op and what is not constant.
 std::optional<Conv2dShape> constant_conv2d_shape(const compiler::Graph& g, const compiler::Op& conv);
 Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv);
 
-// A convolution on conv2d_coopmat with the ops it absorbs (each may be null): `activation`
-// alone consumes the conv, `pool` (2x2/2 max) alone consumes the activation (or the conv),
-// `concat` (two inputs, channels) alone feeds the conv, `upsample` (nearest 2x, floor) alone
-// feeds the concat's first input or, without a concat, the conv. The dispatch writes the last
-// op's output; the absorbed ops get no dispatch and their outputs no memory.
+// How a convolution runs on conv2d_coopmat (stride and dilation 1).
 struct CoopConvLowering {
   CoopConvConfig config;
-  const compiler::Op* activation = nullptr;
-  const compiler::Op* pool = nullptr;
-  const compiler::Op* concat = nullptr;
-  const compiler::Op* upsample = nullptr;
   bool emulate = false;  // COOP_EMULATE=1: plain arithmetic instead of cooperative matrices (tests)
   uint32_t subgroup_size = 32;
 };
-void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const CoopConvLowering& how);
+void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fusion, const CoopConvLowering& how);
 void lower_pool2d(PlanBuilder& b, const compiler::Op& op);
 void lower_upsample_nearest(PlanBuilder& b, const compiler::Op& op);
 void lower_concat(PlanBuilder& b, const compiler::Op& op);  // one copy per input

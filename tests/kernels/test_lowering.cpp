@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
@@ -17,7 +18,17 @@ using namespace denox;
 using namespace denox::kernels;
 using Catch::Matchers::Contains;
 
-TEST_CASE("the OIDN U-Net lowers to one dispatch per conv (ReLU fused), pool, upsample and concat input",
+namespace {
+
+std::string define_of(const plan::Pipeline& p, const std::string& name) {
+  for (const auto& [k, v] : p.defines)
+    if (k == name) return v;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the OIDN U-Net lowers to one portable dispatch per conv with pad, pool, upsample, concat and crop fused",
           "[kernels][lowering]") {
   modelgen::OidnUnetOptions options;
   options.pad_to_16_and_crop = true;
@@ -26,14 +37,19 @@ TEST_CASE("the OIDN U-Net lowers to one dispatch per conv (ReLU fused), pool, up
   const compiler::Graph g = compiler::import_onnx_bytes(bytes.data(), bytes.size());
   for (plan::Precision p : {plan::Precision::F32, plan::Precision::F16}) {
     const plan::Plan plan = build_portable_plan(g, p);
-    std::map<std::string, int> per_family;
-    for (const auto& d : plan.dispatches) per_family[plan.pipelines[d.pipeline].family]++;
-    CHECK(per_family["conv2d"] == 16);
-    CHECK(per_family["pool2d"] == 4);
-    CHECK(per_family["upsample_nearest"] == 4);
-    CHECK(per_family["copy"] == 4 * 2 + 2);  // 4 concats of 2 inputs, the crop (a Slice on H, one on W)
-    CHECK(per_family["pad"] == 1);
-    CHECK(per_family.count("unary") == 0);   // every ReLU fused
+    CHECK(plan.dispatches.size() == 16);
+    int pools = 0, up_concats = 0;
+    for (const auto& d : plan.dispatches) {
+      const auto& pipe = plan.pipelines[d.pipeline];
+      CHECK(pipe.family == "conv2d");
+      pools += define_of(pipe, "POOL") == "1";
+      up_concats += define_of(pipe, "CONCAT") == "1" && define_of(pipe, "UPSAMPLE0") == "1";
+    }
+    CHECK(pools == 4);
+    CHECK(up_concats == 4);
+    // The Pad is read through by the first conv and the last concat; the crop is the last conv's.
+    CHECK_THAT(plan.dispatches.front().name, Contains("Pad") && Contains("enc_conv0"));
+    CHECK_THAT(plan.dispatches.back().name, Contains("dec_conv0") && Contains("Slice"));
     for (const auto& w : plan.weights) CHECK(w.offset % 256 == 0);
     CHECK(plan.inputs.size() == 1);
     CHECK(plan.outputs.size() == 1);
@@ -41,6 +57,18 @@ TEST_CASE("the OIDN U-Net lowers to one dispatch per conv (ReLU fused), pool, up
     const plan::Plan loaded = plan::deserialize_plan(plan::serialize_plan(plan));
     CHECK(loaded.dispatches.size() == plan.dispatches.size());
   }
+  // Without fusion: one dispatch per op (ReLUs still fused), a concat is one copy per input.
+  LoweringTarget unfused;
+  unfused.fuse = false;
+  const plan::Plan plan = build_portable_plan(g, plan::Precision::F32, unfused);
+  std::map<std::string, int> per_family;
+  for (const auto& d : plan.dispatches) per_family[plan.pipelines[d.pipeline].family]++;
+  CHECK(per_family["conv2d"] == 16);
+  CHECK(per_family["pool2d"] == 4);
+  CHECK(per_family["upsample_nearest"] == 4);
+  CHECK(per_family["copy"] == 4 * 2 + 2);  // 4 concats of 2 inputs, the crop (a Slice on H, one on W)
+  CHECK(per_family["pad"] == 1);
+  CHECK(per_family.count("unary") == 0);  // every ReLU fused
 }
 
 TEST_CASE("float_to_half rounds to nearest even and keeps specials", "[kernels][lowering]") {

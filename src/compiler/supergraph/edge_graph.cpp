@@ -1,5 +1,6 @@
 #include "compiler/supergraph/edge_graph.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -67,9 +68,13 @@ EdgeGraph extract_edge_graph(const compiler::Graph& source, const kernels::Imple
     return id;
   };
   std::map<const compiler::Op*, const compiler::Op*> op_of;
-  // Ops are appended in graph order, so reserve: pointers into g.ops must stay valid.
-  g.ops.reserve(impl.ops.size());
-  for (const compiler::Op* op : impl.ops) {
+  // The ops read through (a folded Pad) and the covered ones, in graph order (source.ops is
+  // one vector, so address order is graph order); reserve: pointers into g.ops must stay valid.
+  std::vector<const compiler::Op*> ops = impl.reads_through;
+  ops.insert(ops.end(), impl.ops.begin(), impl.ops.end());
+  std::sort(ops.begin(), ops.end());
+  g.ops.reserve(ops.size());
+  for (const compiler::Op* op : ops) {
     compiler::Op copy = *op;
     for (compiler::TensorId& t : copy.inputs) t = tensor(t);
     copy.output = tensor(op->output);
@@ -101,11 +106,10 @@ EdgeGraph extract_edge_graph(const compiler::Graph& source, const kernels::Imple
   for (auto& op : e.impl.ops) op = remap(op);
   for (auto& t : e.impl.inputs) t = tensor_of.at(t);
   e.impl.output = tensor_of.at(impl.output);
-  e.impl.activation = remap(impl.activation);
-  e.impl.coop.activation = remap(impl.coop.activation);
-  e.impl.coop.pool = remap(impl.coop.pool);
-  e.impl.coop.concat = remap(impl.coop.concat);
-  e.impl.coop.upsample = remap(impl.coop.upsample);
+  for (auto& op : e.impl.reads_through) op = remap(op);
+  kernels::ConvFusion& f = e.impl.fusion;
+  for (const compiler::Op** op : {&f.concat, &f.upsample, &f.pad0, &f.pad1, &f.activation, &f.pool}) *op = remap(*op);
+  for (auto& op : f.slices) op = remap(op);
 
   std::ostringstream sig;
   sig << "edge/1|" << plan::precision_name(precision) << "|" << impl.family << "|" << impl.pattern << "|" << impl.config
