@@ -4,7 +4,7 @@
 #
 # Here:   bash bench/stage.sh            (Release build, stripped, staged into .device-bench/)
 # There:  source .device-bench/env.sh; bash bench/run_gpu.sh [--compile]   (device tool: carry
-#         [".device-bench"])
+#         [".device-bench"]); DENOX_SKIP_TORCH=1 skips the PyTorch part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/denox-bench}   # results (the device tool brings $OUT back)
@@ -43,5 +43,6 @@ if command -v denox_pathtracer >/dev/null && [ -f models/oidn_pathtracer_balance
 fi
 echo "## second process, same cache: compiles nothing"
 denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print({k: j[k] for k in ("load_ms","plans_compiled","shaders_compiled","plan_cache_hits")})'
+[ "${DENOX_SKIP_TORCH:-0}" = 1 ] && exit 0  # denox only (PyTorch's numbers are in RESULTS.md)
 echo "## PyTorch"
 python3 bench/torch_oidn.py --arch balanced --arch small --size 1280x720 --size 1920x1088 --size 3840x2160 "$@"

@@ -21,7 +21,7 @@ int bench(BenchOptions o) {
   const auto [w, h] = parse_extent(o.size);
   o.gpu.tune_size = o.size;  // --tuning measure tunes for the benchmarked extent
   GpuSession s(o.model, o.gpu);
-  s.prepare(w, h);
+  s.prepare(w, h, /*device_local=*/true);
   const auto info = s.context().info();
   const Timing t = s.time_model(o.warmup, o.runs);
   std::vector<DispatchTime> per;

@@ -60,7 +60,7 @@ GpuSession::~GpuSession() {
   model_ = Model();
 }
 
-void GpuSession::prepare(uint32_t width, uint32_t height) {
+void GpuSession::prepare(uint32_t width, uint32_t height, bool device_local) {
   model_.set_extent(width, height);
   const auto oi = model_.tensor_info(DENOX_OUTPUT, 0);
   w_ = width;
@@ -68,8 +68,12 @@ void GpuSession::prepare(uint32_t width, uint32_t height) {
   out_w_ = oi.width;
   out_h_ = oi.height;
   const size_t elem = f16_ ? 2 : 4;
-  in_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{in_c_} * w_ * h_ * elem);
-  out_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{out_c_} * out_w_ * out_h_ * elem);
+  in_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{in_c_} * w_ * h_ * elem, device_local);
+  out_ = std::make_unique<vkhost::Buffer>(*dev_, size_t{out_c_} * out_w_ * out_h_ * elem, device_local);
+  if (device_local) {
+    const uint32_t half = f16_ ? 0x38003800u : 0x3f000000u;  // 0.5 as two fp16 or one fp32
+    dev_->submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, in_->handle(), 0, VK_WHOLE_SIZE, half); });
+  }
   const denox_dtype dtype = f16_ ? DENOX_DTYPE_F16 : DENOX_DTYPE_F32;
   model_.bind_input(0, {buffer_binding(0, in_c_, in_->handle(), 0, DENOX_LAYOUT_CHW, dtype, in_c_)});
   model_.bind_output(0, {buffer_binding(0, out_c_, out_->handle(), 0, DENOX_LAYOUT_CHW, dtype, out_c_)});

@@ -46,7 +46,10 @@ class GpuSession {
   ~GpuSession();
 
   // Binds CHW buffers for a w x h input (fp16 buffers when the plan is fp16, else fp32).
-  void prepare(uint32_t width, uint32_t height);
+  // Host-visible for run(); `device_local` for timing: an engine's buffers live in VRAM, and
+  // host-visible ones would time the io adapters at PCIe speed (the input is then filled with
+  // 0.5 on the GPU, never left uninitialized).
+  void prepare(uint32_t width, uint32_t height, bool device_local = false);
   // One inference on `input` (1xCxHxW float32); returns output 0 as 1xCxHxW float32.
   HostTensor run(const HostTensor& input);
   // GPU time of the whole model (timestamps around record()), `runs` after `warmup`.
