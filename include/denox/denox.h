@@ -4,7 +4,8 @@
  *
  * The C API. Handles are opaque; every call that can fail returns a denox_result and leaves a
  * message for denox_last_error(). Nothing here submits work behind the caller's back except
- * where a call says so (weight uploads at load time, on the queue given to the context).
+ * where a call says so (weight uploads at load time, on the queue given to the context; and
+ * background work, only as denox_vulkan_device::background_queue / lock_queue allow).
  *
  * Typical use (see README.md, "C API"):
  *   denox_context_create(&device, &options, &ctx);          once
@@ -114,8 +115,9 @@ typedef struct denox_vulkan_device {
    *    vkQueueWaitIdle on that queue. With a background_queue, they are called around denox's
    *    submits to it instead, so that the engine can keep denox out around vkDeviceWaitIdle
    *    (which synchronizes every queue of the device).
-   *    Called on denox's worker threads only (never from a denox call on the engine's thread,
-   *    so holding that lock while calling denox cannot deadlock); they must not call denox.
+   *    Called on denox's worker threads only, never from a denox call on the engine's thread;
+   *    they must not call denox. The engine may hold its lock while calling denox, except
+   *    denox_model_destroy (it joins the worker, which may be waiting for that lock).
    * Without either, background work is refused with DENOX_ERROR_INVALID_ARGUMENT naming these
    * fields. Headless contexts need neither: denox owns their queue (see
    * denox_context_lock_queue). */

@@ -236,7 +236,7 @@ TEST_CASE("background work needs a queue it may use: refused by name without one
   CHECK(ctx == nullptr);
 }
 
-TEST_CASE("hot reload: a new model swaps in at a frame boundary; bad and incompatible ones leave it running", "[api][background]") {
+TEST_CASE("hot reload: a new model swaps in at a frame boundary, bad and incompatible ones leave it running", "[api][background]") {
   TempDir dir;
   const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 31);
   const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 32);  // same architecture, other weights
@@ -363,4 +363,39 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
   denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("hot reload on a headless context: the worker shares denox's own queue with the caller", "[api][background]") {
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 51);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 52);
+  const auto input = random_image(3, 19, 27, 8);
+  const auto want_a = reference_output(path_a, input), want_b = reference_output(path_b, input);
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_context_info info{};
+  require_ok(denox_context_get_info(ctx, &info), "info");
+  {
+    // The caller's submits to the context's queue take denox_context_lock_queue (wrap's ctx).
+    auto host = denox::vkhost::Device::wrap(info, ctx);
+    denox_model_options o{};
+    o.precision = DENOX_PRECISION_FP32;
+    denox_model model = nullptr;
+    require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
+    CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
+    require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+    // Frames while the worker compiles and uploads B's weights on the same queue.
+    while (status_of(model).swap_pending == 0) {
+      CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
+    }
+    CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_b.f32) <= 1e-4);
+    CHECK(status_of(model).active_plan == DENOX_PLAN_RELOADED);
+    denox_model_destroy(model);
+  }
+  denox_stats stats{};
+  require_ok(denox_context_get_stats(ctx, &stats), "stats");
+  CHECK(stats.validation_errors == 0);
+  denox_context_destroy(ctx);
 }
