@@ -322,9 +322,10 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
     const auto imported = import_model(bytes.data(), bytes.size(), base_dir, request);
     auto cached = cached_plan(ctx, *imported, request);
     compiled = cached ? std::move(*cached) : compile_plan(ctx, *imported, request);
-    if (compiled.plan.model_name.empty() && job.file) compiled.plan.model_name = job.file->stem().string();
+    if (job.model_name.empty() && job.file) job.model_name = job.file->stem().string();
     check_compatible(model_.signature, compiled.plan);
   }
+  if (compiled.plan.model_name.empty()) compiled.plan.model_name = job.model_name;
   on_progress("build", 0, 1);
   if (cancel_) throw measure::Cancelled();
   auto ready = std::make_unique<ReadyPlan>();

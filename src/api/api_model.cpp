@@ -76,6 +76,7 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
   BackgroundJob job;
   job.kind = DENOX_JOB_TUNE;
   job.imported = imported;
+  job.model_name = name;
   job.request = request;
   start_job(*m, std::move(job));
   spdlog::info("denox: running the heuristic plan; tuning ({}x{}) in the background", request.width, request.height);
