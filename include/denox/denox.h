@@ -430,9 +430,9 @@ typedef enum denox_background_job {
 
 typedef struct denox_model_status {
   denox_plan_kind active_plan;
-  denox_background_job running_job; /* what the worker thread does now (NONE: idle) */
-  float progress;                   /* of the running job, 0..1 (rough: stages weighted by typical cost) */
-  char stage[32];                   /* of the running job ("measure", "build", ...), "" when idle */
+  denox_background_job running_job; /* what the worker thread does or is about to do (NONE: idle) */
+  float progress;                   /* of that job, 0..1 (rough: stages weighted by typical cost) */
+  char stage[32];                   /* of that job ("queued", "measure", "build", ...), "" when idle */
   int swap_pending;                 /* a finished plan waits for the next record() */
   int waiting_for_memory;           /* external memory: that plan waits for denox_model_bind_memory */
   uint32_t swaps;                   /* plans swapped in at frame boundaries so far */

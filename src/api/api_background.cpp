@@ -207,8 +207,13 @@ BackgroundWorker::~BackgroundWorker() {
 void BackgroundWorker::submit(BackgroundJob job) {
   {
     std::lock_guard lock(mutex_);
-    queued_ = std::move(job);
     if (running_ != DENOX_JOB_NONE) cancel_ = true;
+    // The status reports a queued job as running from now on: a caller polling right after a
+    // load or reload must not see an idle model before the worker wakes.
+    running_ = job.kind;
+    stage_ = "queued";
+    progress_ = 0;
+    queued_ = std::move(job);
   }
   wake_.notify_all();
 }
@@ -245,6 +250,7 @@ void BackgroundWorker::fill_status(denox_model_status& out) const {
 
 void BackgroundWorker::on_progress(const char* stage, size_t done, size_t total) {
   std::lock_guard lock(mutex_);
+  if (cancel_) return;  // a superseded job: the status shows the queued one
   stage_ = stage;
   progress_ = job_fraction(stage_, done, total);
 }
@@ -284,8 +290,14 @@ void BackgroundWorker::run() {
     {
       std::lock_guard lock(mutex_);
       const bool cancelled = cancel_.load();
-      running_ = DENOX_JOB_NONE;
-      stage_.clear();
+      if (queued_) {
+        running_ = queued_->kind;
+        stage_ = "queued";
+        progress_ = 0;
+      } else {
+        running_ = DENOX_JOB_NONE;
+        stage_.clear();
+      }
       if (cancelled) {
         dropped = std::move(built);
         spdlog::debug("denox: {} cancelled", job_name(job));

@@ -127,6 +127,8 @@ TEST_CASE("background tuning: frames run the heuristic plan, the next record aft
   const denox_model_options options = background_tuning(&gate);
   denox_model model = nullptr;
   require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load (tune in background)");
+  // A queued job counts as running: no idle gap between the load and the worker waking.
+  CHECK(status_of(model).running_job == DENOX_JOB_TUNE);
   // The load returned while the worker is about to measure (held there by the gate).
   REQUIRE(gate.wait_held(300s));
   CHECK(gate.reported_off_main("measure"));
