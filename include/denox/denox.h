@@ -4,7 +4,8 @@
  *
  * The C API. Handles are opaque; every call that can fail returns a denox_result and leaves a
  * message for denox_last_error(). Nothing here submits work behind the caller's back except
- * where a call says so (weight uploads at load time, on the queue given to the context).
+ * where a call says so (weight uploads at load time, on the queue given to the context; and
+ * background work, only as denox_vulkan_device::background_queue / lock_queue allow).
  *
  * Typical use (see README.md, "C API"):
  *   denox_context_create(&device, &options, &ctx);          once
@@ -17,7 +18,11 @@
  *
  * Thread safety: a denox_context may be used from several threads at once (model loads compile
  * in parallel and share the cache). A denox_model is externally synchronized: calls on one
- * model must not overlap. denox_last_error() is per thread.
+ * model must not overlap, except denox_model_get_status, which may be called from any thread at
+ * any time. Background work (denox_model_options::tune_in_background, denox_model_reload_*,
+ * denox_model_watch_file) runs on a worker thread per model that touches none of the caller's
+ * state outside denox's locks; it submits to a queue only as denox_vulkan_device::
+ * background_queue / lock_queue describe. denox_last_error() is per thread.
  */
 #ifndef DENOX_DENOX_H
 #define DENOX_DENOX_H
@@ -95,6 +100,31 @@ typedef struct denox_vulkan_device {
   const char* const* enabled_extensions;
   uint32_t enabled_extension_count;
   const void* enabled_features_chain; /* VkDeviceCreateInfo::pNext, or NULL */
+
+  /* Optional (zero: none), for background work: denox_model_options::tune_in_background,
+   * denox_model_reload_* and denox_model_watch_file run on a denox worker thread that submits
+   * measurement runs and weight uploads while the engine records and submits its frames. A
+   * VkQueue is externally synchronized, so denox must be told how it may submit:
+   *  - background_queue: another VkQueue of queue_family_index (e.g. vkGetDeviceQueue(device,
+   *    queue_family_index, 1, &q) with queueCount >= 2 at device creation) that the engine never
+   *    uses. denox's worker threads submit only there. Preferred: nothing waits on the engine.
+   *  - lock_queue / unlock_queue (both or neither): the engine's lock around `queue`. Without a
+   *    background_queue, the worker submits to `queue`, calling lock_queue(queue, user) right
+   *    before each vkQueueSubmit and unlock_queue(queue, user) right after it (never across a
+   *    wait); the engine takes the same lock around its own vkQueueSubmit / vkQueuePresentKHR /
+   *    vkQueueWaitIdle on that queue. With a background_queue, they are called around denox's
+   *    submits to it instead, so that the engine can keep denox out around vkDeviceWaitIdle
+   *    (which synchronizes every queue of the device).
+   *    Called on denox's worker threads only, never from a denox call on the engine's thread;
+   *    they must not call denox. The engine may hold its lock while calling denox, except
+   *    denox_model_destroy (it joins the worker, which may be waiting for that lock).
+   * Without either, background work is refused with DENOX_ERROR_INVALID_ARGUMENT naming these
+   * fields. Headless contexts need neither: denox owns their queue (see
+   * denox_context_lock_queue). */
+  VkQueue background_queue;
+  void (*lock_queue)(VkQueue queue, void* user_data);
+  void (*unlock_queue)(VkQueue queue, void* user_data);
+  void* queue_lock_user_data;
 } denox_vulkan_device;
 
 /* What denox needs from the device: extension names and feature names
@@ -135,6 +165,14 @@ DENOX_API denox_result denox_context_create_headless(int device_index, int valid
 
 /* Destroys the context. All its models must be destroyed first. NULL is ignored. */
 DENOX_API void denox_context_destroy(denox_context context);
+
+/* The lock denox holds around each of its own submits to the context's queue
+ * (denox_context_info::queue), for callers that submit to that queue themselves while a
+ * model's background work may run: a headless context's queue in tools and tests (an engine
+ * with its own queue uses denox_vulkan_device::lock_queue instead). Not recursive; hold it only
+ * around vkQueueSubmit / vkQueueWaitIdle, never across denox calls. */
+DENOX_API void denox_context_lock_queue(denox_context context);
+DENOX_API void denox_context_unlock_queue(denox_context context);
 
 typedef struct denox_context_info {
   char device_name[256];
@@ -185,7 +223,11 @@ typedef enum denox_tuning {
 
 /* Progress of a compile: `stage` is "import", "enumerate", "compile" (shaders of the
  * candidates), "measure", "select", "lower", "shaders" or "done"; `done` of `total` steps of
- * that stage; `what` names the current item ("" if none). Called on the loading thread. */
+ * that stage; `what` names the current item ("" if none). Called on the loading thread, and for
+ * background work (tune_in_background, reloads) also on the model's worker thread, possibly
+ * while the caller's threads run: it must then be thread-safe, and progress_user_data must stay
+ * valid until the model is destroyed. A background job reports its own stages, ending in
+ * "done" (also after a foreground load already reported "done"). */
 typedef void (*denox_progress_callback)(const char* stage, uint32_t done, uint32_t total, const char* what, void* user_data);
 
 typedef struct denox_model_options {
@@ -203,6 +245,23 @@ typedef struct denox_model_options {
   int recompile;
   denox_progress_callback progress; /* may be NULL */
   void* progress_user_data;
+
+  /* Nonzero, with tuning MEASURE or EXHAUSTIVE: loading never waits for measurements. If the
+   * tuned plan for this model, device and tuning extent is in the cache, the load uses it at
+   * once (as without this flag). Otherwise the load returns with the heuristic plan (cached as
+   * usual) and the model's worker thread measures, schedules and builds the tuned plan
+   * (pipelines created, weights uploaded: needs denox_vulkan_device::background_queue or
+   * lock_queue, else the load fails with DENOX_ERROR_INVALID_ARGUMENT). The first
+   * denox_model_record() after it is ready records the tuned plan (see "Frame boundary" at
+   * denox_model_record); denox_model_get_status reports progress and errors. A tune that fails
+   * leaves the heuristic plan running. Ignored with DENOX_TUNING_HEURISTIC. */
+  int tune_in_background;
+  /* How many further denox_model_record() calls a replaced plan is kept for after a swap (its
+   * pipelines and buffers may be used by command buffers still in flight); it is destroyed in
+   * the record() call that many calls after the swapping one, or at denox_model_destroy. Use at
+   * least the number of frames the engine keeps in flight times the model's records per frame.
+   * 0: 3. */
+  uint32_t retire_after_records;
 } denox_model_options;
 
 /* Loads an ONNX model (with external data files resolved next to it), compiles it for the
@@ -229,8 +288,10 @@ DENOX_API denox_result denox_model_load_plan(denox_context context, const void* 
 DENOX_API denox_result denox_model_schedule_report(denox_model model, char* json, size_t* size);
 /* Writes the model's plan. Call with data == NULL to get the size in *size. */
 DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);
-/* Waits for nothing: the caller must make sure no command buffer that recorded this model is
- * still pending on the GPU. NULL is ignored. */
+/* Waits for nothing on the GPU: the caller must make sure no command buffer that recorded this
+ * model (its current or a replaced plan) is still pending. A background job is cancelled and its
+ * thread joined first (it stops within about one shader compile or one measurement submit;
+ * what it measured so far stays in the cache). NULL is ignored. */
 DENOX_API void denox_model_destroy(denox_model model);
 
 typedef enum denox_io_kind { DENOX_INPUT = 0, DENOX_OUTPUT = 1 } denox_io_kind;
@@ -249,7 +310,9 @@ DENOX_API denox_precision denox_model_precision(denox_model model);
 
 /* Runs the shape program for the input extent and prepares everything record() needs. Never
  * compiles. In default memory mode the scratch memory may be reallocated when it must grow: no
- * command buffer that recorded this model may then be pending on the GPU. Bindings are kept. */
+ * command buffer that recorded this model may then be pending on the GPU. Bindings are kept.
+ * The extent and the bindings (bind_input / bind_output) are remembered and applied to every
+ * plan that background work swaps in. */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
 
 typedef struct denox_memory_requirements {
@@ -261,7 +324,12 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
                                                        denox_memory_requirements* out);
 /* External memory mode: the caller's buffers for scratch and weights (weights are uploaded on
  * the first call, with the context's queue). Re-bind scratch after an extent change that
- * needs more. */
+ * needs more.
+ * With background work: once a new plan is finished (denox_model_get_status: swap_pending),
+ * denox_model_memory_requirements reports the new plan's needs and denox_model_bind_memory
+ * binds memory for the new plan (uploading its weights), not for the running one; the swap
+ * waits for it (waiting_for_memory). The running plan keeps the buffers bound before: keep them
+ * alive until it is retired (retire_after_records record() calls after the swap). */
 DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
                                                VkDeviceSize scratch_size, VkBuffer weights,
                                                VkDeviceSize weights_offset);
@@ -304,7 +372,16 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
 /* Records the whole inference into `cmd` (a primary or secondary command buffer in the
  * recording state, for the context's queue family): compute dispatches and the barriers
  * between them that denox derives itself. Allocates nothing, submits nothing, waits for
- * nothing; takes about a microsecond per dispatch. The caller owes (see the helpers below):
+ * nothing; takes about a microsecond per dispatch.
+ * Frame boundary: with background work, each call first (without blocking: a lock held by the
+ * worker defers this to the next call) swaps in a finished plan whose extent and bindings are
+ * in place (re-applying the caller's latest ones if they changed after the worker applied
+ * them: the only case where record() may allocate scratch or create an io adapter pipeline),
+ * so this and later calls record the new plan; releases a replaced plan
+ * retire_after_records calls after its swap; and with denox_model_watch_file, stats the file
+ * (at most every 0.5 s) and queues a reload when it changed. A swapped-in plan that cannot take
+ * the current extent or bindings is dropped (status last_error) and the old one is recorded.
+ * The caller owes (see the helpers below):
  *  - before: a barrier making its writes of the input buffers/images visible to
  *    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / VK_ACCESS_2_SHADER_STORAGE_READ_BIT, and images
  *    in VK_IMAGE_LAYOUT_GENERAL;
@@ -326,13 +403,65 @@ DENOX_API void denox_cmd_output_barrier(denox_context context, VkCommandBuffer c
 /* For benchmarks: records like denox_model_record plus a timestamp after each dispatch (query 0
  * before the first) into `query_pool`, which must hold at least denox_model_dispatch_count() + 1
  * timestamp queries (denox resets them in `cmd`). `serialize`: a barrier before every dispatch,
- * so that consecutive timestamps are per-dispatch times. */
+ * so that consecutive timestamps are per-dispatch times. Not a frame boundary: it records the
+ * running plan and never swaps (the pool was sized for it). */
 DENOX_API uint32_t denox_model_dispatch_count(denox_model model);
 DENOX_API denox_result denox_model_record_timed(denox_model model, VkCommandBuffer cmd, VkQueryPool query_pool,
                                                 int serialize);
 /* The name of dispatch i (after set_extent and the binds), for per-dispatch tables. The string
  * is valid until this thread's next call of this function. */
 DENOX_API const char* denox_model_dispatch_name(denox_model model, uint32_t index);
+
+/* ---- Background tuning and hot reload ------------------------------------------------------ */
+
+/* Which plan denox_model_record() records. */
+typedef enum denox_plan_kind {
+  DENOX_PLAN_HEURISTIC = 0, /* the cost model's schedule (DENOX_TUNING_HEURISTIC, or until a background tune is done) */
+  DENOX_PLAN_TUNED = 1,     /* measured on this device (MEASURE / EXHAUSTIVE), from the cache or a background tune */
+  DENOX_PLAN_RELOADED = 2,  /* swapped in by denox_model_reload_* or a watched file */
+  DENOX_PLAN_FROM_FILE = 3  /* denox_model_load_plan */
+} denox_plan_kind;
+
+typedef enum denox_background_job {
+  DENOX_JOB_NONE = 0,
+  DENOX_JOB_TUNE = 1,   /* measuring and building the tuned plan (tune_in_background) */
+  DENOX_JOB_RELOAD = 2  /* compiling a reloaded model */
+} denox_background_job;
+
+typedef struct denox_model_status {
+  denox_plan_kind active_plan;
+  denox_background_job running_job; /* what the worker thread does or is about to do (NONE: idle) */
+  float progress;                   /* of that job, 0..1 (rough: stages weighted by typical cost) */
+  char stage[32];                   /* of that job ("queued", "measure", "build", ...), "" when idle */
+  int swap_pending;                 /* a finished plan waits for the next record() */
+  int waiting_for_memory;           /* external memory: that plan waits for denox_model_bind_memory */
+  uint32_t swaps;                   /* plans swapped in at frame boundaries so far */
+  uint32_t retired_plans;           /* replaced plans not yet released (see retire_after_records) */
+  uint32_t failed_jobs;             /* background jobs that failed so far */
+  denox_result last_error_result;   /* of the last failure, DENOX_SUCCESS when none or after a later success */
+  char last_error[1024];            /* its message: the file, node, op or mismatch at fault ("" if none) */
+} denox_model_status;
+/* A snapshot of the model's background state. May be called from any thread at any time. */
+DENOX_API denox_result denox_model_get_status(denox_model model, denox_model_status* out_status);
+
+/* Hot reload: compiles the ONNX model at `onnx_path` (or from bytes, copied) on the model's
+ * worker thread, with the options the model was loaded with (a MEASURE model measures what is
+ * new, in the background), while record() keeps recording the current plan; the first
+ * record() after it is ready swaps to it (see "Frame boundary" at denox_model_record). Returns
+ * once the job is queued (reload_file checks only that the file exists; the worker reads it). A
+ * newer request cancels a running job (a background tune included): the newest model wins.
+ * The new model must have as many inputs and outputs as the model, with the same channel
+ * counts, and run at the current extent (names may differ; bindings go by index). A model that
+ * cannot be read, parsed, compiled or matched leaves the current plan running; the error
+ * (naming the file, node, op or mismatch) goes to denox_model_get_status and the log.
+ * Needs background_queue or lock_queue on an engine's device (denox_vulkan_device), except for
+ * DENOX_TUNING_HEURISTIC models with external memory (nothing to submit then). */
+DENOX_API denox_result denox_model_reload_file(denox_model model, const char* onnx_path);
+DENOX_API denox_result denox_model_reload_memory(denox_model model, const void* onnx_bytes, size_t size);
+/* Watches `onnx_path`: each record() stats it, at most every 0.5 s (no other I/O in the frame),
+ * and queues a reload (as denox_model_reload_file) when its modification time or size changed
+ * since the call or the last reload. Does not reload now. NULL stops watching. */
+DENOX_API denox_result denox_model_watch_file(denox_model model, const char* onnx_path);
 
 #ifdef __cplusplus
 }

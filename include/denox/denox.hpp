@@ -92,6 +92,20 @@ class Context {
     denox_cmd_output_barrier(get(), cmd, dst_stage, dst_access);
   }
 
+  // Holds denox_context_lock_queue for its lifetime: around the caller's own submits to a
+  // headless context's queue while models work in the background.
+  class QueueLock {
+   public:
+    explicit QueueLock(denox_context c) : c_(c) { denox_context_lock_queue(c_); }
+    ~QueueLock() { denox_context_unlock_queue(c_); }
+    QueueLock(const QueueLock&) = delete;
+    QueueLock& operator=(const QueueLock&) = delete;
+
+   private:
+    denox_context c_;
+  };
+  [[nodiscard]] QueueLock lock_queue() const { return QueueLock(get()); }
+
  private:
   using Handle = Owned<denox_context, denox_context_destroy>;
   Handle h_;
@@ -161,6 +175,17 @@ class Model {
   }
   uint32_t dispatch_count() const { return denox_model_dispatch_count(get()); }
   std::string dispatch_name(uint32_t i) const { return denox_model_dispatch_name(get(), i); }
+
+  // Background tuning and hot reload (see denox.h). status() may be called from any thread.
+  denox_model_status status() const {
+    denox_model_status s{};
+    check(denox_model_get_status(get(), &s));
+    return s;
+  }
+  void reload_file(const std::string& path) { check(denox_model_reload_file(get(), path.c_str())); }
+  void reload_memory(const void* bytes, size_t size) { check(denox_model_reload_memory(get(), bytes, size)); }
+  void watch_file(const std::string& path) { check(denox_model_watch_file(get(), path.c_str())); }
+  void stop_watching() { check(denox_model_watch_file(get(), nullptr)); }
 
  private:
   explicit Model(denox_model m) : h_(m) {}

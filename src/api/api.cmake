@@ -9,6 +9,8 @@ add_library(denox_lib SHARED
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_compile.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_report.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_model.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_background.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_reload.cpp
 )
 # Measure (pipeline step 6) times edges on the device through the runtime; the API drives it.
 add_library(denox_measure STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/measure.cpp)

@@ -147,33 +147,57 @@ CompileRequest compile_request(const denox_context_T& ctx, const denox_model_opt
   return r;
 }
 
-CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
-                         const CompileRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](const char* stage, size_t done, size_t total, const std::string& what) {
-    if (request.progress) request.progress(stage, static_cast<uint32_t>(done), static_cast<uint32_t>(total), what.c_str(), request.progress_user_data);
-  };
-  CompileTimes times;
-  auto t0 = std::chrono::steady_clock::now();
-  progress("import", 0, 1, "");
+namespace {
+
+// Every progress report of a compile: the cancel check of a background job (between stages and
+// edges), its status observer, then the caller's callback.
+void report(const CompileRequest& r, const char* stage, size_t done, size_t total, const std::string& what) {
+  if (r.cancel != nullptr && r.cancel->load(std::memory_order_relaxed)) throw measure::Cancelled();
+  if (r.observer) r.observer(stage, done, total);
+  if (r.progress) r.progress(stage, static_cast<uint32_t>(done), static_cast<uint32_t>(total), what.c_str(), r.progress_user_data);
+}
+
+}  // namespace
+
+std::shared_ptr<const ImportedModel> import_model(const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                                                  const CompileRequest& request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  report(request, "import", 0, 1, "");
   compiler::ImportOptions options;
   options.base_dir = base_dir;
-  compiler::Graph graph = compiler::import_onnx_bytes(onnx, size, options);
+  auto out = std::make_shared<ImportedModel>();
+  out->graph = compiler::import_onnx_bytes(onnx, size, options);
+  out->hash = model_hash(onnx, size, out->graph);
+  out->import_ms = ms_since(t0);
+  return out;
+}
+
+std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request) {
+  if (request.recompile) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  const cache::CacheKey key = key_for(ctx, model.hash, request, target_for(ctx, request.precision));
+  spdlog::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
+  auto cached = load_cached(ctx, key);
+  if (!cached) return std::nullopt;
+  ctx.plan_cache_hits++;
+  spdlog::info("denox: plan from the cache ({} dispatches, {})", cached->dispatches.size(), tuning_key(request));
+  CompileTimes times;
+  times.import_ms = model.import_ms;
+  times.total_ms = model.import_ms + ms_since(t0);
+  report(request, "done", 1, 1, "");
+  CompiledPlan out{std::move(*cached), ""};
+  out.report_json = schedule_report_json(nullptr, times, tuning_key(request), out.plan.dispatches.size());
+  return out;
+}
+
+CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = [&](const char* stage, size_t done, size_t total, const std::string& what) { report(request, stage, done, total, what); };
+  const compiler::Graph& graph = model.graph;
   const kernels::LoweringTarget target = target_for(ctx, request.precision);
-  const cache::CacheKey key = key_for(ctx, model_hash(onnx, size, graph), request, target);
-  times.import_ms = ms_since(t0);
-  spdlog::debug("denox: imported in {:.1f} ms, cache key {}", times.import_ms, key.digest());
-  if (!request.recompile) {
-    if (auto cached = load_cached(ctx, key)) {
-      ctx.plan_cache_hits++;
-      spdlog::info("denox: plan from the cache ({} dispatches)", cached->dispatches.size());
-      times.total_ms = ms_since(start);
-      progress("done", 1, 1, "");
-      CompiledPlan out{std::move(*cached), ""};
-      out.report_json = schedule_report_json(nullptr, times, tuning_key(request), out.plan.dispatches.size());
-      return out;
-    }
-  }
+  const cache::CacheKey key = key_for(ctx, model.hash, request, target);
+  CompileTimes times;
+  times.import_ms = model.import_ms;
 
   autotune::ScheduleOptions so;
   so.precision = request.precision;
@@ -184,12 +208,15 @@ CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, co
   std::unique_ptr<measure::DeviceMeasurer> measurer;
   if (request.tuning != DENOX_TUNING_HEURISTIC) {
     so.space = request.tuning == DENOX_TUNING_EXHAUSTIVE ? kernels::ConfigSpace::Full : kernels::ConfigSpace::Pruned;
-    measurer = std::make_unique<measure::DeviceMeasurer>(*ctx.device, ctx.compiler, ctx.pipeline_cache->handle(), adapter_compiler(ctx),
-                                                         &ctx.cache, "measure/1|" + ctx.identity.canonical() + "|" + key.denox_version);
+    measure::MeasureOptions mo;
+    mo.cancel = request.cancel;
+    const runtime::DeviceContext& device = request.measure_device != nullptr ? *request.measure_device : *ctx.device;
+    measurer = std::make_unique<measure::DeviceMeasurer>(device, ctx.compiler, ctx.pipeline_cache->handle(), adapter_compiler(ctx),
+                                                         &ctx.cache, "measure/1|" + ctx.identity.canonical() + "|" + key.denox_version, mo);
     so.measurer = measurer.get();
   }
   const autotune::Schedule schedule = autotune::schedule_graph(graph, so);
-  t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   progress("lower", 0, 1, "");
   plan::Plan p = autotune::lower_schedule(graph, schedule, request.precision);
   times.lower_ms = ms_since(t0);
@@ -207,10 +234,17 @@ CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, co
   if (ctx.cache.enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
     spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.path().string());
   if (measurer) save_pipeline_cache(ctx);
-  times.total_ms = ms_since(start);
+  times.total_ms = model.import_ms + ms_since(start);
   progress("done", 1, 1, "");
   const size_t dispatches = p.dispatches.size();
   return CompiledPlan{std::move(p), schedule_report_json(&r, times, tuning_key(request), dispatches)};
+}
+
+CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                         const CompileRequest& request) {
+  const auto model = import_model(onnx, size, base_dir, request);
+  if (auto cached = cached_plan(ctx, *model, request)) return std::move(*cached);
+  return compile_plan(ctx, *model, request);
 }
 
 }  // namespace denox::api

@@ -2,14 +2,22 @@
 // a miss lowering, shader compilation and the cache store.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "api/api_internal.hpp"
+#include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
 
 namespace denox::api {
+
+// A whole file's bytes; Io errors name the path.
+std::vector<uint8_t> read_file(const std::filesystem::path& path);
 
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested);
 
@@ -21,8 +29,23 @@ struct CompileRequest {
   bool recompile = false;
   denox_progress_callback progress = nullptr;
   void* progress_user_data = nullptr;
+  // For background jobs (api_background.cpp): the device whose queue measuring submits to (a
+  // background view; null: the context's), a flag that stops the compile between steps
+  // (measure::Cancelled is thrown), and an observer of every progress report (the job's status).
+  const runtime::DeviceContext* measure_device = nullptr;
+  const std::atomic<bool>* cancel = nullptr;
+  std::function<void(const char* stage, size_t done, size_t total)> observer;
 };
 CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options);
+
+// An imported ONNX model and its content hash (the plan cache's model key).
+struct ImportedModel {
+  compiler::Graph graph;
+  std::string hash;
+  double import_ms = 0;
+};
+std::shared_ptr<const ImportedModel> import_model(const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                                                  const CompileRequest& request);
 
 struct CompiledPlan {
   plan::Plan plan;
@@ -34,6 +57,10 @@ struct CompiledPlan {
 // lowers, compiles and stores one. Every pipeline of the result has its SPIR-V.
 CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
                          const CompileRequest& request);
+// The two halves of obtain_plan: the cached plan for the request (nullopt on a miss or with
+// `recompile`), and scheduling + lowering + storing one.
+std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request);
+CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request);
 
 // Fills in SPIR-V a plan lacks (a plan file shipped without it), through the context's cache.
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);

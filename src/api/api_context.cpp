@@ -102,6 +102,8 @@ denox_result denox_context_create(const denox_vulkan_device* device, const denox
     for (uint32_t i = 0; i < device->enabled_extension_count; ++i)
       ext.enabled_extensions.emplace_back(api::require(device->enabled_extensions[i], "an enabled extension name"));
     ext.enabled_features_chain = device->enabled_features_chain;
+    ext.background_queue = device->background_queue;
+    ext.queue_lock = {device->lock_queue, device->unlock_queue, device->queue_lock_user_data};
     *out_context = api::finish_context(runtime::DeviceContext::from_external(ext), options).release();
   });
 }

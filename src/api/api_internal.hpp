@@ -5,9 +5,13 @@
 #include <denox/denox.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "kernels/shader_compiler.hpp"
@@ -26,13 +30,71 @@ struct denox_context_T {
   std::mutex pipeline_cache_mutex;  // vkGetPipelineCacheData vs. concurrent loads' stores
   std::atomic<uint64_t> plans_compiled{0}, plan_cache_hits{0}, pipeline_cache_hits{0};
   std::atomic<int> live_models{0};
+  // The device as background work sees it (DeviceContext::background_view), made on first use
+  // (api_background.cpp).
+  std::mutex background_mutex;
+  bool background_checked = false;
+  std::unique_ptr<denox::runtime::DeviceContext> background_device;
 };
 
+namespace denox::api {
+
+class BackgroundWorker;
+struct ReadyPlan;
+struct FileWatch;
+
+// The caller's extent and bindings: applied to the running plan at once and to every plan that
+// background work swaps in (the worker reads them under io_mutex).
+struct IoState {
+  std::optional<std::pair<uint32_t, uint32_t>> extent;
+  std::vector<std::vector<runtime::IoSource>> inputs, outputs;  // empty: not bound yet
+  uint64_t generation = 0;                                      // bumped on every change
+};
+
+// What a replacement plan must match: the channel counts of the inputs and outputs, by index.
+struct IoSignature {
+  std::vector<uint32_t> inputs, outputs;
+};
+
+// A replaced plan, kept until the command buffers that recorded it are done.
+struct RetiredPlan {
+  std::unique_ptr<runtime::ExecutableModel> model;
+  uint32_t records_left = 0;
+};
+
+// What denox_model_get_status reports of the caller's side (written by the calling thread at
+// swaps, read from any thread).
+struct SwapStatus {
+  denox_plan_kind active = DENOX_PLAN_HEURISTIC;
+  bool staged = false, waiting_for_memory = false;
+  uint32_t swaps = 0, retired = 0;
+};
+
+}  // namespace denox::api
+
 struct denox_model_T {
+  denox_model_T();
+  ~denox_model_T();  // stops the worker first (api_background.cpp)
   denox_context_T* context = nullptr;
-  std::unique_ptr<denox::runtime::ExecutableModel> model;
+  std::unique_ptr<denox::runtime::ExecutableModel> model;  // the running plan: what record() records
   bool extent_set = false;
   std::string report_json;  // denox_model_schedule_report
+  denox_model_options options{};  // as loaded: reloads compile with them
+  denox::api::IoSignature signature;
+
+  std::mutex io_mutex;
+  denox::api::IoState io;
+  // A finished plan taken from the worker, waiting for the frame boundary (and, with external
+  // memory, for bind_memory). Calling thread only.
+  std::unique_ptr<denox::api::ReadyPlan> staged;
+  std::vector<denox::api::RetiredPlan> retired;  // calling thread only
+  mutable std::mutex status_mutex;
+  denox::api::SwapStatus swap_status;
+  std::unique_ptr<denox::api::FileWatch> watch;
+  std::unique_ptr<denox::api::BackgroundWorker> worker;  // null until the first background job
+  // `worker` for denox_model_get_status, which may run on any thread while the caller's thread
+  // creates the worker.
+  std::atomic<denox::api::BackgroundWorker*> worker_for_status{nullptr};
 };
 
 namespace denox::api {

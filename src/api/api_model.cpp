@@ -5,14 +5,13 @@
 #include <fstream>
 #include <vector>
 
+#include "api/api_background.hpp"
 #include "api/api_compile.hpp"
 #include "api/api_internal.hpp"
 #include "api/api_report.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 
 namespace denox::api {
-
-namespace {
 
 std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   std::error_code ec;
@@ -24,16 +23,72 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   return bytes;
 }
 
-denox_model make_model(denox_context_T& ctx, plan::Plan p, const denox_model_options* options, std::string report_json) {
-  const bool external = options != nullptr && options->external_memory != 0;
+namespace {
+
+std::unique_ptr<denox_model_T> make_model(denox_context_T& ctx, plan::Plan p, const denox_model_options* options, std::string report_json,
+                                          denox_plan_kind kind) {
   auto m = std::make_unique<denox_model_T>();
   m->context = &ctx;
+  if (options != nullptr) m->options = *options;
   m->report_json = std::move(report_json);
   m->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(p), ctx.pipeline_cache->handle(),
-                                                        adapter_compiler(ctx), external);
+                                                        adapter_compiler(ctx), m->options.external_memory != 0);
   save_pipeline_cache(ctx);
+  m->signature = signature_of(*m->model);
+  m->io.inputs.resize(m->model->input_count());
+  m->io.outputs.resize(m->model->output_count());
+  m->swap_status.active = kind;
+  return m;
+}
+
+denox_model release(denox_context_T& ctx, std::unique_ptr<denox_model_T> m) {
   ctx.live_models++;
   return m.release();
+}
+
+// An ONNX load: the plan for the options, or with tune_in_background the tuned plan if it is
+// cached, else the heuristic plan now and the tune on the model's worker thread.
+denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
+                      const std::string& name, const denox_model_options* options) {
+  const CompileRequest request = compile_request(ctx, options);
+  const denox_plan_kind kind = request.tuning == DENOX_TUNING_HEURISTIC ? DENOX_PLAN_HEURISTIC : DENOX_PLAN_TUNED;
+  auto named = [&](CompiledPlan c) {
+    if (c.plan.model_name.empty()) c.plan.model_name = name;
+    return c;
+  };
+  if (options == nullptr || options->tune_in_background == 0 || kind == DENOX_PLAN_HEURISTIC) {
+    auto compiled = named(obtain_plan(ctx, onnx, size, base_dir, request));
+    return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
+  }
+  // Refused up front, not only on a cache miss: whether a load can tune must not depend on what
+  // the cache holds on this machine.
+  require_background_device(ctx, "tune_in_background");
+  const auto imported = import_model(onnx, size, base_dir, request);
+  if (auto tuned = cached_plan(ctx, *imported, request)) {
+    auto compiled = named(std::move(*tuned));
+    return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
+  }
+  CompileRequest heuristic = request;
+  heuristic.tuning = DENOX_TUNING_HEURISTIC;
+  auto cached = cached_plan(ctx, *imported, heuristic);
+  auto compiled = named(cached ? std::move(*cached) : compile_plan(ctx, *imported, heuristic));
+  auto m = make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), DENOX_PLAN_HEURISTIC);
+  BackgroundJob job;
+  job.kind = DENOX_JOB_TUNE;
+  job.imported = imported;
+  job.model_name = name;
+  job.request = request;
+  start_job(*m, std::move(job));
+  spdlog::info("denox: running the heuristic plan; tuning ({}x{}) in the background", request.width, request.height);
+  return release(ctx, std::move(m));
+}
+
+// Remembers what the caller set, for plans swapped in later.
+template <typename Fn>
+void update_io(denox_model_T& m, Fn&& change) {
+  std::lock_guard lock(m.io_mutex);
+  change(m.io);
+  m.io.generation++;
 }
 
 runtime::IoSource to_source(const denox_binding& b) {
@@ -86,10 +141,8 @@ denox_result denox_model_load_file(denox_context context, const char* onnx_path,
     api::require(context, "context");
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
     const auto bytes = api::read_file(path);
-    const auto request = api::compile_request(*context, options);
-    auto compiled = api::obtain_plan(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(), request);
-    if (compiled.plan.model_name.empty()) compiled.plan.model_name = path.stem().string();
-    *out_model = api::make_model(*context, std::move(compiled.plan), options, std::move(compiled.report_json));
+    *out_model = api::load_onnx(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(),
+                                path.stem().string(), options);
   });
 }
 
@@ -100,9 +153,7 @@ denox_result denox_model_load_memory(denox_context context, const void* onnx_byt
     *out_model = nullptr;
     api::require(context, "context");
     api::require(onnx_bytes, "onnx_bytes");
-    const auto request = api::compile_request(*context, options);
-    auto compiled = api::obtain_plan(*context, onnx_bytes, size, std::nullopt, request);
-    *out_model = api::make_model(*context, std::move(compiled.plan), options, std::move(compiled.report_json));
+    *out_model = api::load_onnx(*context, onnx_bytes, size, std::nullopt, "", options);
   });
 }
 
@@ -117,7 +168,8 @@ denox_result denox_model_load_plan(denox_context context, const void* plan_bytes
     api::check_plan_runs_here(*context, p);
     api::complete_pipelines(*context, p);
     const size_t dispatches = p.dispatches.size();
-    *out_model = api::make_model(*context, std::move(p), options, api::schedule_report_json(nullptr, {}, "plan file", dispatches));
+    *out_model = api::release(*context, api::make_model(*context, std::move(p), options,
+                                                        api::schedule_report_json(nullptr, {}, "plan file", dispatches), DENOX_PLAN_FROM_FILE));
   });
 }
 
@@ -154,7 +206,7 @@ denox_result denox_model_export_plan(denox_model model, void* data, size_t* size
 void denox_model_destroy(denox_model model) {
   if (model == nullptr) return;
   model->context->live_models--;
-  delete model;
+  delete model;  // cancels and joins the worker first (~denox_model_T)
 }
 
 uint32_t denox_model_input_count(denox_model model) { return model ? static_cast<uint32_t>(model->model->input_count()) : 0; }
@@ -191,12 +243,22 @@ denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t 
   return api::guarded(__func__, [&] {
     api::model_of(model).set_extent(width, height);
     model->extent_set = true;
+    api::update_io(*model, [&](api::IoState& io) { io.extent = std::make_pair(width, height); });
   });
+}
+
+// With external memory, a finished plan waiting to be swapped in takes the memory calls: its
+// needs are reported and the caller's new buffers are bound to it (see denox.h).
+static runtime::ExecutableModel& memory_target(denox_model model) {
+  auto& running = api::model_of(model);
+  if (!running.external_memory()) return running;
+  api::collect_ready(*model, true);
+  return model->staged ? *model->staged->model : running;
 }
 
 denox_result denox_model_memory_requirements(denox_model model, uint32_t width, uint32_t height, denox_memory_requirements* out) {
   return api::guarded(__func__, [&] {
-    const auto r = api::model_of(model).memory_requirements(width, height);
+    const auto r = memory_target(model).memory_requirements(width, height);
     api::require(out, "out");
     *out = {r.scratch_size, r.scratch_alignment, r.weights_size, r.weights_alignment, r.usage};
   });
@@ -205,21 +267,32 @@ denox_result denox_model_memory_requirements(denox_model model, uint32_t width, 
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,
                                      VkBuffer weights, VkDeviceSize weights_offset) {
   return api::guarded(__func__, [&] {
-    api::model_of(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
+    memory_target(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }
 
 denox_result denox_model_bind_input(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {
-  return api::guarded(__func__, [&] { api::model_of(model).bind_input(index, api::to_sources(bindings, count)); });
+  return api::guarded(__func__, [&] {
+    auto sources = api::to_sources(bindings, count);
+    api::model_of(model).bind_input(index, sources);
+    api::update_io(*model, [&](api::IoState& io) { io.inputs.at(index) = std::move(sources); });
+  });
 }
 
 denox_result denox_model_bind_output(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {
-  return api::guarded(__func__, [&] { api::model_of(model).bind_output(index, api::to_sources(bindings, count)); });
+  return api::guarded(__func__, [&] {
+    auto sources = api::to_sources(bindings, count);
+    api::model_of(model).bind_output(index, sources);
+    api::update_io(*model, [&](api::IoState& io) { io.outputs.at(index) = std::move(sources); });
+  });
 }
 
-static denox_result record_impl(const char* function, denox_model model, VkCommandBuffer cmd, VkQueryPool pool, bool serialize) {
+static denox_result record_impl(const char* function, denox_model model, VkCommandBuffer cmd, VkQueryPool pool, bool serialize,
+                                bool frame_boundary) {
   const denox_result r = api::guarded(function, [&] {
     api::require(cmd, "cmd");
+    api::require(model, "model");
+    if (frame_boundary) api::at_frame_boundary(*model);
     auto& m = api::model_of(model);
     if (!model->extent_set) fail(ErrorCode::InvalidArgument, "set_extent() has not been called");
     m.record(cmd, pool, serialize);
@@ -230,11 +303,12 @@ static denox_result record_impl(const char* function, denox_model model, VkComma
 }
 
 denox_result denox_model_record(denox_model model, VkCommandBuffer cmd) {
-  return record_impl(__func__, model, cmd, VK_NULL_HANDLE, false);
+  return record_impl(__func__, model, cmd, VK_NULL_HANDLE, false, true);
 }
 
 denox_result denox_model_record_timed(denox_model model, VkCommandBuffer cmd, VkQueryPool query_pool, int serialize) {
-  return record_impl(__func__, model, cmd, query_pool, serialize != 0);
+  // Not a frame boundary: the query pool was sized for the running plan's dispatch count.
+  return record_impl(__func__, model, cmd, query_pool, serialize != 0, false);
 }
 
 uint32_t denox_model_dispatch_count(denox_model model) {

@@ -36,7 +36,7 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   co.cache_path = options.cache_path.empty() ? nullptr : options.cache_path.c_str();
   co.disable_cache = options.no_cache ? 1 : 0;
   ctx_ = Context::headless(options.device, options.validation, &co);
-  dev_ = vkhost::Device::wrap(ctx_.info());
+  dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
   denox_model_options mo{};
   mo.precision = parse_precision(options.precision);
   if (options.tuning == "measure" || options.tuning == "exhaustive") {

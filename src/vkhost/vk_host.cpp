@@ -170,9 +170,10 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   return d;
 }
 
-std::unique_ptr<Device> Device::wrap(const denox_context_info& info) {
+std::unique_ptr<Device> Device::wrap(const denox_context_info& info, denox_context queue_owner) {
   init_volk();
   auto d = std::unique_ptr<Device>(new Device());
+  d->queue_owner_ = queue_owner;
   d->instance_ = info.instance;
   d->physical_ = info.physical_device;
   d->device_ = info.device;
@@ -217,6 +218,9 @@ denox_vulkan_device Device::as_denox() const {
   d.enabled_extensions = extension_ptrs_.data();
   d.enabled_extension_count = static_cast<uint32_t>(extension_ptrs_.size());
   d.enabled_features_chain = features_ ? &features_->f2 : nullptr;
+  d.lock_queue = [](VkQueue, void* user) { static_cast<const Device*>(user)->queue_mutex_.lock(); };
+  d.unlock_queue = [](VkQueue, void* user) { static_cast<const Device*>(user)->queue_mutex_.unlock(); };
+  d.queue_lock_user_data = const_cast<Device*>(this);
   return d;
 }
 
@@ -250,7 +254,15 @@ void Device::submit(const std::function<void(VkCommandBuffer)>& fn) const {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    check(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+    {
+      // VkQueue is externally synchronized: denox's background work may submit to it too.
+      if (queue_owner_ != nullptr) denox_context_lock_queue(queue_owner_);
+      std::unique_lock<std::mutex> own(queue_mutex_, std::defer_lock);
+      if (queue_owner_ == nullptr) own.lock();
+      const VkResult submitted = vkQueueSubmit(queue_, 1, &si, fence);
+      if (queue_owner_ != nullptr) denox_context_unlock_queue(queue_owner_);
+      check(submitted, "vkQueueSubmit");
+    }
     check(vkWaitForFences(device_, 1, &fence, VK_TRUE, 120ull * 1000 * 1000 * 1000), "vkWaitForFences (120 s)");
   } catch (...) {
     if (fence) vkDestroyFence(device_, fence, nullptr);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,17 @@ class Device {
   // discrete GPU, else the first device. `bare`: enable no extension and no feature (tests of
   // denox's missing-feature errors).
   static std::unique_ptr<Device> create(int device_index, bool validation, bool bare = false);
-  // Uses a denox headless context's own objects (no ownership).
-  static std::unique_ptr<Device> wrap(const denox_context_info& info);
+  // Uses a denox headless context's own objects (no ownership). With `queue_owner` (that
+  // context), submit() takes denox_context_lock_queue around its submits, so that it may run
+  // while the context's models work in the background.
+  static std::unique_ptr<Device> wrap(const denox_context_info& info, denox_context queue_owner = nullptr);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
+  // The device for denox_context_create, with lock_queue/unlock_queue taking the lock submit()
+  // holds (what an engine that submits from one thread while denox works in the background
+  // does).
   denox_vulkan_device as_denox() const;
   VkDevice device() const { return device_; }
   VkPhysicalDevice physical_device() const { return physical_; }
@@ -55,6 +61,9 @@ class Device {
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
   bool owns_ = false, fp16_ = false;
+  // Around every vkQueueSubmit on queue_: this mutex, or a headless context's queue lock.
+  mutable std::mutex queue_mutex_;
+  denox_context queue_owner_ = nullptr;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties props_{};

@@ -80,8 +80,8 @@ double relative_l2(const std::vector<float>& got, const std::vector<float>& want
 }
 
 std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
-                                  denox_layout layout) {
-  auto& dev = engine_device();
+                                  denox_layout layout, vkhost::Device* device) {
+  auto& dev = device != nullptr ? *device : engine_device();
   const uint32_t c = static_cast<uint32_t>(input.shape[1]), h = static_cast<uint32_t>(input.shape[2]),
                  w = static_cast<uint32_t>(input.shape[3]);
   require_ok(denox_model_set_extent(model, w, h), "set_extent");

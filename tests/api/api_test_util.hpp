@@ -51,8 +51,9 @@ HostTensor reference_output(const fs::path& model, const HostTensor& input);
 double relative_l2(const std::vector<float>& got, const std::vector<float>& want);
 
 // Binds `input` (CHW) from one caller buffer of `dtype` and the output to another, records
-// input barrier + model + output barrier, submits, waits, reads back (CHW fp32).
+// input barrier + model + output barrier, submits, waits, reads back (CHW fp32). `device`: the
+// device ctx runs on (null: engine_device(); a headless context's through vkhost::Device::wrap).
 std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
-                                  denox_layout layout = DENOX_LAYOUT_CHW);
+                                  denox_layout layout = DENOX_LAYOUT_CHW, vkhost::Device* device = nullptr);
 
 }  // namespace denox::test

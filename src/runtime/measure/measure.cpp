@@ -128,7 +128,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
                                                            static_cast<unsigned>(pending.size())));
   auto worker = [&] {
-    for (size_t j = next++; j < pending.size(); j = next++) {
+    for (size_t j = next++; j < pending.size() && !cancelled(); j = next++) {
       Pending& p = pending[j];
       if (p.plan) {
         try {
@@ -148,7 +148,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   std::atomic<size_t> next_pipeline{0};
   std::vector<const plan::Pipeline*> to_create;
   auto pipeline_worker = [&] {
-    for (size_t j = next_pipeline++; j < to_create.size(); j = next_pipeline++) {
+    for (size_t j = next_pipeline++; j < to_create.size() && !cancelled(); j = next_pipeline++) {
       const plan::Pipeline& p = *to_create[j];
       try {
         runtime::ComputePipeline warm(device_, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
@@ -164,6 +164,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
     for (auto& t : pool) t.join();
+    throw_if_cancelled();  // the workers stopped early: some plans lack SPIR-V
     for (const Pending& p : pending)
       if (p.plan)
         for (const plan::Pipeline& pipe : p.plan->pipelines) {
@@ -174,6 +175,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(pipeline_worker);
     pipeline_worker();
     for (auto& t : pool) t.join();
+    throw_if_cancelled();
     report("compile", pending.size(), pending.size(), "");
   }
 
@@ -182,6 +184,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
     const std::string what = impls[p.index]->name() + " [" + impls[p.index]->family + " " + impls[p.index]->config + "]";
+    throw_if_cancelled();
     report("measure", j, pending.size(), what);
     if (p.plan) {
       try {
@@ -189,6 +192,8 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         r.ok = true;
       } catch (const DeviceHung&) {
         throw;
+      } catch (const Cancelled&) {
+        throw;  // not a failure of this configuration: nothing is stored
       } catch (const Error& e) {
         r.failure = e.what();
       }
@@ -263,6 +268,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
   std::vector<uint64_t> stamps(commands + 1);
   const double period_ms = device_.caps().timestamp_period_ns * 1e-6;
   for (int run = 0; run < options_.warmup + options_.runs; ++run) {
+    throw_if_cancelled();  // the last submit has finished: nothing is in flight
     vk_check(vk.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer (measure)");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -274,7 +280,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
     {
-      std::lock_guard lock(device_.queue_mutex());
+      const auto guard = device_.lock_queue();
       vk_check(vk.vkQueueSubmit(device_.queue(), 1, &submit, o.fence), "vkQueueSubmit (measure)");
     }
     const VkResult waited = vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{options_.timeout_ms} * 1000000);

@@ -19,10 +19,12 @@
 // what was measured before it is already in the store, so a rerun continues from there.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "compiler/schedule/schedule.hpp"
 #include "kernels/shader_compiler.hpp"
 #include "runtime/cache/plan_cache.hpp"
@@ -36,6 +38,16 @@ struct MeasureOptions {
   int runs = 20;
   uint32_t timeout_ms = 5000;  // per submit
   unsigned compile_threads = 0;  // 0: hardware concurrency
+  // Set by another thread to stop measuring (a model destroyed or a job superseded while it
+  // tunes in the background): checked between shader compiles, pipeline creations and timing
+  // runs, so measure() throws Cancelled within about one submit. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Thrown when MeasureOptions::cancel was set; what was measured before it is in the store.
+class Cancelled : public Error {
+ public:
+  Cancelled() : Error(ErrorCode::Internal, "cancelled") {}
 };
 
 class DeviceMeasurer : public autotune::Measurer {
@@ -52,6 +64,10 @@ class DeviceMeasurer : public autotune::Measurer {
  private:
   // Times one lowered edge plan (SPIR-V filled in); throws denox::Error on failure.
   double time_plan(plan::Plan plan, const std::string& what);
+  bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
+  void throw_if_cancelled() const {
+    if (cancelled()) throw Cancelled();
+  }
 
   const runtime::DeviceContext& device_;
   kernels::ShaderCompiler& compiler_;

@@ -102,7 +102,7 @@ void submit_and_wait_impl(const DeviceContext& ctx, const char* what, void (*rec
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
     {
-      std::lock_guard lock(ctx.queue_mutex());
+      const auto guard = ctx.lock_queue();
       vk_check(vk.vkQueueSubmit(ctx.queue(), 1, &submit, fence), std::string("vkQueueSubmit (") + what + ")");
     }
     vk_check(vk.vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), std::string("vkWaitForFences (") + what + ")");

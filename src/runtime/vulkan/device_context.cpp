@@ -200,6 +200,13 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
   ctx->device_ = ext.device;
   ctx->queue_family_ = ext.queue_family_index;
   ctx->queue_ = ext.queue;
+  if ((ext.queue_lock.lock == nullptr) != (ext.queue_lock.unlock == nullptr))
+    fail(ErrorCode::InvalidArgument, "lock_queue and unlock_queue must both be set or both be NULL");
+  if (ext.background_queue != VK_NULL_HANDLE && ext.background_queue == ext.queue)
+    fail(ErrorCode::InvalidArgument, "background_queue is the same VkQueue as queue; pass another queue of queue_family_index "
+                                     "that only denox uses, or lock_queue/unlock_queue");
+  ctx->background_queue_ = ext.background_queue;
+  ctx->engine_hooks_ = ext.queue_lock;
   ctx->caps_ = describe(ext.physical_device, device_extensions(ext.physical_device));
 
   // What the caller enabled: its extension list and its VkDeviceCreateInfo::pNext chain. We
@@ -340,6 +347,47 @@ void DeviceContext::load(bool owns_instance, bool owns_device) {
   caps_.timestamps = caps_.timestamps || ts_bits > 0;
   if (ts_bits == 0) caps_.timestamps = false;
   vkGetPhysicalDeviceMemoryProperties(physical_device_, &memory_);
+}
+
+QueueGuard::QueueGuard(std::mutex& mutex, const QueueLockHooks& hooks, VkQueue queue) : hooks_(hooks), queue_(queue) {
+  if (hooks_) hooks_.lock(queue_, hooks_.user);
+  lock_ = std::unique_lock<std::mutex>(mutex);
+}
+
+QueueGuard::~QueueGuard() {
+  lock_.unlock();
+  if (hooks_) hooks_.unlock(queue_, hooks_.user);
+}
+
+std::unique_ptr<DeviceContext> DeviceContext::background_view() const {
+  std::unique_ptr<DeviceContext> view(new DeviceContext());
+  if (owns_device_) {
+    // denox's own queue: every submit to it, the caller's included (denox_context_lock_queue),
+    // goes through queue_mutex().
+    view->queue_ = queue_;
+    view->queue_mutex_ = queue_mutex_;
+  } else if (background_queue_ != VK_NULL_HANDLE) {
+    // Only denox uses it: one mutex for denox's threads, and the engine's hooks (if any) so that
+    // it can keep denox off every queue around vkDeviceWaitIdle.
+    view->queue_ = background_queue_;
+    view->hooks_ = engine_hooks_;
+  } else if (engine_hooks_ && queue_ != VK_NULL_HANDLE) {
+    view->queue_ = queue_;
+    view->queue_mutex_ = queue_mutex_;
+    view->hooks_ = engine_hooks_;
+  } else {
+    return nullptr;
+  }
+  view->instance_ = instance_;
+  view->physical_device_ = physical_device_;
+  view->device_ = device_;
+  view->queue_family_ = queue_family_;
+  view->owns_instance_ = view->owns_device_ = false;  // and no messenger: the destructor destroys nothing
+  view->validation_errors_ = validation_errors_;
+  view->table_ = table_;
+  view->caps_ = caps_;
+  view->memory_ = memory_;
+  return view;
 }
 
 DeviceContext::~DeviceContext() {

@@ -59,6 +59,32 @@ struct DeviceRequirement {
 };
 const std::vector<DeviceRequirement>& device_requirements();
 
+// The engine's lock around a VkQueue it also submits to (VkQueue is externally synchronized):
+// denox calls lock(queue, user) before and unlock(queue, user) after each submit of its
+// background work. Both or neither.
+struct QueueLockHooks {
+  void (*lock)(VkQueue queue, void* user) = nullptr;
+  void (*unlock)(VkQueue queue, void* user) = nullptr;
+  void* user = nullptr;
+  explicit operator bool() const { return lock != nullptr && unlock != nullptr; }
+};
+
+// Held while denox submits to a queue: the engine's lock (if any) first, then denox's own mutex
+// (always in that order, so a caller holding its lock while calling into denox cannot deadlock
+// against a worker).
+class QueueGuard {
+ public:
+  QueueGuard(std::mutex& mutex, const QueueLockHooks& hooks, VkQueue queue);
+  ~QueueGuard();
+  QueueGuard(const QueueGuard&) = delete;
+  QueueGuard& operator=(const QueueGuard&) = delete;
+
+ private:
+  const QueueLockHooks& hooks_;
+  VkQueue queue_;
+  std::unique_lock<std::mutex> lock_;
+};
+
 struct ExternalDevice {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
@@ -68,6 +94,10 @@ struct ExternalDevice {
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   std::vector<std::string> enabled_extensions;
   const void* enabled_features_chain = nullptr;  // the VkDeviceCreateInfo::pNext chain, or null
+  // Background work (a worker thread measuring or uploading while the engine submits frames):
+  // a queue of queue_family_index only denox uses, and/or the engine's lock around a queue.
+  VkQueue background_queue = VK_NULL_HANDLE;
+  QueueLockHooks queue_lock;
 };
 
 struct OwnDeviceOptions {
@@ -92,6 +122,16 @@ class DeviceContext {
   // vkQueueSubmit on queue() under this lock: a context is used from several threads (loads,
   // measurements) and a VkQueue is externally synchronized.
   std::mutex& queue_mutex() const { return *queue_mutex_; }
+  // What every denox submit holds: queue_mutex(), plus the engine's lock hooks on a background
+  // view (see background_view()).
+  QueueGuard lock_queue() const { return QueueGuard(*queue_mutex_, hooks_, queue_); }
+
+  // A second DeviceContext over the same device whose queue() a worker thread may submit to
+  // while the caller records and submits frames: denox's own device (its queue under
+  // queue_mutex(), which callers of the headless context's queue take through the C API), the
+  // engine's background_queue, or the engine's queue under its lock hooks. Null when the
+  // engine provided neither. Not an owner: it must not outlive this context.
+  std::unique_ptr<DeviceContext> background_view() const;
   const DeviceCapabilities& caps() const { return caps_; }
   bool owns_device() const { return owns_device_; }
 
@@ -114,7 +154,11 @@ class DeviceContext {
   uint32_t queue_family_ = 0;
   bool owns_instance_ = false, owns_device_ = false;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-  std::unique_ptr<std::mutex> queue_mutex_ = std::make_unique<std::mutex>();
+  // Shared with background views that submit to the same queue.
+  std::shared_ptr<std::mutex> queue_mutex_ = std::make_shared<std::mutex>();
+  VkQueue background_queue_ = VK_NULL_HANDLE;
+  QueueLockHooks engine_hooks_;  // as the engine passed them
+  QueueLockHooks hooks_;         // what lock_queue() calls: engine_hooks_ on a background view only
   std::shared_ptr<std::atomic<uint64_t>> validation_errors_ = std::make_shared<std::atomic<uint64_t>>(0);
   VolkDeviceTable table_{};
   DeviceCapabilities caps_;

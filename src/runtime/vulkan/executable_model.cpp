@@ -27,7 +27,7 @@ constexpr VkDeviceSize kMinArenaSize = 256;
 }  // namespace
 
 ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
-                                 bool external_memory)
+                                 bool external_memory, const DeviceContext* upload_device)
     : ctx_(ctx), plan_(std::move(plan)), cache_(cache), adapter_compiler_(std::move(adapters)), external_memory_(external_memory) {
   if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
     fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
@@ -47,7 +47,7 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
   if (!external_memory_) {
     owned_weights_ = Buffer(ctx, weights_buffer_size(plan_), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                             MemoryKind::DeviceLocal, "weights");
-    upload(ctx, owned_weights_.handle(), 0, plan_.weight_data.data(), plan_.weight_data.size());
+    upload(upload_device != nullptr ? *upload_device : ctx, owned_weights_.handle(), 0, plan_.weight_data.data(), plan_.weight_data.size());
     weights_ = owned_weights_.handle();
     weights_uploaded_ = true;
   }

@@ -64,9 +64,12 @@ struct DispatchTiming {
 class ExecutableModel {
  public:
   // `external_memory`: the caller binds scratch and weight buffers (bind_memory) instead of
-  // denox allocating them. Weights are uploaded with the context's queue either way.
+  // denox allocating them. Weights are uploaded with the context's queue either way, except that
+  // the constructor's upload (default memory mode) goes through `upload_device` when given: a
+  // background view of the same device (DeviceContext::background_view()) whose queue a worker
+  // thread may use while the caller submits frames on ctx's.
   ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
-                  bool external_memory);
+                  bool external_memory, const DeviceContext* upload_device = nullptr);
   ~ExecutableModel();
 
   const plan::Plan& plan() const { return plan_; }
@@ -100,6 +103,10 @@ class ExecutableModel {
   // command so that those differences are per-dispatch times.
   void record(VkCommandBuffer cmd, VkQueryPool timestamps = VK_NULL_HANDLE, bool serialize = false) const;
   size_t command_count() const { return commands_.size(); }
+  // Whether record() would succeed (extent, memory and bindings in place), and if not, why.
+  bool recordable() const { return missing_.empty(); }
+  const std::string& missing() const { return missing_; }
+  bool external_memory() const { return external_memory_; }
   size_t barrier_count() const;
   std::vector<std::string> command_names() const;
 
@@ -154,7 +161,7 @@ class ExecutableModel {
 
   Resolution res_;
   std::vector<Command> commands_;
-  std::string missing_;  // what record() still lacks, for its error message
+  std::string missing_ = "set_extent() has not been called";  // what record() still lacks, for its error message
 };
 
 }  // namespace denox::runtime

@@ -1,0 +1,403 @@
+// Background work through the C API (issue 5, "Lazy JIT" and "Hot reload"): a load that tunes
+// in the background returns with the heuristic plan and frames run it while the worker
+// measures; the next record() after the worker is done swaps to the tuned plan; destroying a
+// model mid-tune is clean; hot reload swaps to a new model at a frame boundary, and a bad or
+// incompatible model leaves the running one in place with the error in the status; with
+// external memory the swap waits for the caller's memory. Small models at odd extents: lavapipe.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A progress callback that notes which threads report which stages and, when `hold_stage` is
+// set, holds the worker thread (never the test's thread) at that stage until open() is called:
+// the test then knows the job is in that stage while it runs frames.
+class ProgressGate {
+ public:
+  explicit ProgressGate(std::string hold_stage = "") : hold_stage_(std::move(hold_stage)) {}
+
+  static void callback(const char* stage, uint32_t, uint32_t, const char*, void* user) {
+    static_cast<ProgressGate*>(user)->on(stage);
+  }
+  // Waits until the worker reached the held stage (false after `timeout`).
+  bool wait_held(std::chrono::seconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return held_; });
+  }
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Whether `stage` was reported on a thread other than the test's.
+  bool reported_off_main(const std::string& stage) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [s, id] : calls_)
+      if (s == stage && id != main_) return true;
+    return false;
+  }
+
+ private:
+  void on(const char* stage) {
+    std::unique_lock lock(mutex_);
+    calls_.emplace_back(stage, std::this_thread::get_id());
+    if (open_ || hold_stage_ != stage || std::this_thread::get_id() == main_) return;
+    held_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+  const std::thread::id main_ = std::this_thread::get_id();
+  std::string hold_stage_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool held_ = false, open_ = false;
+  std::vector<std::pair<std::string, std::thread::id>> calls_;
+};
+
+denox_model_status status_of(denox_model model) {
+  denox_model_status s{};
+  require_ok(denox_model_get_status(model, &s), "get_status");
+  return s;
+}
+
+// Polls the status until `done` holds (the worker runs on its own; nothing here records).
+denox_model_status wait_until(denox_model model, const std::function<bool(const denox_model_status&)>& done,
+                              std::chrono::seconds timeout = 300s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto s = status_of(model);
+    if (done(s)) return s;
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+bool idle(const denox_model_status& s) { return s.running_job == DENOX_JOB_NONE; }
+
+nlohmann::json report_of(denox_model model) {
+  size_t size = 0;
+  require_ok(denox_model_schedule_report(model, nullptr, &size), "report size");
+  std::string text(size, '\0');
+  require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
+  text.resize(size - 1);
+  return nlohmann::json::parse(text);
+}
+
+denox_model_options background_tuning(ProgressGate* gate) {
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 37;
+  o.tune_height = 29;
+  o.tune_in_background = 1;
+  o.progress = ProgressGate::callback;
+  o.progress_user_data = gate;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("background tuning: frames run the heuristic plan, the next record after the tune swaps", "[api][background]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 21);
+  const auto input = random_image(3, 29, 37, 5);
+  const auto want = reference_output(model_path, input);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+
+  ProgressGate gate("measure");
+  const denox_model_options options = background_tuning(&gate);
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load (tune in background)");
+  // A queued job counts as running: no idle gap between the load and the worker waking.
+  CHECK(status_of(model).running_job == DENOX_JOB_TUNE);
+  // The load returned while the worker is about to measure (held there by the gate).
+  REQUIRE(gate.wait_held(300s));
+  CHECK(gate.reported_off_main("measure"));
+  auto s = status_of(model);
+  CHECK(s.active_plan == DENOX_PLAN_HEURISTIC);
+  CHECK(s.running_job == DENOX_JOB_TUNE);
+  CHECK(std::string(s.stage) == "measure");
+  CHECK(s.progress > 0.0f);
+  CHECK(s.progress < 1.0f);
+  CHECK(report_of(model)["tuning"] == "heuristic");
+  // Frames meanwhile: the heuristic plan, correct.
+  for (int frame = 0; frame < 2; ++frame) CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+  CHECK(status_of(model).swaps == 0);
+
+  gate.open();
+  s = wait_until(model, [](const auto& st) { return st.swap_pending != 0; });
+  CHECK(idle(s));
+  CHECK(s.active_plan == DENOX_PLAN_HEURISTIC);  // nothing swaps outside record()
+  CHECK(s.last_error_result == DENOX_SUCCESS);
+
+  // The frame boundary: this record() swaps (re-applying the bindings run_on_buffers changed).
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+  s = status_of(model);
+  CHECK(s.active_plan == DENOX_PLAN_TUNED);
+  CHECK(s.swap_pending == 0);
+  CHECK(s.swaps == 1);
+  CHECK(s.retired_plans == 1);
+  const auto tuned = report_of(model);
+  INFO(tuned.dump());
+  CHECK(tuned["tuning"] == "measure@37x29");
+  CHECK(tuned["measured_edges"].get<int>() > 0);
+  CHECK(denox_model_dispatch_count(model) > 0);
+  // The replaced plan is released retire_after_records (3) records after the swap.
+  for (int frame = 0; frame < 3; ++frame) CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+  CHECK(status_of(model).retired_plans == 0);
+  denox_model_destroy(model);
+
+  // The tuned plan is now cached: the same load uses it at once, nothing runs in the background.
+  ProgressGate no_hold;
+  const denox_model_options again = background_tuning(&no_hold);
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &again, &model), "load (tuned plan cached)");
+  s = status_of(model);
+  CHECK(s.active_plan == DENOX_PLAN_TUNED);
+  CHECK(idle(s));
+  CHECK(report_of(model)["from_cache"] == true);
+  CHECK_FALSE(no_hold.reported_off_main("measure"));
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("destroying a model while it tunes in the background cancels the tune", "[api][background]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 22);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // Held at the start of measuring, then released and destroyed at once: the worker is
+    // between edges when the cancel flag is set.
+    ProgressGate gate("measure");
+    const denox_model_options options = background_tuning(&gate);
+    denox_model model = nullptr;
+    require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load (tune in background)");
+    REQUIRE(gate.wait_held(300s));
+    // Nothing was tuned before (the first attempt was cancelled too): the heuristic plan runs.
+    CHECK(status_of(model).active_plan == DENOX_PLAN_HEURISTIC);
+    gate.open();
+    const auto t0 = std::chrono::steady_clock::now();
+    denox_model_destroy(model);
+    const double destroy_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO("destroy took " << destroy_s << " s");
+    CHECK(destroy_s < 30.0);  // one edge at most, not the whole tune
+  }
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("background work needs a queue it may use: refused by name without one", "[api][background]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_vulkan_device dev = engine_device().as_denox();
+  dev.lock_queue = nullptr;
+  dev.unlock_queue = nullptr;
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create(&dev, &co, &ctx), "context without background submission");
+  denox_model model = nullptr;
+  denox_model_options o = background_tuning(nullptr);
+  o.progress = nullptr;
+  CHECK(denox_model_load_file(ctx, model_path.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+  const std::string why = denox_last_error();
+  CHECK(why.find("tune_in_background") != std::string::npos);
+  CHECK(why.find("background_queue") != std::string::npos);
+  CHECK(why.find("lock_queue") != std::string::npos);
+  CHECK(model == nullptr);
+  // A heuristic model loads; reloading it needs the queue for its weight upload.
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), nullptr, &model), "load");
+  CHECK(denox_model_reload_file(model, model_path.string().c_str()) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(denox_last_error()).find("background_queue") != std::string::npos);
+  CHECK(denox_model_reload_file(model, (dir / "missing.onnx").string().c_str()) == DENOX_ERROR_IO);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  // lock_queue without unlock_queue is refused.
+  dev.lock_queue = engine_device().as_denox().lock_queue;
+  CHECK(denox_context_create(&dev, &co, &ctx) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(denox_last_error()).find("unlock_queue") != std::string::npos);
+  CHECK(ctx == nullptr);
+}
+
+TEST_CASE("hot reload: a new model swaps in at a frame boundary, bad and incompatible ones leave it running", "[api][background]") {
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 31);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 32);  // same architecture, other weights
+  const auto path_9ch = write_oidn(dir.path(), Size::Small, 9, true, 33);
+  const auto input = random_image(3, 29, 37, 6);
+  const auto want_a = reference_output(path_a, input), want_b = reference_output(path_b, input);
+  REQUIRE(relative_l2(want_a.f32, want_b.f32) > 1e-2);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+
+  // Reloads compile with the load's options, this progress callback included: hold the reload
+  // before lowering (the heuristic schedule measures nothing).
+  ProgressGate gate("lower");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.progress = ProgressGate::callback;
+  o.progress_user_data = &gate;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
+  CHECK(status_of(model).active_plan == DENOX_PLAN_HEURISTIC);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
+
+  require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+  REQUIRE(gate.wait_held(300s));
+  CHECK(status_of(model).running_job == DENOX_JOB_RELOAD);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);  // still A
+  gate.open();
+  wait_until(model, [](const auto& s) { return s.swap_pending != 0; });
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);  // swapped at this record
+  auto s = status_of(model);
+  CHECK(s.active_plan == DENOX_PLAN_RELOADED);
+  CHECK(s.swaps == 1);
+  CHECK(s.failed_jobs == 0);
+
+  // Bad ONNX: the cause is reported, B keeps running.
+  const std::string junk = "this is not a protobuf";
+  require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+  s = wait_until(model, [](const auto& st) { return st.failed_jobs == 1 && idle(st); });
+  CHECK(s.last_error_result == DENOX_ERROR_INVALID_MODEL);
+  CHECK(std::string(s.last_error).find("reload") != std::string::npos);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);
+  // A truncated file: the error names it.
+  const auto truncated = dir / "truncated.onnx";
+  {
+    std::ifstream in(path_b, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  require_ok(denox_model_reload_file(model, truncated.string().c_str()), "reload truncated");
+  s = wait_until(model, [](const auto& st) { return st.failed_jobs == 2 && idle(st); });
+  CHECK(std::string(s.last_error).find("truncated.onnx") != std::string::npos);
+
+  // An incompatible model: the mismatch is named, B keeps running.
+  require_ok(denox_model_reload_file(model, path_9ch.string().c_str()), "reload 9 channels");
+  s = wait_until(model, [](const auto& st) { return st.failed_jobs == 3 && idle(st); });
+  INFO(s.last_error);
+  CHECK(s.last_error_result == DENOX_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(s.last_error).find("input 0") != std::string::npos);
+  CHECK(std::string(s.last_error).find("9 channels") != std::string::npos);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);
+  s = status_of(model);
+  CHECK(s.active_plan == DENOX_PLAN_RELOADED);
+  CHECK(s.swaps == 1);
+
+  // A watched file reloads when it changes (record() polls it at most every 0.5 s).
+  const auto watched = dir / "watched.onnx";
+  std::filesystem::copy_file(path_b, watched);
+  require_ok(denox_model_watch_file(model, watched.string().c_str()), "watch");
+  std::this_thread::sleep_for(600ms);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);
+  CHECK(idle(status_of(model)));  // unchanged: no reload
+  std::filesystem::copy_file(path_a, watched, std::filesystem::copy_options::overwrite_existing);
+  std::this_thread::sleep_for(600ms);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);  // this record queues the reload
+  wait_until(model, [](const auto& st) { return st.swap_pending != 0; });
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
+  s = status_of(model);
+  CHECK(s.swaps == 2);
+  CHECK(s.last_error_result == DENOX_SUCCESS);  // a later success clears the error
+  require_ok(denox_model_watch_file(model, nullptr), "stop watching");
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("hot reload with external memory: the swap waits for the new plan's memory", "[api][background]") {
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 41);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 42);
+  const auto input = random_image(3, 23, 31, 7);
+  const auto want_a = reference_output(path_a, input), want_b = reference_output(path_b, input);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.external_memory = 1;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
+  auto bind_new_memory = [&](std::vector<std::unique_ptr<denox::vkhost::Buffer>>& keep) {
+    denox_memory_requirements req{};
+    require_ok(denox_model_memory_requirements(model, 31, 23, &req), "memory_requirements");
+    keep.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req.scratch_size, true, req.usage));
+    keep.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req.weights_size, true, req.usage));
+    require_ok(denox_model_bind_memory(model, keep[keep.size() - 2]->handle(), 0, req.scratch_size, keep.back()->handle(), 0),
+               "bind_memory");
+  };
+  std::vector<std::unique_ptr<denox::vkhost::Buffer>> memory_a, memory_b;
+  bind_new_memory(memory_a);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
+
+  require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+  wait_until(model, [](const auto& s) { return s.swap_pending != 0; });
+  // The new plan has no memory yet: this record keeps A and says why.
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
+  auto s = status_of(model);
+  CHECK(s.waiting_for_memory == 1);
+  CHECK(s.swaps == 0);
+  // Memory calls now go to the new plan; A keeps its buffers until it is retired.
+  bind_new_memory(memory_b);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);
+  s = status_of(model);
+  CHECK(s.swaps == 1);
+  CHECK(s.waiting_for_memory == 0);
+  CHECK(s.active_plan == DENOX_PLAN_RELOADED);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("hot reload on a headless context: the worker shares denox's own queue with the caller", "[api][background]") {
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 51);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 52);
+  const auto input = random_image(3, 19, 27, 8);
+  const auto want_a = reference_output(path_a, input), want_b = reference_output(path_b, input);
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_context_info info{};
+  require_ok(denox_context_get_info(ctx, &info), "info");
+  {
+    // The caller's submits to the context's queue take denox_context_lock_queue (wrap's ctx).
+    auto host = denox::vkhost::Device::wrap(info, ctx);
+    denox_model_options o{};
+    o.precision = DENOX_PRECISION_FP32;
+    denox_model model = nullptr;
+    require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
+    CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
+    require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+    // Frames while the worker compiles and uploads B's weights on the same queue.
+    while (status_of(model).swap_pending == 0) {
+      CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
+    }
+    CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_b.f32) <= 1e-4);
+    CHECK(status_of(model).active_plan == DENOX_PLAN_RELOADED);
+    denox_model_destroy(model);
+  }
+  denox_stats stats{};
+  require_ok(denox_context_get_stats(ctx, &stats), "stats");
+  CHECK(stats.validation_errors == 0);
+  denox_context_destroy(ctx);
+}
