@@ -178,7 +178,7 @@ denox_result denox_context_get_stats(denox_context context, denox_stats* out_sta
 static VkPipelineStageFlags legacy_stages(VkPipelineStageFlags2 s) {
   VkPipelineStageFlags out = static_cast<VkPipelineStageFlags>(s & 0xffffffffull);
   if (s >> 32) out |= VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-  return out ? out : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+  return out ? out : static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
 }
 
 static VkAccessFlags legacy_access(VkAccessFlags2 a) {
