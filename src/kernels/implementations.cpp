@@ -248,8 +248,10 @@ const char* config_space_name(ConfigSpace s) {
 }
 
 std::string Implementation::name() const {
+  // Read-through ops (a folded Pad) first, as the dispatch names them.
   std::string n;
-  for (const Op* op : ops) n += (n.empty() ? "" : "+") + op->name;
+  for (const auto* list : {&reads_through, &ops})
+    for (const Op* op : *list) n += (n.empty() ? "" : "+") + op->name;
   return n;
 }
 

@@ -54,7 +54,7 @@ struct Implementation {
   std::string config;   // the configuration in words ("" when the family has no choice)
   uint32_t dispatches = 1;
 
-  // "enc_conv1+relu+pool": the covered op names.
+  // "enc_conv1+relu+pool": the op names (read-through ones first, then the covered ones).
   std::string name() const;
 };
 
