@@ -83,9 +83,10 @@ cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, co
   return key;
 }
 
-// A cached plan, or nullopt when there is none or it cannot be used (logged, then recompiled).
-std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKey& key) {
-  auto bytes = ctx.cache.load_plan(key);
+// A cached plan (from the writable cache, else the shipped one: `from` says which), or nullopt
+// when there is none or it cannot be used (logged, then recompiled).
+std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKey& key, cache::CacheLayer& from) {
+  auto bytes = ctx.cache.load_plan(key, &from);
   if (!bytes) return std::nullopt;
   try {
     plan::Plan p = plan::deserialize_plan(*bytes);
@@ -97,6 +98,20 @@ std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKe
     spdlog::warn("denox: ignoring a cached plan that cannot be used ({}); compiling again", e.what());
     return std::nullopt;
   }
+}
+
+// The shipped cache was given for this model but has no plan for this key: say why, where
+// the plans came from and what happens instead, once per load (a game that shipped plans for
+// other GPUs only should hear about it, players' machines then compile).
+void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const CompileRequest& request) {
+  const auto why = ctx.cache.explain_shipped_miss(key);
+  if (!why) return;
+  const auto& writable = ctx.cache.writable();
+  spdlog::warn("denox: the shipped cache '{}' has no plan of this model for this device: {}; compiling it here with {} tuning "
+               "instead ({})",
+               ctx.cache.shipped().path().string(), *why, tuning_key(request),
+               writable.enabled() ? "the plan goes to the writable cache '" + writable.path().string() + "'"
+                                  : "not cached: the writable cache is off");
 }
 
 }  // namespace
@@ -164,15 +179,19 @@ CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, co
   times.import_ms = ms_since(t0);
   spdlog::debug("denox: imported in {:.1f} ms, cache key {}", times.import_ms, key.digest());
   if (!request.recompile) {
-    if (auto cached = load_cached(ctx, key)) {
+    cache::CacheLayer from = cache::CacheLayer::None;
+    if (auto cached = load_cached(ctx, key, from)) {
       ctx.plan_cache_hits++;
-      spdlog::info("denox: plan from the cache ({} dispatches)", cached->dispatches.size());
+      if (from == cache::CacheLayer::Shipped) ctx.shipped_plan_hits++;
+      spdlog::info("denox: plan from the {}cache ({} dispatches)", from == cache::CacheLayer::Shipped ? "shipped " : "",
+                   cached->dispatches.size());
       times.total_ms = ms_since(start);
       progress("done", 1, 1, "");
       CompiledPlan out{std::move(*cached), ""};
       out.report_json = schedule_report_json(nullptr, times, tuning_key(request), out.plan.dispatches.size());
       return out;
     }
+    warn_shipped_miss(ctx, key, request);
   }
 
   autotune::ScheduleOptions so;
@@ -204,8 +223,8 @@ CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, co
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,
                r.predicted_ms);
-  if (ctx.cache.enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
-    spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.path().string());
+  if (ctx.cache.writable().enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
+    spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.writable().path().string());
   if (measurer) save_pipeline_cache(ctx);
   times.total_ms = ms_since(start);
   progress("done", 1, 1, "");
