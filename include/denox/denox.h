@@ -136,7 +136,8 @@ typedef struct denox_context_options {
    * file corrupt during use, it is not read again by this context (warning).
    * When it holds plans of a model only for other devices, drivers, denox builds or options,
    * loading that model logs a warning naming this path, what the plans were made for and for
-   * what this device is, and compiles the model with its tuning option as usual. */
+   * what this device is, and compiles the model with its tuning option as usual. The same file
+   * as the writable cache is refused (DENOX_ERROR_INVALID_ARGUMENT). */
   const char* shipped_cache_path;
 } denox_context_options;
 

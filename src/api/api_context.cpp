@@ -22,14 +22,11 @@ cache::DeviceIdentity identity_of(const runtime::DeviceCapabilities& caps) {
   return id;
 }
 
-// The writable cache of the options (disabled on request or when it cannot be opened).
-cache::PlanCache open_writable_cache(const denox_context_options* options) {
-  if (options != nullptr && options->disable_cache)
-    return cache::PlanCache::disabled("turned off by denox_context_options::disable_cache");
-  const std::filesystem::path path = options != nullptr && options->cache_path != nullptr && options->cache_path[0] != 0
-                                         ? std::filesystem::path(options->cache_path)
-                                         : cache::PlanCache::default_path();
-  return cache::PlanCache::open(path);
+// The writable cache's path: cache_path, else the default; empty when disable_cache is set.
+std::filesystem::path writable_cache_path(const denox_context_options* options) {
+  if (options != nullptr && options->disable_cache) return {};
+  return options != nullptr && options->cache_path != nullptr && options->cache_path[0] != 0 ? std::filesystem::path(options->cache_path)
+                                                                                             : cache::PlanCache::default_path();
 }
 
 // The shipped cache of the options, or a disabled one when none is asked for. Unlike the
@@ -53,7 +50,16 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
   ctx->device = std::move(device);
   ctx->identity = identity_of(ctx->device->caps());
   cache::PlanCache shipped = open_shipped_cache(options);
-  ctx->cache = cache::LayeredCache(open_writable_cache(options), std::move(shipped));
+  const std::filesystem::path writable_path = writable_cache_path(options);
+  // An immutable reader of a file that the writable connection changes could read torn pages.
+  std::error_code ec;
+  if (shipped.enabled() && !writable_path.empty() && std::filesystem::equivalent(shipped.path(), writable_path, ec))
+    fail(ErrorCode::InvalidArgument, "shipped_cache_path '" + shipped.path().string() + "' is the writable cache itself; give "
+                                     "another cache_path (or disable_cache) to read it as a shipped cache");
+  const bool disabled = options != nullptr && options->disable_cache;
+  ctx->cache = cache::LayeredCache(disabled ? cache::PlanCache::disabled("turned off by denox_context_options::disable_cache")
+                                            : cache::PlanCache::open(writable_path),  // an empty path (no home) gives a disabled cache
+                                   std::move(shipped));
   denox_context_T* raw = ctx.get();
   ctx->compiler.set_cache(
       [raw](const std::string& hash) {

@@ -226,6 +226,12 @@ TEST_CASE("a missing or foreign shipped cache fails context creation naming it; 
     CHECK(message.find("'" + garbage.string() + "' is not a usable denox cache") != std::string::npos);
     CHECK(names_in(dir.path()) == std::set<std::string>{"garbage.sqlite3"});  // not set aside
   }
+  SECTION("the writable cache itself") {
+    const fs::path same = dir / "same.sqlite3";
+    fs::copy_file(f.file, same);
+    CHECK(make_context_with(same, same, DENOX_ERROR_INVALID_ARGUMENT) == nullptr);
+    CHECK(std::string(denox_last_error()).find("is the writable cache itself") != std::string::npos);
+  }
   SECTION("a row failing its checksum") {
     const fs::path damaged = dir / "damaged.sqlite3";
     fs::copy_file(f.file, damaged);
