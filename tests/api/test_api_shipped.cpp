@@ -208,7 +208,7 @@ TEST_CASE("a shipped cache made for another device warns and the model is compil
   CHECK(engine_device().validation_errors() == 0);
 }
 
-TEST_CASE("a missing or foreign shipped cache fails context creation naming it; a damaged row is a miss", "[api][cache][shipped]") {
+TEST_CASE("a missing or foreign shipped cache fails context creation naming it, a damaged row is a miss", "[api][cache][shipped]") {
   const Shipped& f = shipped_fixture();
   TempDir dir;
   SECTION("missing") {

@@ -149,7 +149,7 @@ TEST_CASE("a WAL-mode cache file is read as a shipped cache too", "[cache][shipp
   CHECK(names_in(dir / "game") == names);
 }
 
-TEST_CASE("layered lookups try the writable cache, then the shipped one; stores go to the writable one", "[cache][shipped]") {
+TEST_CASE("layered lookups try the writable cache, then the shipped one, and store to the writable one", "[cache][shipped]") {
   TempDir dir;
   const fs::path shipped_path = dir / "shipped.sqlite3", writable_path = dir / "user.sqlite3";
   fill(shipped_path, "a", 1);
