@@ -132,13 +132,15 @@ TEST_CASE("a shipped cache is read without writing it or creating anything besid
 
 TEST_CASE("a WAL-mode cache file is read as a shipped cache too", "[cache][shipped]") {
   TempDir dir;
-  fs::create_directories(dir / "game");
-  const fs::path shipped = dir / "game/copied.sqlite3";
+  // URI syntax in the path ('?', '#', '%20') must reach the file system as written.
+  const fs::path game = dir / "game ?#%20";
+  fs::create_directories(game);
+  const fs::path shipped = game / "copied.sqlite3";
   fill(shipped, "a", 1);  // a whole user cache copied into the game, still in WAL mode
   fs::remove(shipped.string() + ".lock");
   const auto bytes = read_file(shipped);
   REQUIRE(bytes.at(18) == 2);
-  const auto names = names_in(dir / "game");
+  const auto names = names_in(game);
   {
     ReadOnlyScope read_only(shipped);
     PlanCache cache = PlanCache::open_read_only(shipped);
@@ -146,7 +148,7 @@ TEST_CASE("a WAL-mode cache file is read as a shipped cache too", "[cache][shipp
     CHECK(cache.load_measurement("measure|a") == std::optional<std::string>("ok 0.25"));
   }
   CHECK(read_file(shipped) == bytes);
-  CHECK(names_in(dir / "game") == names);
+  CHECK(names_in(game) == names);
 }
 
 TEST_CASE("layered lookups try the writable cache, then the shipped one, and store to the writable one", "[cache][shipped]") {

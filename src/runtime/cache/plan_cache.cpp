@@ -89,9 +89,9 @@ struct PlanCache::Impl {
   // full, lock timeout) leaves the cache usable for the next call.
   void on_error(const SqliteError& e, std::string_view action) {
     if (e.is_corruption()) {
-      // A read-only file is not ours to repair: it stays off until the process opens it again.
+      // A read-only file is not ours to repair: this PlanCache just stops reading it.
       spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); {}", path.string(), action, e.what(),
-                   read_only ? "not reading from it for the rest of this process" : "caching is off until the next open");
+                   read_only ? "not reading from it any more" : "caching is off until the next open");
       db.close();
       disabled_reason = std::string("the file became corrupt: ") + e.what();
       return;

@@ -91,7 +91,7 @@ class PlanCache {
   // unreadable, not a denox cache, of another schema version, or fails quick_check
   // (options.verify_on_open); it is never renamed or repaired. Afterwards: a row failing its
   // checksum is a miss (warned, counted in corrupt_rows, left in place); SQLite reporting
-  // corruption mid-run disables it for the rest of the process. Stores return false.
+  // corruption mid-run disables this PlanCache. Stores return false.
   static PlanCache open_read_only(const std::filesystem::path& path, const CacheOpenOptions& options = {});
 
   // $DENOX_CACHE_DIR/cache.sqlite3, else $XDG_CACHE_HOME/denox/cache.sqlite3 (if absolute),
