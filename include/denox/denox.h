@@ -144,10 +144,31 @@ typedef enum denox_precision {
 } denox_precision;
 
 typedef struct denox_context_options {
-  /* The SQLite cache file. NULL: the default ($DENOX_CACHE_DIR/cache.sqlite3, else
-   * $XDG_CACHE_HOME/denox/cache.sqlite3, else ~/.cache/denox/cache.sqlite3). */
+  /* The user's writable SQLite cache file. NULL: the default ($DENOX_CACHE_DIR/cache.sqlite3,
+   * else $XDG_CACHE_HOME/denox/cache.sqlite3, else ~/.cache/denox/cache.sqlite3). A damaged
+   * file is moved aside and rebuilt; one that cannot be opened means running without it. */
   const char* cache_path;
-  int disable_cache; /* nonzero: never read or write a cache file */
+  /* Nonzero: never read or write the writable cache file. A shipped_cache_path is still read
+   * (it is never written); leave that NULL too for no cache at all. */
+  int disable_cache;
+  /* A read-only cache shipped with the application (made with `denox cache export`), e.g.
+   * next to its assets. NULL: none. It is opened read-only and immutable (SQLite mode=ro,
+   * immutable=1): nothing is ever written to it or created beside it, so it may lie in a
+   * read-only directory; it must not change while a context has it open. Lookups of plans,
+   * SPIR-V, pipeline cache data and measurements try the writable cache first, then this one;
+   * stores go to the writable cache only, and plans and SPIR-V found here are not copied
+   * there (the driver's pipeline cache is seeded from both, and what it holds is saved to the
+   * writable cache).
+   * denox_context_create fails with DENOX_ERROR_IO, naming the path and the cause, when the
+   * file does not exist, cannot be read, is not a denox cache, was written by a denox with
+   * another cache schema version, or is damaged (SQLite's quick_check). It is never renamed or
+   * repaired. A row failing its checksum later is a miss, with a warning; if SQLite reports the
+   * file corrupt during use, it is not read again by this context (warning).
+   * When it holds plans of a model only for other devices, drivers, denox builds or options,
+   * loading that model logs a warning naming this path, what the plans were made for and for
+   * what this device is, and compiles the model with its tuning option as usual. The same file
+   * as the writable cache is refused (DENOX_ERROR_INVALID_ARGUMENT). */
+  const char* shipped_cache_path;
 } denox_context_options;
 
 typedef struct denox_context_T* denox_context;
@@ -188,6 +209,9 @@ typedef struct denox_context_info {
   VkDevice device;
   uint32_t queue_family_index;
   VkQueue queue;
+  /* The shipped cache being read: "" when none was given, or after SQLite reported it corrupt
+   * during use. */
+  char shipped_cache_path[1024];
 } denox_context_info;
 DENOX_API denox_result denox_context_get_info(denox_context context, denox_context_info* out_info);
 
@@ -195,11 +219,15 @@ DENOX_API denox_result denox_context_get_info(denox_context context, denox_conte
  * "A second process compiled nothing" is shaders_compiled == 0 && plans_compiled == 0. */
 typedef struct denox_stats {
   uint64_t plans_compiled;      /* models imported and lowered to a plan */
-  uint64_t plan_cache_hits;
+  uint64_t plan_cache_hits;     /* plans from either cache (the shipped ones included) */
   uint64_t shaders_compiled;    /* GLSL -> SPIR-V runs of glslang */
-  uint64_t shader_cache_hits;
-  uint64_t pipeline_cache_hits; /* VkPipelineCache data found for this device */
+  uint64_t shader_cache_hits;   /* SPIR-V from either cache */
+  uint64_t pipeline_cache_hits; /* caches holding VkPipelineCache data for this device (0..2) */
   uint64_t validation_errors;   /* headless contexts with validation only */
+  /* Of the hits above, those answered by the shipped cache (denox_context_options). */
+  uint64_t shipped_plan_hits;
+  uint64_t shipped_shader_hits;
+  uint64_t shipped_pipeline_cache_hits;
 } denox_stats;
 DENOX_API denox_result denox_context_get_stats(denox_context context, denox_stats* out_stats);
 

@@ -83,9 +83,10 @@ cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, co
   return key;
 }
 
-// A cached plan, or nullopt when there is none or it cannot be used (logged, then recompiled).
-std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKey& key) {
-  auto bytes = ctx.cache.load_plan(key);
+// A cached plan (from the writable cache, else the shipped one: `from` says which), or nullopt
+// when there is none or it cannot be used (logged, then recompiled).
+std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKey& key, cache::CacheLayer& from) {
+  auto bytes = ctx.cache.load_plan(key, &from);
   if (!bytes) return std::nullopt;
   try {
     plan::Plan p = plan::deserialize_plan(*bytes);
@@ -97,6 +98,20 @@ std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKe
     spdlog::warn("denox: ignoring a cached plan that cannot be used ({}); compiling again", e.what());
     return std::nullopt;
   }
+}
+
+// The shipped cache was given for this model but has no plan for this key: say why, where
+// the plans came from and what happens instead, once per load (a game that shipped plans for
+// other GPUs only should hear about it, players' machines then compile).
+void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const CompileRequest& request) {
+  const auto why = ctx.cache.explain_shipped_miss(key);
+  if (!why) return;
+  const auto& writable = ctx.cache.writable();
+  spdlog::warn("denox: the shipped cache '{}' has no plan of this model for this device: {}; compiling it here with {} tuning "
+               "instead ({})",
+               ctx.cache.shipped().path().string(), *why, tuning_key(request),
+               writable.enabled() ? "the plan goes to the writable cache '" + writable.path().string() + "'"
+                                  : "not cached: the writable cache is off");
 }
 
 }  // namespace
@@ -177,10 +192,16 @@ std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedMode
   const auto t0 = std::chrono::steady_clock::now();
   const cache::CacheKey key = key_for(ctx, model.hash, request, target_for(ctx, request.precision));
   spdlog::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
-  auto cached = load_cached(ctx, key);
-  if (!cached) return std::nullopt;
+  cache::CacheLayer from = cache::CacheLayer::None;
+  auto cached = load_cached(ctx, key, from);
+  if (!cached) {
+    warn_shipped_miss(ctx, key, request);
+    return std::nullopt;
+  }
   ctx.plan_cache_hits++;
-  spdlog::info("denox: plan from the cache ({} dispatches, {})", cached->dispatches.size(), tuning_key(request));
+  if (from == cache::CacheLayer::Shipped) ctx.shipped_plan_hits++;
+  spdlog::info("denox: plan from the {}cache ({} dispatches, {})", from == cache::CacheLayer::Shipped ? "shipped " : "",
+               cached->dispatches.size(), tuning_key(request));
   CompileTimes times;
   times.import_ms = model.import_ms;
   times.total_ms = model.import_ms + ms_since(t0);
@@ -231,8 +252,8 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,
                r.predicted_ms);
-  if (ctx.cache.enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
-    spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.path().string());
+  if (ctx.cache.writable().enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
+    spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.writable().path().string());
   if (measurer) save_pipeline_cache(ctx);
   times.total_ms = model.import_ms + ms_since(start);
   progress("done", 1, 1, "");

@@ -22,31 +22,75 @@ cache::DeviceIdentity identity_of(const runtime::DeviceCapabilities& caps) {
   return id;
 }
 
-// Everything after the device exists: cache, compiler hooks, pipeline cache.
+// The writable cache's path: cache_path, else the default; empty when disable_cache is set.
+std::filesystem::path writable_cache_path(const denox_context_options* options) {
+  if (options != nullptr && options->disable_cache) return {};
+  return options != nullptr && options->cache_path != nullptr && options->cache_path[0] != 0 ? std::filesystem::path(options->cache_path)
+                                                                                             : cache::PlanCache::default_path();
+}
+
+// The shipped cache of the options, or a disabled one when none is asked for. Unlike the
+// writable cache, one that cannot be used fails context creation: the application asked for
+// this very file, and running without it would silently compile on every player's machine.
+cache::PlanCache open_shipped_cache(const denox_context_options* options) {
+  if (options == nullptr || options->shipped_cache_path == nullptr) return cache::PlanCache::disabled("no shipped cache");
+  if (options->shipped_cache_path[0] == 0)
+    fail(ErrorCode::InvalidArgument, "denox_context_options::shipped_cache_path is empty (NULL means no shipped cache)");
+  try {
+    return cache::PlanCache::open_read_only(options->shipped_cache_path);
+  } catch (const Error& e) {
+    fail(e.code(), std::string("shipped cache ") + e.what());
+  }
+}
+
+// Everything after the device exists: caches, compiler hooks, pipeline cache.
 std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceContext> device,
                                                 const denox_context_options* options) {
   auto ctx = std::make_unique<denox_context_T>();
   ctx->device = std::move(device);
   ctx->identity = identity_of(ctx->device->caps());
-  if (options != nullptr && options->disable_cache) {
-    ctx->cache = cache::PlanCache::disabled("turned off by denox_context_options::disable_cache");
-  } else {
-    const std::filesystem::path path = options != nullptr && options->cache_path != nullptr && options->cache_path[0] != 0
-                                           ? std::filesystem::path(options->cache_path)
-                                           : cache::PlanCache::default_path();
-    ctx->cache = cache::PlanCache::open(path);
-  }
+  cache::PlanCache shipped = open_shipped_cache(options);
+  const std::filesystem::path writable_path = writable_cache_path(options);
+  // An immutable reader of a file that the writable connection changes could read torn pages.
+  std::error_code ec;
+  if (shipped.enabled() && !writable_path.empty() && std::filesystem::equivalent(shipped.path(), writable_path, ec))
+    fail(ErrorCode::InvalidArgument, "shipped_cache_path '" + shipped.path().string() + "' is the writable cache itself; give "
+                                     "another cache_path (or disable_cache) to read it as a shipped cache");
+  const bool disabled = options != nullptr && options->disable_cache;
+  ctx->cache = cache::LayeredCache(disabled ? cache::PlanCache::disabled("turned off by denox_context_options::disable_cache")
+                                            : cache::PlanCache::open(writable_path),  // an empty path (no home) gives a disabled cache
+                                   std::move(shipped));
   denox_context_T* raw = ctx.get();
-  ctx->compiler.set_cache([raw](const std::string& hash) { return raw->cache.load_spirv(hash); },
-                          [raw](const std::string& hash, const std::vector<uint32_t>& spirv) { raw->cache.store_spirv(hash, spirv); });
-  std::vector<uint8_t> initial;
-  if (auto data = ctx->cache.load_pipeline_cache(ctx->identity)) {
-    initial = std::move(*data);
+  ctx->compiler.set_cache(
+      [raw](const std::string& hash) {
+        cache::CacheLayer from = cache::CacheLayer::None;
+        auto words = raw->cache.load_spirv(hash, &from);
+        if (from == cache::CacheLayer::Shipped) raw->shipped_shader_hits++;
+        return words;
+      },
+      [raw](const std::string& hash, const std::vector<uint32_t>& spirv) { raw->cache.store_spirv(hash, spirv); });
+  // One driver cache for every pipeline of the context, seeded from both caches' data for this
+  // device (the driver checks each blob's header and ignores what is not its own).
+  auto seeds = ctx->cache.load_pipeline_caches(ctx->identity);
+  ctx->pipeline_cache = std::make_unique<runtime::PipelineCache>(*ctx->device, seeds.empty() ? std::vector<uint8_t>() : seeds[0].data);
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (i > 0) {
+      try {
+        ctx->pipeline_cache->merge(seeds[i].data);
+      } catch (const Error& e) {
+        // Pipelines are then created (and cached) again: slower, not wrong.
+        spdlog::warn("denox: could not merge the shipped pipeline cache data: {}", e.what());
+        continue;
+      }
+    }
     ctx->pipeline_cache_hits++;
+    if (seeds[i].from == cache::CacheLayer::Shipped) ctx->shipped_pipeline_cache_hits++;
   }
-  ctx->pipeline_cache = std::make_unique<runtime::PipelineCache>(*ctx->device, initial);
-  spdlog::info("denox: context on '{}' ({}), cache {}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
-               ctx->cache.enabled() ? ctx->cache.path().string() : "off (" + ctx->cache.disabled_reason() + ")");
+  const auto& writable = ctx->cache.writable();
+  const auto& shipped_cache = ctx->cache.shipped();
+  spdlog::info("denox: context on '{}' ({}), cache {}{}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
+               writable.enabled() ? writable.path().string() : "off (" + writable.disabled_reason() + ")",
+               shipped_cache.enabled() ? ", shipped cache " + shipped_cache.path().string() : "");
   return ctx;
 }
 
@@ -60,7 +104,7 @@ runtime::AdapterCompiler adapter_compiler(denox_context_T& ctx) {
 }
 
 void save_pipeline_cache(denox_context_T& ctx) {
-  if (!ctx.cache.enabled()) return;
+  if (!ctx.cache.writable().enabled()) return;
   std::lock_guard lock(ctx.pipeline_cache_mutex);
   ctx.cache.store_pipeline_cache(ctx.identity, ctx.pipeline_cache->data());
 }
@@ -147,8 +191,10 @@ denox_result denox_context_get_info(denox_context context, denox_context_info* o
     out_info->cooperative_matrix = caps.cooperative_matrix;
     out_info->timestamps_supported = caps.timestamps;
     out_info->timestamp_period_ns = caps.timestamp_period_ns;
-    out_info->cache_enabled = context->cache.enabled();
-    std::snprintf(out_info->cache_path, sizeof out_info->cache_path, "%s", context->cache.path().string().c_str());
+    out_info->cache_enabled = context->cache.writable().enabled();
+    std::snprintf(out_info->cache_path, sizeof out_info->cache_path, "%s", context->cache.writable().path().string().c_str());
+    std::snprintf(out_info->shipped_cache_path, sizeof out_info->shipped_cache_path, "%s",
+                  context->cache.shipped().path().string().c_str());
     out_info->instance = context->device->instance();
     out_info->physical_device = context->device->physical_device();
     out_info->device = context->device->device();
@@ -169,6 +215,9 @@ denox_result denox_context_get_stats(denox_context context, denox_stats* out_sta
     out_stats->shader_cache_hits = shader.cache_hits;
     out_stats->pipeline_cache_hits = context->pipeline_cache_hits.load();
     out_stats->validation_errors = context->device->validation_errors();
+    out_stats->shipped_plan_hits = context->shipped_plan_hits.load();
+    out_stats->shipped_shader_hits = context->shipped_shader_hits.load();
+    out_stats->shipped_pipeline_cache_hits = context->shipped_pipeline_cache_hits.load();
   });
 }
 

@@ -15,20 +15,23 @@
 
 #include "common/error.hpp"
 #include "kernels/shader_compiler.hpp"
-#include "runtime/cache/plan_cache.hpp"
+#include "runtime/cache/layered_cache.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
 #include "runtime/vulkan/device_context.hpp"
 #include "runtime/vulkan/executable_model.hpp"
 
 struct denox_context_T {
   std::unique_ptr<denox::runtime::DeviceContext> device;
-  denox::cache::PlanCache cache;
+  // The user's writable cache and the optional read-only shipped one (shipped_cache_path).
+  denox::cache::LayeredCache cache;
   denox::cache::DeviceIdentity identity;
   denox::kernels::ShaderCompiler compiler;
   // The driver's pipeline cache, seeded from the on-disk cache; written back after each load.
   std::unique_ptr<denox::runtime::PipelineCache> pipeline_cache;
   std::mutex pipeline_cache_mutex;  // vkGetPipelineCacheData vs. concurrent loads' stores
   std::atomic<uint64_t> plans_compiled{0}, plan_cache_hits{0}, pipeline_cache_hits{0};
+  // The part of the hits that the shipped cache answered.
+  std::atomic<uint64_t> shipped_plan_hits{0}, shipped_shader_hits{0}, shipped_pipeline_cache_hits{0};
   std::atomic<int> live_models{0};
   // The device as background work sees it (DeviceContext::background_view), made on first use
   // (api_background.cpp).

@@ -35,9 +35,10 @@ int bench(BenchOptions o) {
     std::printf("\"dispatches\": %u, \"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, ",
                 s.model().dispatch_count(), t.runs, t.median_ms, t.min_ms, t.max_ms);
     std::printf("\"record_host_us\": %.2f, \"load_ms\": %.1f, \"plans_compiled\": %llu, \"shaders_compiled\": %llu, "
-                "\"plan_cache_hits\": %llu, \"per_dispatch\": [",
+                "\"plan_cache_hits\": %llu, \"shipped_plan_hits\": %llu, \"per_dispatch\": [",
                 record_us, s.load_ms(), static_cast<unsigned long long>(st.plans_compiled),
-                static_cast<unsigned long long>(st.shaders_compiled), static_cast<unsigned long long>(st.plan_cache_hits));
+                static_cast<unsigned long long>(st.shaders_compiled), static_cast<unsigned long long>(st.plan_cache_hits),
+                static_cast<unsigned long long>(st.shipped_plan_hits));
     for (size_t i = 0; i < per.size(); ++i)
       std::printf("%s{\"name\": \"%s\", \"ms\": %.4f}", i ? ", " : "", per[i].name.c_str(), per[i].median_ms);
     std::printf("]}\n");
@@ -69,7 +70,10 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--precision", g.precision, "auto (fp16 where the device can), fp32 or fp16")
       ->check(CLI::IsMember({"auto", "fp32", "fp16"}));
   cmd->add_option("--cache", g.cache_path, "Cache file (default: ~/.cache/denox/cache.sqlite3 or $DENOX_CACHE_DIR)");
-  cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the cache");
+  cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the writable cache (a --shipped-cache is still read)");
+  cmd->add_option("--shipped-cache", g.shipped_cache_path,
+                  "A read-only cache shipped with an application (`denox cache export`), read after the writable one, never "
+                  "written; an error if it is missing or not a denox cache");
   cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer");
   cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model), measure (tuned on this GPU, cached) or exhaustive")
       ->check(CLI::IsMember({"heuristic", "measure", "exhaustive"}));

@@ -1,6 +1,8 @@
 // `denox cache list|export|import|clear`: what a cache file holds, shipping the plans of one
-// model (optionally for one device) as a file a game puts next to its assets, merging such a
-// file into a cache, and emptying one. --cache picks the file (default: the user's cache).
+// model (optionally for one device) as a file a game puts next to its assets (and names in
+// denox_context_options::shipped_cache_path), merging such a file into a cache, and emptying
+// one. --cache picks the file (default: the user's cache); `list FILE` reads any cache file,
+// a read-only shipped one included, without writing anything.
 #include <cstdio>
 #include <ctime>
 
@@ -33,7 +35,7 @@ std::string date(std::int64_t t) {
 }
 
 int list(const CacheOptions& o) {
-  const auto path = cache_path(o);
+  const std::filesystem::path path = o.file.empty() ? cache_path(o) : std::filesystem::path(o.file);
   const auto c = cache::list_cache(path);
   if (o.json) {
     std::printf("{\"path\": \"%s\", \"plans\": [", path.string().c_str());
@@ -70,6 +72,7 @@ Action register_cache(CLI::App& app) {
   auto o = std::make_shared<CacheOptions>();
   cmd->add_option("--cache", o->cache, "The cache file (default: $DENOX_CACHE_DIR/cache.sqlite3 or ~/.cache/denox/cache.sqlite3)");
   auto* ls = cmd->add_subcommand("list", "What the cache holds: one line per plan (model hash, device, options)");
+  ls->add_option("file", o->file, "The cache file to list instead of --cache (e.g. a shipped, read-only one)");
   ls->add_flag("--json", o->json, "Print one JSON object");
   auto* ex = cmd->add_subcommand("export", "Write the plans of one model (optionally one device) to a new cache file to ship");
   ex->add_option("out", o->file, "The cache file to write (created, or merged into)")->required();

@@ -60,9 +60,7 @@ void print_table(const nlohmann::json& r) {
 
 int compile(const CompileOptions& o) {
   const auto [w, h] = parse_extent(o.size);
-  denox_context_options co{};
-  co.cache_path = o.gpu.cache_path.empty() ? nullptr : o.gpu.cache_path.c_str();
-  co.disable_cache = o.gpu.no_cache ? 1 : 0;
+  const denox_context_options co = context_options(o.gpu);
   Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   denox_model_options mo{};
   mo.precision = parse_precision(o.gpu.precision);

@@ -63,17 +63,15 @@ void print_devices(const denox_context_info& i) {
 }
 
 int info(const InfoOptions& o) {
-  denox_context_options co{};
-  co.cache_path = o.gpu.cache_path.empty() ? nullptr : o.gpu.cache_path.c_str();
-  co.disable_cache = o.gpu.no_cache ? 1 : 0;
+  const denox_context_options co = context_options(o.gpu);
   const Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   const auto i = ctx.info();
   if (o.json) {
     std::printf("{\"device\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, \"api_version\": \"%u.%u.%u\", \"fp16\": %s, "
-                "\"cooperative_matrix\": %s, \"timestamps\": %s, \"cache\": \"%s\"}\n",
+                "\"cooperative_matrix\": %s, \"timestamps\": %s, \"cache\": \"%s\", \"shipped_cache\": \"%s\"}\n",
                 i.device_name, i.vendor_id, i.device_id, VK_API_VERSION_MAJOR(i.api_version), VK_API_VERSION_MINOR(i.api_version),
                 VK_API_VERSION_PATCH(i.api_version), i.fp16_supported ? "true" : "false", i.cooperative_matrix ? "true" : "false",
-                i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "");
+                i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "", i.shipped_cache_path);
     return 0;
   }
   std::printf("denox %s\n", denox_version_string());
@@ -84,6 +82,7 @@ int info(const InfoOptions& o) {
   std::printf("cooperative matrix  %s\n", i.cooperative_matrix ? "yes" : "no");
   std::printf("timestamps          %s (%.2f ns per tick)\n", i.timestamps_supported ? "yes" : "no", i.timestamp_period_ns);
   std::printf("cache               %s\n", i.cache_enabled ? i.cache_path : "off");
+  if (i.shipped_cache_path[0] != 0) std::printf("shipped cache       %s (read-only)\n", i.shipped_cache_path);
   uint32_t n = 0;
   const denox_device_requirement* reqs = denox_device_requirements(&n);
   std::printf("\nWhat an engine enables at device creation for denox:\n");

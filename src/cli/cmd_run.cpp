@@ -59,17 +59,20 @@ int run_vulkan(const RunOptions& o) {
   if (o.json) {
     std::printf("{\"backend\": \"vulkan\", \"device\": \"%s\", \"precision\": \"%s\", \"output_shape\": \"%s\", "
                 "\"load_ms\": %.1f, \"run_ms\": %.1f, \"plans_compiled\": %llu, \"plan_cache_hits\": %llu, "
-                "\"shaders_compiled\": %llu, \"shader_cache_hits\": %llu, \"pipeline_cache_hits\": %llu}\n",
+                "\"shaders_compiled\": %llu, \"shader_cache_hits\": %llu, \"pipeline_cache_hits\": %llu, "
+                "\"shipped_plan_hits\": %llu, \"shipped_shader_hits\": %llu, \"shipped_pipeline_cache_hits\": %llu}\n",
                 info.device_name, s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", out.shape_string().c_str(),
                 s.load_ms(), run_ms, static_cast<unsigned long long>(st.plans_compiled),
                 static_cast<unsigned long long>(st.plan_cache_hits), static_cast<unsigned long long>(st.shaders_compiled),
-                static_cast<unsigned long long>(st.shader_cache_hits), static_cast<unsigned long long>(st.pipeline_cache_hits));
+                static_cast<unsigned long long>(st.shader_cache_hits), static_cast<unsigned long long>(st.pipeline_cache_hits),
+                static_cast<unsigned long long>(st.shipped_plan_hits), static_cast<unsigned long long>(st.shipped_shader_hits),
+                static_cast<unsigned long long>(st.shipped_pipeline_cache_hits));
     return 0;
   }
   std::printf("output: %s -> %s\n", out.shape_string().c_str(), o.outputs[0].c_str());
   std::printf("backend vulkan on %s (%s): load %.1f ms (%s), run with upload/readback %.1f ms\n", info.device_name,
               s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", s.load_ms(),
-              st.plan_cache_hits ? "plan from cache" : "compiled", run_ms);
+              st.shipped_plan_hits ? "plan from the shipped cache" : st.plan_cache_hits ? "plan from cache" : "compiled", run_ms);
   return 0;
 }
 

@@ -18,7 +18,8 @@ Action register_bench(CLI::App& app);
 Action register_cache(CLI::App& app);
 Action register_compile(CLI::App& app);
 
-// --device, --precision, --cache, --no-cache, --validation for the Vulkan commands.
+// --device, --precision, --cache, --no-cache, --shipped-cache, --validation, --tuning for the
+// Vulkan commands.
 struct GpuOptions;
 void add_gpu_options(CLI::App* cmd, GpuOptions& options);
 

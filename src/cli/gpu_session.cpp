@@ -17,6 +17,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+denox_context_options context_options(const GpuOptions& options) {
+  denox_context_options co{};
+  co.cache_path = options.cache_path.empty() ? nullptr : options.cache_path.c_str();
+  co.disable_cache = options.no_cache ? 1 : 0;
+  co.shipped_cache_path = options.shipped_cache_path.empty() ? nullptr : options.shipped_cache_path.c_str();
+  return co;
+}
+
 denox_precision parse_precision(const std::string& p) {
   if (p == "fp32") return DENOX_PRECISION_FP32;
   if (p == "fp16") return DENOX_PRECISION_FP16;
@@ -32,9 +40,7 @@ std::pair<uint32_t, uint32_t> parse_extent(const std::string& s) {
 }
 
 GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options) {
-  denox_context_options co{};
-  co.cache_path = options.cache_path.empty() ? nullptr : options.cache_path.c_str();
-  co.disable_cache = options.no_cache ? 1 : 0;
+  const denox_context_options co = context_options(options);
   ctx_ = Context::headless(options.device, options.validation, &co);
   dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
   denox_model_options mo{};

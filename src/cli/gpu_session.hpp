@@ -20,10 +20,14 @@ struct GpuOptions {
   std::string precision = "auto";  // auto, fp32, fp16
   std::string cache_path;          // empty: the default path
   bool no_cache = false;
+  std::string shipped_cache_path;  // empty: none (read-only, consulted after the writable cache)
   bool validation = false;
   std::string tuning = "heuristic";  // heuristic, measure, exhaustive
   std::string tune_size = "1920x1088";  // the extent measured tuning tunes for
 };
+
+// The context options of --cache, --no-cache and --shipped-cache; points into `options`.
+denox_context_options context_options(const GpuOptions& options);
 
 // "fp32", "fp16", else auto.
 denox_precision parse_precision(const std::string& p);

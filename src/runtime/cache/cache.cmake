@@ -1,4 +1,5 @@
-# The SQLite plan/SPIR-V/pipeline cache (src/runtime/cache/README.md).
+# The SQLite plan/SPIR-V/pipeline cache and the read-only shipped cache beside it
+# (src/runtime/cache/README.md).
 find_package(SQLite3 REQUIRED)
 # libxxhash-dev ships neither a CMake config nor (everywhere) a .pc file; look for it directly.
 find_path(DENOX_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
@@ -10,6 +11,7 @@ add_library(denox_cache STATIC
   runtime/cache/sqlite_db.cpp
   runtime/cache/cache_open.cpp
   runtime/cache/plan_cache.cpp
+  runtime/cache/layered_cache.cpp
   runtime/cache/cache_admin.cpp
 )
 target_include_directories(denox_cache PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})

@@ -2,12 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cctype>
+#include <unistd.h>
+
 #include <ctime>
-#include <map>
 #include <set>
 
 #include "common/error.hpp"
+#include "runtime/cache/cache_key.hpp"
 #include "runtime/cache/cache_open.hpp"
 #include "runtime/cache/content_hash.hpp"
 #include "runtime/cache/plan_cache.hpp"
@@ -23,25 +24,17 @@ namespace {
 
 constexpr std::chrono::milliseconds kTimeout{10000};
 
-// An existing denox cache of this schema, opened for reading and writing. Unlike
-// PlanCache::open, a file that is not one is an error here (a tool must not move a file the
-// user named aside).
-Db open_existing(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) fail(ErrorCode::Io, "'" + path.string() + "' is not a file");
-  try {
-    Db db = Db::open(path.string());
-    db.set_busy_timeout(static_cast<int>(kTimeout.count()));
-    if (detail::query_int(db, "PRAGMA application_id") != PlanCache::kApplicationId)
-      fail(ErrorCode::Io, "'" + path.string() + "' is not a denox cache");
-    const std::string version = detail::query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-    if (version != std::to_string(PlanCache::kSchemaVersion))
-      fail(ErrorCode::Io, "'" + path.string() + "' has cache schema version " + version + ", this denox reads " +
-                              std::to_string(PlanCache::kSchemaVersion));
-    return db;
-  } catch (const detail::SqliteError& e) {
-    fail(ErrorCode::Io, "'" + path.string() + "': " + e.what());
-  }
+// An existing denox cache of this schema. Unlike PlanCache::open, a file that is not one is an
+// error here (a tool must not move a file the user named aside). Reading never writes the
+// file; a file we may not write, or one in a directory we may not write (a game's install, a
+// read-only mount), is opened immutable so that nothing (-wal, -shm) is created beside it
+// either, and SQLite's WAL, which needs those files, is not required.
+enum class Access { Read, Write };
+Db open_existing(const fs::path& path, Access access) {
+  if (access == Access::Write) return detail::open_existing_cache(path, detail::OpenMode::ReadWriteCreate, false, kTimeout);
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const bool nobody_writes = ::access(path.c_str(), W_OK) != 0 || ::access(dir.c_str(), W_OK) != 0;
+  return detail::open_existing_cache(path, nobody_writes ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly, false, kTimeout);
 }
 
 // A writable cache: PlanCache::open's checks, creation and repair (so `out` may be new).
@@ -49,40 +42,6 @@ Db open_or_create(const fs::path& path) {
   auto opened = detail::open_cache_file(path, CacheOpenOptions{});
   if (!opened.db) fail(ErrorCode::Io, "cannot write the cache '" + path.string() + "': " + opened.disabled_reason);
   return std::move(opened.db);
-}
-
-// The fields of a canonical key text (cache_key.cpp): "name=<len>:<bytes>\n" for strings,
-// "name=value\n" otherwise.
-std::map<std::string, std::string> parse_key_text(const std::string& text) {
-  std::map<std::string, std::string> fields;
-  size_t pos = text.find('\n');
-  pos = pos == std::string::npos ? text.size() : pos + 1;
-  while (pos < text.size()) {
-    const size_t eq = text.find('=', pos);
-    if (eq == std::string::npos) break;
-    const std::string name = text.substr(pos, eq - pos);
-    size_t digits = eq + 1;
-    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-    if (digits > eq + 1 && digits < text.size() && text[digits] == ':') {
-      const size_t length = std::stoull(text.substr(eq + 1, digits - eq - 1));
-      fields[name] = text.substr(digits + 1, length);
-      pos = digits + 1 + length + 1;
-    } else {
-      const size_t end = text.find('\n', eq);
-      fields[name] = text.substr(eq + 1, end == std::string::npos ? std::string::npos : end - eq - 1);
-      pos = end == std::string::npos ? text.size() : end + 1;
-    }
-  }
-  return fields;
-}
-
-// The device part of a plan key, as DeviceIdentity::canonical() writes it, for its digest.
-std::string device_canonical(const std::map<std::string, std::string>& f) {
-  auto get = [&](const char* k) { auto it = f.find(k); return it == f.end() ? std::string() : it->second; };
-  const std::string name = get("driver_name");
-  return "denox-device-key/1\nvendor_id=" + get("vendor_id") + "\ndevice_id=" + get("device_id") +
-         "\npipeline_cache_uuid=" + get("pipeline_cache_uuid") + "\ndriver_version=" + get("driver_version") +
-         "\ndriver_name=" + std::to_string(name.size()) + ":" + name + "\n";
 }
 
 struct PlanRow {
@@ -104,16 +63,16 @@ std::vector<PlanRow> read_plans(const Db& db) {
     r.summary.created_at = select.column_int(4);
     r.summary.last_used_at = select.column_int(5);
     r.summary.bytes = r.plan.size();
-    r.summary.intact = content_hash_hex(r.key_text) == r.summary.key_digest &&
+    const std::optional<CacheKey> key = CacheKey::parse(r.key_text);
+    r.summary.intact = key && content_hash_hex(r.key_text) == r.summary.key_digest &&
                        detail::row_checksum(r.summary.key_digest, r.plan) == r.checksum;
-    const auto f = parse_key_text(r.key_text);
-    auto get = [&](const char* k) { auto it = f.find(k); return it == f.end() ? std::string() : it->second; };
-    r.summary.model_hash = get("model_hash");
-    r.summary.denox_version = get("denox_version");
-    r.summary.options = get("options");
-    r.summary.device = "vendor " + get("vendor_id") + " device " + get("device_id") + " driver '" + get("driver_name") + "' " +
-                       get("driver_version");
-    r.summary.device_digest = content_hash_hex(device_canonical(f));
+    if (key) {
+      r.summary.model_hash = key->model_hash;
+      r.summary.denox_version = key->denox_version;
+      r.summary.options = key->options;
+      r.summary.device = key->device.describe();
+      r.summary.device_digest = key->device.digest();
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -214,7 +173,7 @@ auto with_sqlite_errors(const fs::path& path, Fn&& fn) {
 }  // namespace
 
 CacheContents list_cache(const fs::path& cache) {
-  Db db = open_existing(cache);
+  Db db = open_existing(cache, Access::Read);
   return with_sqlite_errors(cache, [&] {
     CacheContents c;
     for (auto& r : read_plans(db)) c.plans.push_back(std::move(r.summary));
@@ -233,7 +192,7 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
   std::vector<SpirvRow> spirv;
   std::vector<PipelineRow> pipelines;
   {
-    Db db = open_existing(cache);
+    Db db = open_existing(cache, Access::Read);
     with_sqlite_errors(cache, [&] {
       std::set<std::string> devices;
       for (auto& r : read_plans(db)) {
@@ -249,7 +208,20 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
     });
   }
   Db dst = open_or_create(out);
-  return with_sqlite_errors(out, [&] { return write_rows(dst, plans, spirv, pipelines, cache); });
+  return with_sqlite_errors(out, [&] {
+    const size_t written = write_rows(dst, plans, spirv, pipelines, cache);
+    // A file to ship is one self-contained file: leaving WAL mode checkpoints the log into it
+    // and makes every SQLite (also one from before 3.22, which cannot read a WAL file
+    // read-only) read it without -wal/-shm files. Refused if another connection has `out`
+    // open; then the file stays in WAL mode, which denox reads all the same.
+    try {
+      const std::string mode = detail::query_text(dst, "PRAGMA journal_mode=DELETE");
+      if (mode != "delete") spdlog::warn("denox cache: '{}' stays in journal mode '{}'", out.string(), mode);
+    } catch (const detail::SqliteError& e) {
+      spdlog::warn("denox cache: '{}' stays in WAL mode: {}", out.string(), e.what());
+    }
+    return written;
+  });
 }
 
 size_t import_plans(const fs::path& from, const fs::path& cache) {
@@ -257,7 +229,7 @@ size_t import_plans(const fs::path& from, const fs::path& cache) {
   std::vector<SpirvRow> spirv;
   std::vector<PipelineRow> pipelines;
   {
-    Db src = open_existing(from);
+    Db src = open_existing(from, Access::Read);
     with_sqlite_errors(from, [&] {
       plans = read_plans(src);
       spirv = read_spirv(src);
@@ -270,7 +242,7 @@ size_t import_plans(const fs::path& from, const fs::path& cache) {
 }
 
 void clear_cache(const fs::path& cache) {
-  Db db = open_existing(cache);
+  Db db = open_existing(cache, Access::Write);
   with_sqlite_errors(cache, [&] {
     detail::write_transaction(db, kTimeout, [&] { db.exec("DELETE FROM plans; DELETE FROM spirv; DELETE FROM pipeline_caches; DELETE FROM measurements;"); });
     db.exec("VACUUM");

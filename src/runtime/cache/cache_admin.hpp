@@ -1,9 +1,10 @@
 // Managing cache files from tools (`denox cache list|export|import|clear`): what a game ships is
 // a cache file (or a plan file) holding the plans of its models for the GPUs it targets; an
-// engine opens it next to the user's writable cache. Every function opens its files itself and
-// throws denox::Error (Io naming the path) when one is missing, unreadable, or not a denox cache
-// of this schema version; rows whose checksum or key digest does not match are skipped with a
-// warning, never copied.
+// engine opens it next to the user's writable cache (denox_context_options::shipped_cache_path,
+// LayeredCache). Every function opens its files itself and throws denox::Error (Io naming the
+// path) when one is missing, unreadable, or not a denox cache of this schema version; rows
+// whose checksum or key digest does not match are skipped with a warning, never copied. Files
+// that are only read are opened read-only (see open_existing in cache_admin.cpp).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace denox::cache {
 struct PlanSummary {
   std::string key_digest;
   std::string model_hash;
-  std::string device;  // "vendor 0x10de device 0x2330 driver 'NVIDIA' 0x91060400"
+  std::string device;  // DeviceIdentity::describe(): "vendor 0x10de device 0x2330 driver 'NVIDIA' 0x91060400 uuid ..."
   std::string device_digest;
   std::string denox_version;
   std::string options;
@@ -42,7 +43,8 @@ struct ExportFilter {
 };
 
 // Writes the matching, intact plans (with every SPIR-V module and the pipeline caches of their
-// devices) into `out`, a new or existing cache file. Returns how many plans were written.
+// devices) into `out`, a new or existing cache file, and leaves it in rollback-journal mode (one
+// self-contained file to ship). Returns how many plans were written.
 std::size_t export_plans(const std::filesystem::path& cache, const std::filesystem::path& out, const ExportFilter& filter);
 
 // Copies every intact plan, SPIR-V module and pipeline cache of `from` into `cache` (created if

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace denox::cache {
 
@@ -23,6 +25,8 @@ struct DeviceIdentity {
   std::string canonical() const;
   // XXH3-128 hex of canonical(): the key of the pipeline_caches table.
   std::string digest() const;
+  // For people: "vendor 0x10de device 0x2330 driver 'NVIDIA' 0x91060400 uuid 0123...".
+  std::string describe() const;
 
   bool operator==(const DeviceIdentity&) const = default;
 };
@@ -46,6 +50,10 @@ struct CacheKey {
   std::string canonical() const;
   // XXH3-128 hex of canonical(): the primary key of the plans table.
   std::string digest() const;
+  // The inverse of canonical(): nullopt for text that is not exactly a key of this format
+  // (parse(k.canonical()) == k for every key). Used to tell which devices a cache holds a
+  // model for, from the key texts stored beside the plans.
+  static std::optional<CacheKey> parse(std::string_view canonical);
 
   bool operator==(const CacheKey&) const = default;
 };

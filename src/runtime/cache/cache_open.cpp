@@ -301,6 +301,31 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 
 }  // namespace
 
+Db open_existing_cache(const fs::path& path, OpenMode mode, bool quick_check, std::chrono::milliseconds busy_timeout) {
+  const auto failure = [&](const std::string& cause) -> Error {
+    return Error(ErrorCode::Io, "'" + path.string() + "' " + cause);
+  };
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) throw failure("does not exist");
+  if (ec) throw failure("cannot be examined: " + ec.message());
+  if (!fs::is_regular_file(status)) throw failure("is not a regular file");
+  // sqlite's "unable to open database file" does not say why; the OS does.
+  if (::access(path.c_str(), R_OK) != 0) throw failure(std::string("cannot be read: ") + std::strerror(errno));
+  try {
+    check_header(path);
+    Db db = Db::open(path.string(), mode);
+    db.set_busy_timeout(static_cast<int>(busy_timeout.count()));
+    if (inspect(db, quick_check)) throw failure("is not a denox cache (an empty database)");
+    return db;
+  } catch (const CorruptFile& e) {
+    throw failure("is not a usable denox cache: " + e.cause);
+  } catch (const SqliteError& e) {
+    throw failure(e.is_corruption() ? "is not a usable denox cache: " + std::string(e.what())
+                                    : "cannot be read: " + std::string(e.what()));
+  }
+}
+
 OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& options) {
   try {
     std::error_code ec;

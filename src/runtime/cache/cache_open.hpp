@@ -28,4 +28,12 @@ struct OpenedCache {
 // warning logged.
 OpenedCache open_cache_file(const std::filesystem::path& path, const CacheOpenOptions& options);
 
+// Opens a denox cache that must already exist, for tools and for a shipped cache: nothing is
+// created, repaired or moved aside (the file is not ours to fix). With OpenMode::Immutable no
+// file is ever created beside it. Throws denox::Error (ErrorCode::Io) whose message starts
+// with the quoted path and says why: it does not exist, cannot be read, is not a denox cache
+// (not SQLite, another application's database, an empty database), has another schema
+// version, or (quick_check) is damaged.
+Db open_existing_cache(const std::filesystem::path& path, OpenMode mode, bool quick_check, std::chrono::milliseconds busy_timeout);
+
 }  // namespace denox::cache::detail

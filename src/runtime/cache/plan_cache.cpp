@@ -81,6 +81,7 @@ struct PlanCache::Impl {
   CacheOpenOptions options;
   CacheStats stats;
   bool write_failure_logged = false;
+  bool read_only = false;  // open_read_only(): nothing is written, nothing is deleted
 
   // What happens after a failed sqlite call during normal use. Corruption found mid-run
   // disables the cache for this process (other processes may still be using the file, so it
@@ -88,8 +89,9 @@ struct PlanCache::Impl {
   // full, lock timeout) leaves the cache usable for the next call.
   void on_error(const SqliteError& e, std::string_view action) {
     if (e.is_corruption()) {
-      spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); caching is off until the next open", path.string(),
-                   action, e.what());
+      // A read-only file is not ours to repair: this PlanCache just stops reading it.
+      spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); {}", path.string(), action, e.what(),
+                   read_only ? "not reading from it any more" : "caching is off until the next open");
       db.close();
       disabled_reason = std::string("the file became corrupt: ") + e.what();
       return;
@@ -126,6 +128,13 @@ struct PlanCache::Impl {
           return std::nullopt;
         }
       }
+      if (bad_checksum && read_only) {
+        ++stats.corrupt_rows;
+        ++misses;
+        spdlog::warn("denox cache: {} row {} in the read-only cache '{}' fails its checksum; ignoring it", table.name, key,
+                     path.string());
+        return std::nullopt;
+      }
       if (bad_checksum) {
         ++stats.corrupt_rows;
         ++misses;
@@ -137,7 +146,7 @@ struct PlanCache::Impl {
         }
         return std::nullopt;
       }
-      if (table.touch_sql != nullptr) touch(table, key);
+      if (table.touch_sql != nullptr && !read_only) touch(table, key);
       ++hits;
       return payload;
     } catch (const SqliteError& e) {
@@ -166,7 +175,7 @@ struct PlanCache::Impl {
   bool store(const Table& table, const std::string& key, const std::string& key_text,
              std::span<const std::uint8_t> payload, std::uint64_t& stores) {
     std::lock_guard lock(mutex);
-    if (!db) {
+    if (!db || read_only) {
       ++stats.write_failures;
       return false;
     }
@@ -211,6 +220,16 @@ PlanCache PlanCache::open(const fs::path& path, const CacheOpenOptions& options)
   }
   cache.impl_->db = std::move(opened.db);
   cache.impl_->path = path;
+  cache.impl_->disabled_reason.clear();
+  return cache;
+}
+
+PlanCache PlanCache::open_read_only(const fs::path& path, const CacheOpenOptions& options) {
+  PlanCache cache;
+  cache.impl_->db = detail::open_existing_cache(path, detail::OpenMode::Immutable, options.verify_on_open, options.busy_timeout);
+  cache.impl_->options = options;
+  cache.impl_->path = path;
+  cache.impl_->read_only = true;
   cache.impl_->disabled_reason.clear();
   return cache;
 }
@@ -267,6 +286,11 @@ std::optional<CacheRecovery> PlanCache::recovery() const {
   return impl_->recovery;
 }
 
+bool PlanCache::read_only() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->read_only;
+}
+
 std::optional<std::vector<std::uint8_t>> PlanCache::load_plan(const CacheKey& key) {
   auto& s = impl_->stats;
   return impl_->load(kPlans, key.digest(), key.canonical(), s.plan_hits, s.plan_misses);
@@ -274,6 +298,22 @@ std::optional<std::vector<std::uint8_t>> PlanCache::load_plan(const CacheKey& ke
 
 bool PlanCache::store_plan(const CacheKey& key, std::span<const std::uint8_t> plan) {
   return impl_->store(kPlans, key.digest(), key.canonical(), plan, impl_->stats.plan_stores);
+}
+
+std::vector<CacheKey> PlanCache::plan_keys_for_model(std::string_view model_hash) {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<CacheKey> keys;
+  if (!impl_->db) return keys;
+  try {
+    Statement select(impl_->db, "SELECT key_text FROM plans ORDER BY key_digest");
+    while (select.step()) {
+      auto key = CacheKey::parse(select.column_text(0));
+      if (key && key->model_hash == model_hash) keys.push_back(std::move(*key));
+    }
+  } catch (const SqliteError& e) {
+    impl_->on_error(e, "listing the plans of a model");
+  }
+  return keys;
 }
 
 std::optional<std::vector<std::uint32_t>> PlanCache::load_spirv(std::string_view source_hash) {

@@ -1,7 +1,8 @@
 // The on-disk cache: compiled plans, SPIR-V and VkPipelineCache data in one SQLite file.
 //
 // Failure policy (see README.md): the cache is an accelerator, never a requirement. Nothing in
-// this class throws because of the file system or the file's content. A file that is corrupt,
+// this class throws because of the file system or the file's content, except
+// open_read_only(), whose caller asked for one particular file. A file that is corrupt,
 // foreign or of another schema version is moved aside and rebuilt at open(); a cache that
 // cannot be opened or written runs disabled (every load misses, every store returns false)
 // after a logged warning, and denox compiles as if there were no cache.
@@ -83,6 +84,16 @@ class PlanCache {
   static PlanCache open(const std::filesystem::path& path, const CacheOpenOptions& options = {});
   static PlanCache disabled(std::string reason);
 
+  // Opens an existing cache that belongs to someone else (a cache shipped with a game) for
+  // loads only, as SQLite's mode=ro&immutable=1: nothing is ever written to it or created
+  // beside it (no -wal, -shm, -journal or .lock), so it may lie in a read-only directory.
+  // Throws denox::Error (Io) with the path and the cause when the file is missing,
+  // unreadable, not a denox cache, of another schema version, or fails quick_check
+  // (options.verify_on_open); it is never renamed or repaired. Afterwards: a row failing its
+  // checksum is a miss (warned, counted in corrupt_rows, left in place); SQLite reporting
+  // corruption mid-run disables this PlanCache. Stores return false.
+  static PlanCache open_read_only(const std::filesystem::path& path, const CacheOpenOptions& options = {});
+
   // $DENOX_CACHE_DIR/cache.sqlite3, else $XDG_CACHE_HOME/denox/cache.sqlite3 (if absolute),
   // else $HOME/.cache/denox/cache.sqlite3 (HOME from the passwd entry when unset); an empty
   // path if no home directory can be found.
@@ -95,10 +106,16 @@ class PlanCache {
   // if sqlite reports the file corrupt mid-run; the next open() then repairs it.
   std::string disabled_reason() const;
   std::optional<CacheRecovery> recovery() const;
+  // Opened with open_read_only().
+  bool read_only() const;
 
   // Plans: the serialized plan blob under the full key. A hit refreshes last_used_at.
   std::optional<std::vector<std::uint8_t>> load_plan(const CacheKey& key);
   bool store_plan(const CacheKey& key, std::span<const std::uint8_t> plan);
+  // The keys of every plan of this model (any device, denox version or options), parsed from
+  // the stored key texts; rows whose key text does not parse are left out. A scan of the key
+  // column: meant for explaining a miss, not for the load path.
+  std::vector<CacheKey> plan_keys_for_model(std::string_view model_hash);
 
   // SPIR-V, content-addressed: source_hash must cover everything that determines the words
   // (GLSL source, macro set, glslang version, target environment).

@@ -4,7 +4,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
+#include <filesystem>
 #include <thread>
 
 namespace denox::cache::detail {
@@ -12,12 +14,39 @@ namespace denox::cache::detail {
 bool SqliteError::is_corruption() const { return primary() == SQLITE_NOTADB || primary() == SQLITE_CORRUPT; }
 bool SqliteError::is_busy() const { return primary() == SQLITE_BUSY || primary() == SQLITE_LOCKED; }
 
-Db Db::open(const std::string& path) {
+namespace {
+
+// "file://" + the absolute path, percent-encoded: a URI filename is the only way to pass
+// mode=ro and immutable=1, and in one '?', '#' and '%' are syntax. Everything but unreserved
+// characters and '/' is escaped, and the empty authority ("//") keeps a path starting with
+// "//" from being read as a host name.
+std::string uri_for(const std::string& path, OpenMode mode) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  std::string uri = "file://";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const unsigned char c : absolute) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    }
+  }
+  uri += mode == OpenMode::Immutable ? "?mode=ro&immutable=1" : "?mode=ro";
+  return uri;
+}
+
+}  // namespace
+
+Db Db::open(const std::string& path, OpenMode mode) {
   sqlite3* raw = nullptr;
   // NOMUTEX: the cache serializes all use of a connection with its own mutex. Extended result
   // codes are turned on right after, so SqliteError can report e.g. SQLITE_IOERR_WRITE.
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const bool writable = mode == OpenMode::ReadWriteCreate;
+  const std::string name = writable ? path : uri_for(path, mode);
+  const int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw);  // sqlite hands out a handle even on failure; it must be closed either way
   if (rc != SQLITE_OK) {
     const std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);

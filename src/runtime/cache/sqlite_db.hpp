@@ -34,10 +34,24 @@ class SqliteError : public Error {
   int rc_;
 };
 
+// How Db::open opens a file.
+enum class OpenMode {
+  // Read and write, creating the file if missing: the user's writable cache.
+  ReadWriteCreate,
+  // SQLite's mode=ro: never writes the database, but still takes file locks and, for a WAL
+  // file, may create -wal/-shm beside it. For reading a cache other processes may be writing.
+  ReadOnly,
+  // mode=ro&immutable=1: no locks, no change detection, no file is ever created beside the
+  // database (it may lie in a read-only directory or on read-only media). Only for files
+  // nobody writes while they are open: a cache shipped with a game's install.
+  Immutable,
+};
+
 class Db {
  public:
-  // sqlite3_open_v2 with read-write + create. Throws SqliteError if it fails.
-  static Db open(const std::string& path);
+  // sqlite3_open_v2 in the given mode. Throws SqliteError if it fails (a missing file in the
+  // read-only modes included).
+  static Db open(const std::string& path, OpenMode mode = OpenMode::ReadWriteCreate);
 
   Db() = default;
   ~Db();

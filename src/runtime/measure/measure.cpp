@@ -79,7 +79,7 @@ bool decode_measurement(const std::string& text, autotune::Measured& out) {
 }
 
 DeviceMeasurer::DeviceMeasurer(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache,
-                               runtime::AdapterCompiler adapters, cache::PlanCache* store, std::string key_prefix, MeasureOptions options)
+                               runtime::AdapterCompiler adapters, cache::LayeredCache* store, std::string key_prefix, MeasureOptions options)
     : device_(device),
       compiler_(compiler),
       pipeline_cache_(pipeline_cache),
@@ -111,7 +111,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   for (size_t i = 0; i < impls.size(); ++i) {
     autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[i], *values, precision);
     std::string key = key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature;
-    if (store_ && store_->enabled()) {
+    if (store_) {
       if (auto text = store_->load_measurement(key); text && decode_measurement(*text, results[i])) continue;
     }
     Pending p{i, std::move(key), std::nullopt, ""};
@@ -201,7 +201,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       r.failure = p.failure;
     }
     if (!r.ok) spdlog::info("denox: measuring {} failed: {}", what, r.failure);
-    if (store_ && store_->enabled() && !store_->store_measurement(p.key, encode_measurement(r)))
+    if (store_ && store_->writable().enabled() && !store_->store_measurement(p.key, encode_measurement(r)))
       spdlog::debug("denox: could not store the measurement of {}", what);
   }
   if (!pending.empty()) report("measure", pending.size(), pending.size(), "");

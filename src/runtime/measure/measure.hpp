@@ -27,7 +27,7 @@
 #include "common/error.hpp"
 #include "compiler/schedule/schedule.hpp"
 #include "kernels/shader_compiler.hpp"
-#include "runtime/cache/plan_cache.hpp"
+#include "runtime/cache/layered_cache.hpp"
 #include "runtime/vulkan/device_context.hpp"
 #include "runtime/vulkan/executable_model.hpp"
 
@@ -52,10 +52,11 @@ class Cancelled : public Error {
 
 class DeviceMeasurer : public autotune::Measurer {
  public:
-  // `store` may be null or disabled (nothing is remembered). `key_prefix` identifies the device,
-  // driver and shader set (the measurement store's key starts with it).
+  // `store` may be null or disabled (nothing is remembered); results are looked up in its
+  // writable cache, then its shipped one, and stored in the writable one. `key_prefix`
+  // identifies the device, driver and shader set (the measurement store's key starts with it).
   DeviceMeasurer(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache,
-                 runtime::AdapterCompiler adapters, cache::PlanCache* store, std::string key_prefix, MeasureOptions options = {});
+                 runtime::AdapterCompiler adapters, cache::LayeredCache* store, std::string key_prefix, MeasureOptions options = {});
 
   std::vector<autotune::Measured> measure(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
                                           plan::Precision precision, uint32_t width, uint32_t height,
@@ -73,7 +74,7 @@ class DeviceMeasurer : public autotune::Measurer {
   kernels::ShaderCompiler& compiler_;
   VkPipelineCache pipeline_cache_;
   runtime::AdapterCompiler adapters_;
-  cache::PlanCache* store_;
+  cache::LayeredCache* store_;
   std::string key_prefix_;
   MeasureOptions options_;
 };

@@ -32,6 +32,19 @@ std::vector<uint8_t> PipelineCache::data() const {
   return out;
 }
 
+void PipelineCache::merge(const std::vector<uint8_t>& data) {
+  if (data.empty()) return;
+  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  info.initialDataSize = data.size();
+  info.pInitialData = data.data();
+  VkPipelineCache source = VK_NULL_HANDLE;
+  const VkResult created = ctx_.vk().vkCreatePipelineCache(ctx_.device(), &info, nullptr, &source);
+  if (created != VK_SUCCESS) return;  // refused data: nothing to add (see the constructor)
+  const VkResult merged = ctx_.vk().vkMergePipelineCaches(ctx_.device(), cache_, 1, &source);
+  ctx_.vk().vkDestroyPipelineCache(ctx_.device(), source, nullptr);
+  vk_check(merged, "vkMergePipelineCaches");
+}
+
 ComputePipeline::ComputePipeline(const DeviceContext& ctx, const std::vector<uint32_t>& spirv,
                                  const std::vector<VkDescriptorType>& bindings, uint32_t push_constant_bytes,
                                  VkPipelineCache cache, const std::string& what)

@@ -13,7 +13,7 @@ namespace denox::runtime {
 
 class DeviceContext;
 
-// The driver's pipeline cache, seeded from (and saved back to) denox's on-disk cache.
+// The driver's pipeline cache, seeded from (and saved back to) denox's on-disk caches.
 class PipelineCache {
  public:
   PipelineCache(const DeviceContext& ctx, const std::vector<uint8_t>& initial_data);
@@ -22,6 +22,10 @@ class PipelineCache {
   PipelineCache& operator=(const PipelineCache&) = delete;
   VkPipelineCache handle() const { return cache_; }
   std::vector<uint8_t> data() const;
+  // Adds the pipelines of another blob (vkMergePipelineCaches): the context's driver cache is
+  // seeded from the writable and the shipped cache. A blob the driver refuses is skipped, as
+  // in the constructor; a failing merge throws ErrorCode::Vulkan.
+  void merge(const std::vector<uint8_t>& data);
 
  private:
   const DeviceContext& ctx_;
