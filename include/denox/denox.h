@@ -43,8 +43,12 @@
 extern "C" {
 #endif
 
+/* Before 1.0 a minor version may change the layout of the option structs (0.2.0 appended
+ * fields to denox_vulkan_device, denox_context_options, denox_model_options, denox_stats and
+ * denox_context_info): build against the header of the library you link. Zero-initialize the
+ * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
-#define DENOX_VERSION_MINOR 1
+#define DENOX_VERSION_MINOR 2
 #define DENOX_VERSION_PATCH 0
 
 typedef enum denox_result {
@@ -64,7 +68,7 @@ typedef enum denox_result {
  * call on this thread. */
 DENOX_API const char* denox_last_error(void);
 DENOX_API const char* denox_result_name(denox_result result);
-/* "0.1.0" */
+/* "0.2.0" */
 DENOX_API const char* denox_version_string(void);
 
 typedef enum denox_log_level {
