@@ -388,9 +388,18 @@ TEST_CASE("hot reload on a headless context: the worker shares denox's own queue
     require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
     CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
     require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
-    // Frames while the worker compiles and uploads B's weights on the same queue.
-    while (status_of(model).swap_pending == 0) {
-      CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_a.f32) <= 1e-4);
+    // Frames while the worker compiles and uploads B's weights on the same queue: A's output
+    // until the record() that swaps (B's from that one on). The swap can happen in any frame, so
+    // the status is read after each one (reading it before would race the worker).
+    const auto deadline = std::chrono::steady_clock::now() + 300s;
+    for (;;) {
+      const auto out = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get());
+      if (status_of(model).swaps != 0) {
+        CHECK(relative_l2(out, want_b.f32) <= 1e-4);
+        break;
+      }
+      CHECK(relative_l2(out, want_a.f32) <= 1e-4);
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
     }
     CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32, DENOX_LAYOUT_CHW, host.get()), want_b.f32) <= 1e-4);
     CHECK(status_of(model).active_plan == DENOX_PLAN_RELOADED);
