@@ -76,7 +76,8 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   ici.ppEnabledExtensionNames = exts.data();
   check(vkCreateInstance(&ici, nullptr, &d->instance_), "vkCreateInstance");
-  volkLoadInstanceOnly(d->instance_);
+  // Device-level entry points too, as the loader's trampolines (see finish()).
+  volkLoadInstance(d->instance_);
   if (validation) {
     VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
     mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
@@ -179,14 +180,18 @@ std::unique_ptr<Device> Device::wrap(const denox_context_info& info, denox_conte
   d->device_ = info.device;
   d->queue_family_ = info.queue_family_index;
   d->fp16_ = info.fp16_supported != 0;
-  volkLoadInstanceOnly(d->instance_);
+  volkLoadInstance(d->instance_);
   d->finish(false);
   return d;
 }
 
 void Device::finish(bool owns) {
   owns_ = owns;
-  volkLoadDevice(device_);
+  // No volkLoadDevice: volk's entry points are process-wide, and loading this device's own
+  // functions would route every other Device's calls (a test's second device, a tool's) to
+  // this device's driver and layers, skipping the validation layer of the first (which then
+  // met denox's commands on command buffers it never saw begin, and crashed). The loader's
+  // trampolines from volkLoadInstance dispatch on the handle, so they serve every device.
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   vkGetPhysicalDeviceProperties(physical_, &props_);
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
