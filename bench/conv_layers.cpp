@@ -337,4 +337,28 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
     }
     std::fflush(stdout);
   }
+
+  // DENOX_BENCH_PROFILE=1: where the coop convs' time goes. The fused plan again with every
+  // conv2d_coopmat pipeline built without its fragment loads and multiplies (staging, barriers
+  // and epilogue remain) and without its global-memory loads (multiplies on register values):
+  // serialized per-dispatch times side by side. The variants compute garbage; timing only.
+  if (std::getenv("DENOX_BENCH_PROFILE") && std::string(std::getenv("DENOX_BENCH_PROFILE")) == "1") {
+    const plan::Plan base = compile(g, plan::Precision::F16, coop);
+    auto variant = [&](const char* define) {
+      plan::Plan p = base;
+      for (auto& pipe : p.pipelines) {
+        if (pipe.family != "conv2d_coopmat" || !define) continue;
+        pipe.defines.push_back({define, "1"});
+        std::sort(pipe.defines.begin(), pipe.defines.end());
+        pipe.spirv.clear();
+      }
+      kernels::compile_pipelines(p, shader_compiler(), 0);
+      return measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false);
+    };
+    const Timing full = variant(nullptr), no_mma = variant("PROFILE_SKIP_MMA"), no_fetch = variant("PROFILE_SKIP_FETCH");
+    std::printf("\n## profile of the fused coop plan (serialized ms): full | without fragment loads + MMAs | without global loads\n");
+    for (size_t i = 0; i < full.commands.size(); ++i)
+      std::printf("  %-60s %8.4f %8.4f %8.4f\n", full.commands[i].first.c_str(), full.commands[i].second, no_mma.commands[i].second,
+                  no_fetch.commands[i].second);
+  }
 }

@@ -36,6 +36,9 @@
 //   CONCAT UPSAMPLE0 POOL (optional, default 0) fusions above
 //   B_GLOBAL           (optional) 1: B fragments loaded from the weights buffer (cached) instead
 //                      of shared memory; the freed space double-buffers the patch
+//   PROFILE_SKIP_MMA / PROFILE_SKIP_FETCH (optional, benchmarks only: wrong results) 1: leave
+//                      out the fragment loads and multiplies / the global-memory loads, to see
+//                      what each part of the loop costs (bench/conv_layers.cpp, DENOX_BENCH_PROFILE)
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
@@ -75,6 +78,12 @@
 #endif
 #ifndef B_GLOBAL
 #define B_GLOBAL 0
+#endif
+#ifndef PROFILE_SKIP_MMA
+#define PROFILE_SKIP_MMA 0
+#endif
+#ifndef PROFILE_SKIP_FETCH
+#define PROFILE_SKIP_FETCH 0
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -273,6 +282,17 @@ f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
 }
 
 void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast) {
+#if PROFILE_SKIP_FETCH
+  // Registers get values that depend on the chunk (so nothing is folded away), no memory read.
+  const float16_t z = float16_t(float(chunk & 1u) * 0.5);
+  LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i)
+    LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv[i][j] = f16vec4(z);
+  LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) px[i] = f16vec4(z);
+#if !B_GLOBAL
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) pw[i] = f16vec4(z);
+#endif
+  return;
+#endif
   if (fast) {
     // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
     // sectors), group g, patch row hy.
@@ -387,6 +407,7 @@ void main() {
 #else
     const uint xb = 0;
 #endif
+#if !PROFILE_SKIP_MMA
     LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
       const uint ky = tap / KW, kx = tap % KW;
       LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
@@ -409,6 +430,7 @@ void main() {
         }
       }
     }
+#endif
 #if B_GLOBAL
     // The other buffer was last read by chunk - 1, which every subgroup finished before the
     // barrier ending that iteration: store the next chunk there, then one barrier.
