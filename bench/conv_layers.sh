@@ -6,7 +6,9 @@
 # There:  bash bench/conv_layers.sh run [catch2 args]   (device tool, carry [".device-coop"]):
 #         the [coop] correctness tests (every configuration against the CPU reference at odd
 #         sizes), then the [coop-bench] per-layer table and the end-to-end numbers. Logs go to
-#         $OUT when set. DENOX_BENCH_SWEEP=0 skips the configuration sweep, DENOX_BENCH_SIZE=WxH.
+#         $OUT when set. DENOX_BENCH_SWEEP=0 skips the configuration sweep, DENOX_BENCH_SIZE=WxH,
+#         DENOX_BENCH_LAYERS=0 skips the per-layer table, DENOX_BENCH_PROFILE=1 adds the profile
+#         of the fused plan (coop pipelines without MMAs / without global loads).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
