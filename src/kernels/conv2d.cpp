@@ -72,6 +72,24 @@ std::vector<const compiler::Op*> ConvFusion::covered(const compiler::Op& conv) c
   return ops;
 }
 
+std::vector<const compiler::Op*> ConvFusion::read_through() const {
+  std::vector<const compiler::Op*> ops;
+  for (const compiler::Op* op : {pad0, pad1})
+    if (op) ops.push_back(op);
+  return ops;
+}
+
+TensorId ConvFusion::x0(const compiler::Op& conv) const {
+  if (pad0) return pad0->inputs.at(0);
+  if (upsample) return upsample->inputs.at(0);
+  return concat ? concat->inputs.at(0) : conv.inputs.at(0);
+}
+
+std::optional<TensorId> ConvFusion::x1() const {
+  if (!concat) return std::nullopt;
+  return pad1 ? pad1->inputs.at(0) : concat->inputs.at(1);
+}
+
 namespace {
 
 // What both conv shaders read and write, and their common push constants (shaders/conv2d.comp
@@ -99,10 +117,8 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   auto& prog = b.program();
   ConvIo io;
   const TensorId x = conv.inputs.at(0);
-  io.x0 = f.concat ? f.concat->inputs.at(0) : x;
-  if (f.upsample) io.x0 = f.upsample->inputs.at(0);
-  if (f.pad0) io.x0 = f.pad0->inputs.at(0);
-  if (f.concat) io.x1 = f.pad1 ? f.pad1->inputs.at(0) : f.concat->inputs.at(1);
+  io.x0 = f.x0(conv);
+  io.x1 = f.x1();
   io.y = f.last(conv).output;
   io.act = f.activation ? activation_macro(std::get<compiler::ActivationAttrs>(f.activation->attrs)) : ActivationMacro{};
   io.has_bias = attrs.has_bias && conv.inputs.size() > 2;
@@ -133,7 +149,7 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   ValueId h1 = h, w1 = w, bh1 = h, bw1 = w;
   if (io.x1) {
     const Extents4 x1e = b.extents4(*io.x1);
-    h1 = x1e[2], w1 = x1e[3], bh1 = h, bw1 = w;
+    h1 = x1e[2], w1 = x1e[3];
     if (f.pad1) bh1 = prog.min(x1e[2], h), bw1 = prog.min(x1e[3], w);
   }
   const ValueId c0 = io.x1 ? x0e[1] : b.constant(shape.c_in);

@@ -55,7 +55,7 @@ const Op* fusable_activation(const Uses& u, const Op& conv) {
   return act && act->inputs.size() == 1 ? act : nullptr;
 }
 
-// A 2x2/2 max-pool without begin padding that conv2d_coopmat's epilogue can apply.
+// A 2x2/2 max-pool without begin padding that the conv epilogues can apply.
 bool fusable_pool(const compiler::Graph& g, const Op& op) {
   const auto& a = std::get<compiler::PoolAttrs>(op.attrs);
   if (a.kind != compiler::PoolKind::Max || a.kernel != std::array<int64_t, 2>{2, 2} || a.stride != std::array<int64_t, 2>{2, 2} ||
@@ -65,7 +65,7 @@ bool fusable_pool(const compiler::Graph& g, const Op& op) {
          is_const(g, a.pad_end[1], 0, 1);
 }
 
-// A nearest 2x upsample whose source index is o / 2 (what the coop prologue reads).
+// A nearest 2x upsample whose source index is o / 2 (what the conv prologues read).
 bool fusable_upsample(const compiler::Graph& g, const Op* op) {
   if (!op) return false;
   const auto& a = std::get<compiler::UpsampleAttrs>(op->attrs);
@@ -174,16 +174,9 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
   impl.family = kind == Implementation::Kind::CoopConv ? "conv2d_coopmat" : "conv2d";
   impl.fusion = f;
   impl.ops = f.covered(conv);
-  for (const Op* pad : {f.pad0, f.pad1})
-    if (pad) impl.reads_through.push_back(pad);
-  TensorId x0 = f.concat ? f.concat->inputs[0] : conv.inputs[0];
-  if (f.upsample) x0 = f.upsample->inputs[0];
-  if (f.pad0) x0 = f.pad0->inputs[0];
-  impl.inputs = {x0};
-  if (f.concat) {
-    const TensorId x1 = f.pad1 ? f.pad1->inputs[0] : f.concat->inputs[1];
-    if (x1 != x0) impl.inputs.push_back(x1);
-  }
+  impl.reads_through = f.read_through();
+  impl.inputs = {f.x0(conv)};
+  if (const auto x1 = f.x1(); x1 && *x1 != impl.inputs[0]) impl.inputs.push_back(*x1);
   // A constant (a concat with a weight tensor, say) is no computed input.
   std::erase_if(impl.inputs, [&](TensorId t) { return g.tensor(t).is_constant(); });
   impl.output = f.last(conv).output;

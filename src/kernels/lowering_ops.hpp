@@ -52,6 +52,11 @@ struct ConvFusion {
   std::string pattern() const;
   // The covered ops in graph order (conv included; pads are read through, not covered).
   std::vector<const compiler::Op*> covered(const compiler::Op& conv) const;
+  // The folded Pads (pad0, pad1 where set), in graph order.
+  std::vector<const compiler::Op*> read_through() const;
+  // The tensors the dispatch reads: X0 (before upsample / pad) and, with a concat, X1.
+  compiler::TensorId x0(const compiler::Op& conv) const;
+  std::optional<compiler::TensorId> x1() const;
 };
 
 // Conv (portable family) with its bias and the fusions above.
