@@ -141,4 +141,13 @@ std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const Ho
   return chw;
 }
 
+nlohmann::json report_of(denox_model model) {
+  size_t size = 0;
+  require_ok(denox_model_schedule_report(model, nullptr, &size), "report size");
+  std::string text(size, '\0');
+  require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
+  text.resize(size - 1);
+  return nlohmann::json::parse(text);
+}
+
 }  // namespace denox::test

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/host_tensor.hpp"
 #include "modelgen/oidn_unet.hpp"
 
@@ -49,6 +51,9 @@ HostTensor random_image(int c, int h, int w, uint32_t seed);
 HostTensor reference_output(const fs::path& model, const HostTensor& input);
 
 double relative_l2(const std::vector<float>& got, const std::vector<float>& want);
+
+// denox_model_schedule_report, parsed (REQUIREs success).
+nlohmann::json report_of(denox_model model);
 
 // Binds `input` (CHW) from one caller buffer of `dtype` and the output to another, records
 // input barrier + model + output barrier, submits, waits, reads back (CHW fp32). `device`: the

@@ -93,15 +93,6 @@ denox_model_status wait_until(denox_model model, const std::function<bool(const 
 
 bool idle(const denox_model_status& s) { return s.running_job == DENOX_JOB_NONE; }
 
-nlohmann::json report_of(denox_model model) {
-  size_t size = 0;
-  require_ok(denox_model_schedule_report(model, nullptr, &size), "report size");
-  std::string text(size, '\0');
-  require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
-  text.resize(size - 1);
-  return nlohmann::json::parse(text);
-}
-
 denox_model_options background_tuning(ProgressGate* gate) {
   denox_model_options o{};
   o.precision = DENOX_PRECISION_FP32;

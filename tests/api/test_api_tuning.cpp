@@ -25,15 +25,6 @@ void on_progress(const char* stage, uint32_t done, uint32_t total, const char*, 
   static_cast<ProgressLog*>(user)->calls[stage]++;
 }
 
-nlohmann::json report_of(denox_model model) {
-  size_t size = 0;
-  require_ok(denox_model_schedule_report(model, nullptr, &size), "report size");
-  std::string text(size, '\0');
-  require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
-  text.resize(size - 1);
-  return nlohmann::json::parse(text);
-}
-
 // Loads with measured tuning at 37x29 (every extent of the U-Net is small: lavapipe is slow).
 nlohmann::json load_measured(denox_context ctx, const fs::path& model_path, ProgressLog* log, denox_model* out) {
   denox_model_options o{};
