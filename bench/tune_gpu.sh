@@ -55,4 +55,11 @@ dst.execute("CREATE TABLE measurements (key_digest TEXT PRIMARY KEY, key_text TE
 dst.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)", src.execute("SELECT * FROM measurements"))
 dst.commit(); dst.execute("VACUUM"); print("exhaustive measurements:", dst.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
 PY
+# What the driver reports for the chosen pipelines (registers, shared memory), when staged.
+if command -v denox_pipeline_stats >/dev/null; then
+  for space in pruned exhaustive; do
+    DENOX_CACHE_DIR="$work/cache-$space" denox compile "$work/models/oidn-balanced.onnx" --size "$size" --quiet --plan "$work/$space.plan" >/dev/null &&
+      denox_pipeline_stats "$work/$space.plan" > "$out/pipeline-stats-$space.txt"
+  done
+fi
 echo "done"

@@ -239,9 +239,13 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
   }
 #endif
 
-// The next chunk, held in registers while the current one is multiplied.
-f16vec4 px[X_PER_T];
-f16vec4 pxv[XV_PER_T][4];  // fast path: [item][channel] = 4 pixels
+// The next chunk, held in registers while the current one is multiplied. One array serves
+// both input paths (the choice is made at run time, so separate arrays would both stay live
+// across the multiply loop: on the H100 that cost registers and so workgroups per SM).
+#define STAGE_N (X_PER_T > 4 * XV_PER_T ? X_PER_T : 4 * XV_PER_T)
+f16vec4 stage[STAGE_N];
+#define px(i) stage[i]
+#define pxv(i, j) stage[(i) * 4 + (j)]  // fast path: item i, channel j = 4 pixels
 #if !B_GLOBAL
 f16vec4 pw[W_PER_T];
 #endif
@@ -286,8 +290,8 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
   // Registers get values that depend on the chunk (so nothing is folded away), no memory read.
   const float16_t z = float16_t(float(chunk & 1u) * 0.5);
   LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i)
-    LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv[i][j] = f16vec4(z);
-  LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) px[i] = f16vec4(z);
+    LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv(i, j) = f16vec4(z);
+  LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) px(i) = f16vec4(z);
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) pw[i] = f16vec4(z);
 #endif
@@ -299,14 +303,14 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
     const int xa = ix0 - (ix0 & 3);
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
-      LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv[i][j] = f16vec4(0.0);
+      LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv(i, j) = f16vec4(0.0);
       if (e < XV_ITEMS) {
         const uint q = e % (CK / 4), r = e / (CK / 4), g = r % NG, hy = r / NG;
         const int iy = iy0 + int(hy), x = xa + int(4 * g);
         const uint ci = chunk * CK + 4 * q;
         if (iy >= 0 && iy < int(pc.h) && x >= 0 && x < int(pc.w)) {
           LOOP_UNROLL for (uint j = 0; j < 4; ++j)
-            if (ci + j < pc.c_in) pxv[i][j] = load_x4(n, ci + j, uint(iy), uint(x));
+            if (ci + j < pc.c_in) pxv(i, j) = load_x4(n, ci + j, uint(iy), uint(x));
         }
       }
     }
@@ -322,7 +326,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
           v = f16vec4(load_x(n, ci, iy, ix), load_x(n, ci + 1, iy, ix), load_x(n, ci + 2, iy, ix), load_x(n, ci + 3, iy, ix));
         }
       }
-      px[i] = v;
+      px(i) = v;
     }
   }
 #if !B_GLOBAL
@@ -346,7 +350,7 @@ void stash(uint t, int ix0, bool fast, uint xb) {
         LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
           const int hx = int(4 * g + k) - off;
           if (hx >= 0 && hx < HALO_W)
-            smem[xb + (hy * HALO_W + uint(hx)) * (CKS / 4) + q] = f16vec4(pxv[i][0][k], pxv[i][1][k], pxv[i][2][k], pxv[i][3][k]);
+            smem[xb + (hy * HALO_W + uint(hx)) * (CKS / 4) + q] = f16vec4(pxv(i, 0)[k], pxv(i, 1)[k], pxv(i, 2)[k], pxv(i, 3)[k]);
         }
       }
     }
@@ -355,7 +359,7 @@ void stash(uint t, int ix0, bool fast, uint xb) {
       const uint e = t + i * WG_SIZE;
       if (e < X_ITEMS) {
         const uint q = e / HALO, p = e % HALO;
-        smem[xb + p * (CKS / 4) + q] = px[i];
+        smem[xb + p * (CKS / 4) + q] = px(i);
       }
     }
   }

@@ -13,7 +13,7 @@ namespace {
 struct ConfigTemplate {
   int64_t tile_h, tile_w;
   int64_t nt;  // 0: every output channel (rounded up to 16, or 8 for <= 8 channels); else fixed
-  int64_t sg_n;
+  int64_t sg_m, sg_n;
   int64_t cm_n;
   bool b_global;
 };
@@ -21,17 +21,21 @@ struct ConfigTemplate {
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
-         "/sg" + std::to_string(8 / t.sg_n) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
+         "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
          (t.b_global ? "1" : "0");
 }
 
 std::vector<ConfigTemplate> all_templates() {
   std::vector<ConfigTemplate> out;
-  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}})
+  // Subgroup grids of 4, 8 and 16 subgroups: on the H100 the register count (about 150 for
+  // the big 8-subgroup configurations) leaves room for one 256-invocation workgroup per SM, so
+  // the same pixel tile on 16 subgroups (half the registers each) doubles the warps in flight.
+  const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}};
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}})
     for (int64_t nt : {0, 32, 64})
       for (int64_t cm_n : {16, 8})
-        for (int64_t sg_n : {1, 2})
-          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_n, cm_n, bg});
+        for (auto [sg_m, sg_n] : grids)
+          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg});
   return out;
 }
 
@@ -46,7 +50,7 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.nt = t.nt == 0 ? full : t.nt;
   c.cm_n = t.cm_n;
   c.sg_n = t.sg_n;
-  c.sg_m = 8 / t.sg_n;
+  c.sg_m = t.sg_m;
   c.b_global = t.b_global;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;

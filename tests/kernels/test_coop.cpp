@@ -191,6 +191,8 @@ std::vector<CoopConvConfig> forced_configs() {
   add(16, 16, 64, 16, 4, 2, 16, true, false);
   add(2, 32, 48, 16, 4, 1, 16, false, true);
   add(4, 64, 64, 16, 4, 2, 16, true, true);
+  add(4, 64, 16, 16, 16, 1, 16, true, false);  // 16 subgroups (512 invocations)
+  add(4, 32, 32, 16, 2, 2, 8, true, false);   // 4 subgroups
   return v;
 }
 
@@ -310,9 +312,9 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
   target.coop.subgroup_size = caps.subgroup_size;
   target.coop.max_shared_bytes = caps.max_compute_shared_memory;
   for (Case& c : cases()) {
-    // The heuristic and two forced configurations (B_GLOBAL and not): llvmpipe compiles each
-    // variant for a while; the [coop] test runs them all on real hardware.
-    for (int variant = -1; variant < 2; ++variant) {
+    // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
+    // compiles each variant for a while; the [coop] test runs them all on real hardware.
+    for (int variant : {-1, 0, 1, 5}) {
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
       else target.force_config.reset();
       int coop = 0;
