@@ -48,40 +48,37 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
 
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
   if (!coop_conv_applicable(s)) return std::nullopt;
-  // From the H100 sweep of bench/conv_layers.cpp (bench/RESULTS.md): all output channels in one
-  // workgroup up to 128 (rounded to the coop N), else tiles of 64; 8 subgroups; wide, short
-  // pixel tiles (4x32, 8x32) beat 16x16 (more workgroups in flight, shorter halo rows); narrow
-  // layers prefer the 16x8x16 shape. Then smaller tiles where shared memory is short, and the
-  // other coop N / accumulator where the device lacks the preferred one.
-  std::vector<CoopConvConfig> candidates;
+  // From the H100's exhaustive tuning over 4..32 subgroups (bench/RESULTS.md, 2026-11-24): all
+  // output channels in one workgroup up to 128 (rounded to the coop N), else tiles of 64; the
+  // largest pixel tile that fits on as many subgroups as it has fragments (the big 8-subgroup
+  // configurations need ~150 registers per invocation, one workgroup per SM, so more subgroups
+  // per tile are more warps in flight). Then smaller tiles on 8 subgroups where shared memory
+  // or the workgroup size is short, and the other coop N / accumulator where the device lacks
+  // the preferred one.
+  struct Pick {
+    int64_t tile_h, tile_w, sg_m, sg_n, cm_n;
+  };
+  const int64_t nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
+  std::vector<Pick> picks;
+  if (nt == 8) picks = {{8, 32, 16, 1, 8}};
+  else if (nt <= 32) picks = {{8, 64, 32, 1, 16}, {8, 64, 16, 1, 16}};
+  else if (nt == 48) picks = {{8, 32, 8, 2, 8}};
+  else if (nt == 64) picks = {{4, 64, 8, 2, 16}, {8, 32, 8, 2, 16}};
+  else if ((nt / 16) % 2 == 0) picks = {{4, 32, 8, 2, 16}};  // 96, 128
+  else picks = {{8, 16, 8, 1, 16}};                           // 80, 112
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {8, 16}, {4, 16}, {2, 16}})
+    picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt == 8 ? 8 : 16});
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
-    for (int64_t cm_n : {int64_t{16}, int64_t{8}}) {
-      CoopConvConfig c;
-      c.acc_f16 = acc_f16;
-      c.cm_n = cm_n;
-      c.nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
-      if (c.nt == 8 && cm_n == 16) continue;
-      const int64_t n_frags = c.nt / 16;
-      c.sg_n = n_frags % 2 == 0 && n_frags >= 4 ? 2 : 1;  // 64, 96, 128: 2 along N
-      std::vector<std::pair<int64_t, int64_t>> tiles;
-      if (c.nt <= 32) {
-        tiles = {{4, 32}, {8, 16}};
-        if (cm_n == 16 && target.supports({16, 8, 16, acc_f16})) c.cm_n = 8;  // narrow N: 16x8x16 first
-      } else if (c.nt <= 64) {
-        tiles = {{4, 64}, {8, 32}, {8, 16}};
-      } else {
-        tiles = {{4, 32}, {8, 16}};
-      }
-      for (auto t : {std::pair<int64_t, int64_t>{4, 16}, {2, 16}}) tiles.push_back(t);
-      for (auto [th, tw] : tiles) {
-        c.tile_h = th, c.tile_w = tw;
-        c.sg_m = std::min<int64_t>(8 / c.sg_n, c.m_frags());
-        candidates.push_back(c);
+    for (const Pick& p : picks) {
+      for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
+        CoopConvConfig c;
+        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
+        c.nt = nt, c.cm_n = cm_n, c.acc_f16 = acc_f16;
+        if (c.nt == 8 && cm_n == 16) continue;
+        if (coop_config_fits(c, s, target, even_tile_h)) return c;
       }
     }
   }
-  for (const CoopConvConfig& c : candidates)
-    if (coop_config_fits(c, s, target, even_tile_h)) return c;
   return std::nullopt;
 }
 

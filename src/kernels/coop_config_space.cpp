@@ -27,10 +27,10 @@ std::string template_id(const ConfigTemplate& t) {
 
 std::vector<ConfigTemplate> all_templates() {
   std::vector<ConfigTemplate> out;
-  // Subgroup grids of 4, 8 and 16 subgroups: on the H100 the register count (about 150 for
-  // the big 8-subgroup configurations) leaves room for one 256-invocation workgroup per SM, so
-  // the same pixel tile on 16 subgroups (half the registers each) doubles the warps in flight.
-  const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}};
+  // Subgroup grids of 4 to 32 subgroups: on the H100 the register count (about 150 for the
+  // big 8-subgroup configurations) leaves room for one 256-invocation workgroup per SM, so the
+  // same pixel tile on 16 or 32 subgroups (fewer registers each) puts more warps in flight.
+  const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}, {32, 1}, {16, 2}};
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}})
     for (int64_t nt : {0, 32, 64})
       for (int64_t cm_n : {16, 8})

@@ -193,6 +193,12 @@ std::vector<CoopConvConfig> forced_configs() {
   add(4, 64, 64, 16, 4, 2, 16, true, true);
   add(4, 64, 16, 16, 16, 1, 16, true, false);  // 16 subgroups (512 invocations)
   add(4, 32, 32, 16, 2, 2, 8, true, false);   // 4 subgroups
+  // Winners of the H100's exhaustive tuning (bench/RESULTS.md), 16 and 32 subgroups.
+  add(8, 64, 32, 16, 16, 1, 16, true, false);
+  add(4, 64, 64, 16, 8, 2, 16, true, false);
+  add(8, 32, 48, 16, 8, 2, 8, true, false);
+  add(8, 64, 32, 16, 32, 1, 16, true, false);
+  add(4, 64, 64, 16, 16, 2, 16, true, false);
   return v;
 }
 
