@@ -23,14 +23,15 @@ import sys
 
 
 def template_of(config, c_out):
-    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal]" -> "4x64/ntfull/sg8x1/n16/b0"
-    m = re.match(r"(\d+)x(\d+) nt(\d+) ck\d+ sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?", config)
+    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal]" -> "4x64/ntfull/sg8x1/n16/b0" ("/ck32" appended for ck32)
+    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?", config)
     if not m:
         return None
-    th, tw, nt, sgm, sgn, cmn, bg = m.groups()
+    th, tw, nt, ck, sgm, sgn, cmn, bg = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full else nt
-    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}"
+    ck_s = "" if ck == "16" else f"/ck{ck}"  # as coop_config_space.cpp's template_id
+    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}"
 
 
 def load(path):

@@ -16,13 +16,14 @@ struct ConfigTemplate {
   int64_t sg_m, sg_n;
   int64_t cm_n;
   bool b_global;
+  int64_t ck = 16;  // input channels per chunk: 32 puts twice the multiplies between barriers
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
-         (t.b_global ? "1" : "0");
+         (t.b_global ? "1" : "0") + (t.ck == 16 ? std::string() : "/ck" + std::to_string(t.ck));
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -35,7 +36,8 @@ std::vector<ConfigTemplate> all_templates() {
     for (int64_t nt : {0, 32, 64})
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids)
-          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg});
+          for (bool bg : {false, true})
+            for (int64_t ck : {16, 32}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg, ck});
   return out;
 }
 
@@ -52,6 +54,7 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.sg_n = t.sg_n;
   c.sg_m = t.sg_m;
   c.b_global = t.b_global;
+  c.ck = t.ck;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
