@@ -2,9 +2,9 @@
 # One device call's worth of measurements on the GPU machine: denox (Vulkan timestamps) and
 # PyTorch (CUDA events) on the same networks and sizes, printed as tables.
 #
-# Here:   bash bench/stage.sh            (Release build, stripped, staged into .device-bench/)
-# There:  source .device-bench/env.sh; bash bench/run_gpu.sh [--compile]   (device tool: carry
-#         [".device-bench"]); DENOX_SKIP_TORCH=1 skips the PyTorch part.
+# Here:   bash bench/stage.sh            (Release build, stripped, staged into .device/)
+# There:  source .device/env.sh; bash bench/run_gpu.sh [--compile]   (device tool: carry
+#         [".device"]); DENOX_SKIP_TORCH=1 skips the PyTorch part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/denox-bench}   # results (the device tool brings $OUT back)
@@ -24,16 +24,19 @@ for p in fp32 fp16; do
   python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
 done
 echo "## denox (precision auto: fp16, cooperative-matrix convolutions where the device has them), Vulkan timestamps, median of 30 after 5 warm-up"
-printf '%-10s %10s %10s %10s %10s %12s\n' arch size median_ms min_ms max_ms record_us
+echo "## tuning: heuristic (cost model, nothing measured) and measure (tuned on this GPU at that size, pruned configs)"
+printf '%-10s %10s %-10s %10s %10s %10s %12s\n' arch size tuning median_ms min_ms max_ms record_us
 for arch in balanced small; do
   for size in 1280x720 1920x1088 3840x2160; do
-    json=$(denox bench "$work/models/oidn-$arch.onnx" --size "$size" --runs 30 --warmup 5 --json) || { echo "$arch $size FAILED"; continue; }
-    echo "$json" >> "$out/denox.jsonl"
-    python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-10s %10s %10.3f %10.3f %10.3f %12.1f" % (sys.argv[2], sys.argv[3], j["median_ms"], j["min_ms"], j["max_ms"], j["record_host_us"]))' "$json" "$arch" "$size"
+    for tuning in heuristic measure; do
+      json=$(denox bench "$work/models/oidn-$arch.onnx" --size "$size" --tuning "$tuning" --runs 30 --warmup 5 --json) || { echo "$arch $size $tuning FAILED"; continue; }
+      echo "$json" >> "$out/denox.jsonl"
+      python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-10s %10s %-10s %10.3f %10.3f %10.3f %12.1f" % (sys.argv[2], sys.argv[3], sys.argv[4], j["median_ms"], j["min_ms"], j["max_ms"], j["record_host_us"]))' "$json" "$arch" "$size" "$tuning"
+    done
   done
 done
-echo "## denox per dispatch, balanced 1920x1088 (serialized)"
-denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --runs 20 --warmup 3 --per-dispatch | tail -n +2
+echo "## denox per dispatch, balanced 1920x1088 (serialized), tuned"
+denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --tuning measure --runs 20 --warmup 3 --per-dispatch | tail -n +2
 echo "## denox portable shaders for comparison (fp32 plan: no cooperative matrices), balanced 1920x1088"
 denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --precision fp32 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print("portable fp32: median %.3f ms" % j["median_ms"])'
 if command -v denox_pathtracer >/dev/null && [ -f models/oidn_pathtracer_balanced.onnx ]; then
