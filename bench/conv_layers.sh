@@ -22,7 +22,8 @@ case "${1:-}" in
     for lib in $(ldd "$build/tests/kernels/denox_kernel_tests" | awk '$3 ~ /^\// {print $3}'); do
       case $(basename "$lib") in libc.so*|libm.so*|ld-linux*|libvulkan*) ;; *) cp -L "$lib" .device-coop/lib/ ;; esac
     done
-    cp .device/gl/*.deb .device-coop/debs/
+    [ -d .device/debs ] || bash ../shared/tools/device-prep.sh  # fetches the Vulkan loader packages
+    cp .device/debs/*.deb .device-coop/debs/
     du -sh .device-coop
     ;;
   run)
