@@ -6,9 +6,8 @@
 //   denox compile M.onnx --size 1920x1088 --plan M.plan
 //   denox_pipeline_stats M.plan            # one block per dispatch, in plan order
 //
-// Exits 0 with a message where the device lacks the extension (lavapipe has it; NVIDIA has it).
-#include <volk.h>
-
+// Exits 0 with a message where the device lacks the extension (NVIDIA has it; Debian 12's lavapipe
+// does not).
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,23 +18,11 @@
 #include <vector>
 
 #include "compiler/plan/plan_serialize.hpp"
+#include "vk_probe.hpp"
 
 namespace {
 
-void check(VkResult r, const char* what) {
-  if (r != VK_SUCCESS) throw std::runtime_error(std::string(what) + " failed with VkResult " + std::to_string(static_cast<int>(r)));
-}
-#define VK(call) check((call), #call)
-
-bool has_extension(VkPhysicalDevice pd, const char* name) {
-  uint32_t n = 0;
-  VK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr));
-  std::vector<VkExtensionProperties> exts(n);
-  VK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()));
-  for (const auto& e : exts)
-    if (std::strcmp(e.extensionName, name) == 0) return true;
-  return false;
-}
+using denox::probe::has_extension;
 
 struct Gpu {
   VkInstance instance = VK_NULL_HANDLE;
@@ -50,19 +37,9 @@ struct Gpu {
 // Instance and device with what denox's shaders use (fp16 storage and arithmetic, cooperative
 // matrices where present) plus pipeline executable statistics. False: the extension is missing.
 bool open_gpu(Gpu& gpu) {
-  VK(volkInitialize());
-  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-  app.pApplicationName = "denox_pipeline_stats";
-  app.apiVersion = VK_API_VERSION_1_3;
-  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-  ici.pApplicationInfo = &app;
-  VK(vkCreateInstance(&ici, nullptr, &gpu.instance));
-  volkLoadInstance(gpu.instance);
-  uint32_t n = 0;
-  VK(vkEnumeratePhysicalDevices(gpu.instance, &n, nullptr));
-  if (n == 0) throw std::runtime_error("no Vulkan device");
-  std::vector<VkPhysicalDevice> devices(n);
-  VK(vkEnumeratePhysicalDevices(gpu.instance, &n, devices.data()));
+  gpu.instance = denox::probe::create_instance("denox_pipeline_stats");
+  const auto devices = denox::probe::physical_devices(gpu.instance);
+  if (devices.empty()) throw std::runtime_error("no Vulkan device");
   gpu.phys = devices[0];
   for (VkPhysicalDevice pd : devices) {
     VkPhysicalDeviceProperties p;
@@ -89,19 +66,7 @@ bool open_gpu(Gpu& gpu) {
 
   std::vector<const char*> extensions{VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
   if (coop) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qci.queueFamilyIndex = 0;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
-  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = &f2;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
-  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  dci.ppEnabledExtensionNames = extensions.data();
-  VK(vkCreateDevice(gpu.phys, &dci, nullptr, &gpu.device));
-  volkLoadDevice(gpu.device);
+  gpu.device = denox::probe::create_device(gpu.phys, denox::probe::compute_queue_family(gpu.phys), extensions, &f2);
   return true;
 }
 
@@ -125,7 +90,7 @@ std::vector<std::string> pipeline_statistics(VkDevice dev, const denox::plan::Pi
   sli.bindingCount = static_cast<uint32_t>(bindings.size());
   sli.pBindings = bindings.data();
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  VK(vkCreateDescriptorSetLayout(dev, &sli, nullptr, &set_layout));
+  PROBE_VK(vkCreateDescriptorSetLayout(dev, &sli, nullptr, &set_layout));
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, pipe.push_constant_count * 4};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pli.setLayoutCount = 1;
@@ -133,12 +98,12 @@ std::vector<std::string> pipeline_statistics(VkDevice dev, const denox::plan::Pi
   pli.pushConstantRangeCount = range.size ? 1 : 0;
   pli.pPushConstantRanges = &range;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  VK(vkCreatePipelineLayout(dev, &pli, nullptr, &layout));
+  PROBE_VK(vkCreatePipelineLayout(dev, &pli, nullptr, &layout));
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smi.codeSize = pipe.spirv.size() * 4;
   smi.pCode = pipe.spirv.data();
   VkShaderModule module = VK_NULL_HANDLE;
-  VK(vkCreateShaderModule(dev, &smi, nullptr, &module));
+  PROBE_VK(vkCreateShaderModule(dev, &smi, nullptr, &module));
   VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cpi.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
@@ -147,21 +112,21 @@ std::vector<std::string> pipeline_statistics(VkDevice dev, const denox::plan::Pi
   cpi.stage.pName = "main";
   cpi.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline));
+  PROBE_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline));
 
   std::vector<std::string> out;
   VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
   info.pipeline = pipeline;
   uint32_t executables = 0;
-  VK(vkGetPipelineExecutablePropertiesKHR(dev, &info, &executables, nullptr));
+  PROBE_VK(vkGetPipelineExecutablePropertiesKHR(dev, &info, &executables, nullptr));
   for (uint32_t e = 0; e < executables; ++e) {
     VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     ei.pipeline = pipeline;
     ei.executableIndex = e;
     uint32_t n = 0;
-    VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, nullptr));
+    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, nullptr));
     std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-    VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, stats.data()));
+    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, stats.data()));
     for (uint32_t i = 0; i < n; ++i) out.push_back(std::string(stats[i].name) + "=" + statistic_text(stats[i]));
   }
   vkDestroyPipeline(dev, pipeline, nullptr);

@@ -30,7 +30,7 @@ def template_of(config, c_out):
     th, tw, nt, ck, sgm, sgn, cmn, bg = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full else nt
-    ck_s = "" if ck == "16" else f"/ck{ck}"  # as coop_config_space.cpp's template_id
+    ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
     return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}"
 
 

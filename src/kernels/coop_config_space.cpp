@@ -16,14 +16,13 @@ struct ConfigTemplate {
   int64_t sg_m, sg_n;
   int64_t cm_n;
   bool b_global;
-  int64_t ck = 16;  // input channels per chunk: 32 puts twice the multiplies between barriers
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
-         (t.b_global ? "1" : "0") + (t.ck == 16 ? std::string() : "/ck" + std::to_string(t.ck));
+         (t.b_global ? "1" : "0");
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -31,14 +30,14 @@ std::vector<ConfigTemplate> all_templates() {
   // Subgroup grids of 4 to 32 subgroups: on the H100 the register count (about 150 for the
   // big 8-subgroup configurations) leaves room for one 256-invocation workgroup per SM, so the
   // same pixel tile on 16 or 32 subgroups (fewer registers each) puts more warps in flight.
+  // Every template has ck 16: ck 32 was measured too (2026-11-24, bench/RESULTS.md), won no
+  // layer on the H100 and doubled exhaustive tuning.
   const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}, {32, 1}, {16, 2}};
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}})
     for (int64_t nt : {0, 32, 64})
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids)
-          // ck 32 was measured too (2026-11-24, bench/RESULTS.md): it won no layer on the H100
-          // and doubled exhaustive tuning, so the space keeps ck 16.
-          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg, 16});
+          for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg});
   return out;
 }
 
@@ -55,7 +54,6 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.sg_n = t.sg_n;
   c.sg_m = t.sg_m;
   c.b_global = t.b_global;
-  c.ck = t.ck;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
