@@ -171,73 +171,7 @@ layout(push_constant) uniform Push {
 
 shared f16vec4 smem[SMEM_VEC4];
 
-#if !COOP_EMULATE
-// The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
-// strides used here are multiples of 4 halves).
-#define LOOP_UNROLL [[unroll]]
-#define ACC_MAT coopmat<ACC_T, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>
-#define ACC_DECL                                       \
-  ACC_MAT acc[FM * FN];                                \
-  [[unroll]] for (uint i_ = 0; i_ < FM * FN; ++i_) acc[i_] = ACC_MAT(0.0)
-#define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
-#define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor)
-#if B_GLOBAL
-#define B_LOAD(off)                                                    \
-  coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
-  coopMatLoad(bm, wts, (off) / 4, NT / 4, gl_CooperativeMatrixLayoutRowMajor)
-#else
-#define B_LOAD(off)                                                    \
-  coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
-  coopMatLoad(bm, smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
-#endif
-#define MUL_ADD(i, j) acc[(i) * FN + (j)] = coopMatMulAdd(a[i], bm, acc[(i) * FN + (j)])
-#define ACC_STORE(i, j, off)                                                                            \
-  coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
-               smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
-#else
-// COOP_EMULATE=1 (tests on devices without cooperative matrices, e.g. lavapipe): the same
-// data flow with the matrix operations done by plain arithmetic. Lane l of a subgroup holds
-// accumulator elements e = l + k * SUBGROUP_SIZE (row e / CM_N, column e % CM_N); a "load"
-// only records where its fragment starts and the multiply reads shared memory directly. The
-// staging, indexing, packing and epilogue code is the tensor-core path's own.
-#define EMU_ELEMS (CM_M * CM_N / SUBGROUP_SIZE)
-// Rolled loops: fully unrolled, the emulation is too large for a CPU driver's compiler.
-#define LOOP_UNROLL [[dont_unroll]]
-float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
-#if B_GLOBAL
-#define B_AT(idx) wts[(idx) >> 2][(idx) & 3]
-#define B_STRIDE NT
-#else
-#define B_AT(idx) smem_h(idx)
-#define B_STRIDE NTS
-#endif
-#define ACC_DECL                                       \
-  float acc[FM * FN][EMU_ELEMS];                       \
-  LOOP_UNROLL for (uint i_ = 0; i_ < FM * FN; ++i_)    \
-    LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) acc[i_][k_] = 0.0
-#define A_DECL uint a[FM]
-#define A_LOAD(i, off) a[i] = (off)
-#define B_LOAD(off) const uint bm = (off)
-#if ACC_F16
-#define EMU_ROUND(v) float(float16_t(v))
-#else
-#define EMU_ROUND(v) (v)
-#endif
-#define MUL_ADD(i, j)                                                                          \
-  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
-    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
-    float s_ = acc[(i) * FN + (j)][k_];                                                         \
-    for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
-      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(B_AT(bm + q_ * B_STRIDE + c_))); \
-    acc[(i) * FN + (j)][k_] = s_;                                                               \
-  }
-#define ACC_STORE(i, j, off)                                                                    \
-  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
-    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
-    const uint o_ = (off) + c_ * MS + r_;                                                       \
-    smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
-  }
-#endif
+#include "coopmat_ops.glsl"
 
 // The next chunk, held in registers while the current one is multiplied. One array serves
 // both input paths (the choice is made at run time, so separate arrays would both stay live

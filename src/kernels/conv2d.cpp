@@ -197,15 +197,31 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
   const Conv2dShape shape = conv2d_shape(b, conv);
   const CoopConvConfig& c = how.config;
-  const uint32_t packed = b.add_weights(weight.name + " (conv2d_coopmat tiles)", pack_coop_weights(*weight.f32_data, shape, c));
   const ConvIo io = conv_io(b, conv, shape, f);
+  std::vector<float> packed_values;
+  if (c.up2) {
+    // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
+    // channel count fixes the weight layout.
+    const ValueId c0 = b.extents4(io.x0)[1];
+    if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
+      fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
+    packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
+  } else {
+    packed_values = pack_coop_weights(*weight.f32_data, shape, c);
+  }
+  const uint32_t packed = b.add_weights(weight.name + " (" + c.family() + " tiles)", packed_values);
 
   PipelineSpec spec;
-  spec.family = "conv2d_coopmat";
-  spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"NT", c.nt}, {"CK", c.ck},
+  spec.family = c.family();
+  spec.defines = {{"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"NT", c.nt}, {"CK", c.ck},
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
                   {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code},
-                  {"CONCAT", f.concat ? 1 : 0}, {"UPSAMPLE0", f.upsample ? 1 : 0}, {"POOL", f.pool ? 1 : 0}};
+                  {"CONCAT", f.concat ? 1 : 0}};
+  if (!c.up2) {
+    spec.defines.insert(spec.defines.begin(), {{"KH", shape.kh}, {"KW", shape.kw}});
+    spec.defines.push_back({"UPSAMPLE0", f.upsample ? 1 : 0});
+    spec.defines.push_back({"POOL", f.pool ? 1 : 0});
+  }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);

@@ -16,10 +16,19 @@ bool CoopConvConfig::valid() const {
   if (tile_h < 1 || tile_w < 16 || tile_w % 16 != 0 || ck < 16 || ck % 16 != 0) return false;
   if (cm_n != 16 && cm_n != 8) return false;
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
-  return m_frags() % sg_m == 0;
+  if (m_frags() % sg_m != 0) return false;
+  if (!up2) return true;
+  // Phase-major fragments: each subgroup's must lie in one of the 4 phases.
+  const int64_t per_phase = m_frags() / 4;
+  return !b_global && tile_h % 2 == 0 && tile_w % 32 == 0 && per_phase % (m_frags() / sg_m) == 0;
 }
 
 int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
+  if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
+    const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
+    const int64_t full = (tile_h + 2) * (tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
+    return 2 * std::max({low, full, nt * (tile_h * tile_w + 8)});
+  }
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
   const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
   const int64_t out = nt * (tile_h * tile_w + 8);
@@ -29,7 +38,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
          std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
-         (b_global ? " bglobal" : "");
+         (b_global ? " bglobal" : "") + (up2 ? " up2" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -43,6 +52,7 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   if (!c.valid() || !coop_conv_applicable(s) || !target.supports(c.shape())) return false;
   if (target.subgroup_size == 0 || c.subgroups() * target.subgroup_size > 1024) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;
+  if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
 
@@ -82,6 +92,28 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   return std::nullopt;
 }
 
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target) {
+  if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
+  // Provisional (before H100 data): all output channels in one workgroup up to 64, else tiles
+  // of 64 / 48 / 32; the pixel tiles and subgroup grids that won for conv2d_coopmat.
+  struct Pick {
+    int64_t tile_h, tile_w, sg_m, sg_n;
+  };
+  const int64_t full = round_up(s.c_out, 16);
+  const std::vector<int64_t> nts = full <= 64 ? std::vector<int64_t>{full} : std::vector<int64_t>{64, 48, 32};
+  const Pick picks[] = {{4, 64, 8, 2}, {8, 32, 8, 2}, {8, 64, 16, 1}, {4, 32, 4, 2}, {4, 32, 8, 1}};
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
+    for (int64_t nt : nts)
+      for (const Pick& p : picks)
+        for (int64_t cm_n : {16, 8}) {
+          CoopConvConfig c;
+          c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
+          c.nt = nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = true;
+          if (coop_config_fits(c, s, target, false)) return c;
+        }
+  return std::nullopt;
+}
+
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c) {
   const int64_t kk = s.kh * s.kw;
   if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * kk)
@@ -96,6 +128,44 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
       for (int64_t tap = 0; tap < kk; ++tap) {
         const int64_t dst = (((tile * chunks + chunk) * kk + tap) * c.ck + k) * c.nt + j;
         packed[static_cast<size_t>(dst)] = w[static_cast<size_t>((co * s.c_in + ci) * kk + tap)];
+      }
+    }
+  }
+  return packed;
+}
+
+std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& s, int64_t c0, const CoopConvConfig& c) {
+  if (s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in)
+    fail(ErrorCode::Internal, "conv2d_coopmat_up2 weights need a 3x3 kernel and 1 <= c0 <= c_in");
+  if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * 9)
+    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
+                                  std::to_string(s.c_out * s.c_in * 9));
+  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
+  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = 9 * c.ck * c.nt;
+  const int64_t tile_size = cu * up_block + cs * skip_block;
+  std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
+  // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
+  // p = 0: d = 0 <- {0}, d = 1 <- {1, 2}; p = 1: d = 0 <- {0, 1}, d = 1 <- {2}.
+  auto reads = [](int64_t p, int64_t d, int64_t k) { return p == 0 ? (d == 0 ? k == 0 : k >= 1) : (d == 0 ? k <= 1 : k == 2); };
+  for (int64_t co = 0; co < s.c_out; ++co) {
+    const int64_t tile = co / c.nt, j = co % c.nt;
+    for (int64_t ci = 0; ci < s.c_in; ++ci) {
+      const float* k3 = &w[static_cast<size_t>((co * s.c_in + ci) * 9)];
+      if (ci < c0) {
+        const int64_t base = tile * tile_size + (ci / c.ck) * up_block;
+        for (int64_t ph = 0; ph < 4; ++ph)
+          for (int64_t tap = 0; tap < 4; ++tap) {
+            float sum = 0.0f;
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx)
+                if (reads(ph >> 1, tap >> 1, ky) && reads(ph & 1, tap & 1, kx)) sum += k3[ky * 3 + kx];
+            packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + ci % c.ck) * c.nt + j)] = sum;
+          }
+      } else {
+        const int64_t k = ci - c0;
+        const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
+        for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
       }
     }
   }

@@ -29,6 +29,9 @@ struct CoopConvConfig {
   int64_t cm_n = 16;                 // coop shape 16 x cm_n x 16 (cm_n 16 or 8)
   bool acc_f16 = true;               // fp16 accumulators (else fp32)
   bool b_global = false;             // B fragments from the weights buffer, patch double-buffered
+  // conv2d_coopmat_up2.comp: a 3x3 conv of a nearest-2x upsample (+ concat), decomposed by
+  // output phase (tile_h x tile_w output pixels; tile_h even, tile_w a multiple of 32).
+  bool up2 = false;
 
   bool operator==(const CoopConvConfig&) const = default;
 
@@ -36,10 +39,12 @@ struct CoopConvConfig {
   int64_t m_frags() const { return tile_h * tile_w / 16; }
   // Structural validity (divisibility) for a kernel of kh x kw; false names nothing.
   bool valid() const;
-  // Shared memory the shader declares for a kh x kw kernel (bytes).
+  // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
-  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal")
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2")
+  // The shader family that runs it.
+  const char* family() const { return up2 ? "conv2d_coopmat_up2" : "conv2d_coopmat"; }
 };
 
 // What the coop lowering may use on the target device.
@@ -63,8 +68,17 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const
 // Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
+// The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target);
+
 // ONNX weights W[c_out][c_in][kh][kw] -> [co_tile][chunk][kh*kw][ck][nt], zero outside c_in /
 // c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
+
+// conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
+// per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum
+// of the 3x3 taps that read the same low-resolution pixel), then ceil((c_in - c0) / ck) chunks
+// of [3x3 tap][ck][nt]; zero outside c_in / c_out.
+std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& shape, int64_t c0, const CoopConvConfig& config);
 
 }  // namespace denox::kernels

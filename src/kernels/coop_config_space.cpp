@@ -75,7 +75,49 @@ std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& te
   return out;
 }
 
+// conv2d_coopmat_up2's space: output tiles (tile_w a multiple of 32) x channel tiles x
+// subgroup grids x coop N; what is invalid (a subgroup's fragments spanning two phases) or
+// does not fit is dropped by coop_config_fits.
+std::vector<CoopConvConfig> up2_space(const Conv2dShape& s, const CoopTarget& target, bool pruned) {
+  const int64_t full = (s.c_out + 15) / 16 * 16;
+  std::vector<CoopConvConfig> out;
+  auto add = [&](int64_t th, int64_t tw, int64_t nt, int64_t sg_m, int64_t sg_n, int64_t cm_n) {
+    CoopConvConfig c;
+    c.tile_h = th, c.tile_w = tw, c.nt = nt, c.sg_m = sg_m, c.sg_n = sg_n, c.cm_n = cm_n, c.up2 = true;
+    c.acc_f16 = target.prefer_f16_accumulate;
+    if (c.cm_n == 8 && c.nt > 64) return;
+    if (coop_config_fits(c, s, target, false) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  std::vector<int64_t> nts;
+  for (int64_t nt : {full, int64_t{64}, int64_t{48}, int64_t{32}})
+    if (nt <= full && std::find(nts.begin(), nts.end(), nt) == nts.end()) nts.push_back(nt);
+  if (pruned) {
+    // Provisional, until H100 measurements of this family are pruned like conv2d_coopmat's.
+    for (int64_t nt : nts) {
+      add(4, 64, nt, 8, 2, 16);
+      add(8, 32, nt, 8, 2, 16);
+      add(8, 64, nt, 16, 1, 16);
+      add(4, 64, nt, 16, 1, 16);
+    }
+    return out;
+  }
+  const std::pair<int64_t, int64_t> grids[] = {{4, 1}, {8, 1}, {4, 2}, {8, 2}, {16, 1}, {16, 2}, {32, 1}};
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}})
+    for (int64_t nt : nts)
+      for (int64_t cm_n : {16, 8})
+        for (auto [sg_m, sg_n] : grids) add(th, tw, nt, sg_m, sg_n, cm_n);
+  return out;
+}
+
 }  // namespace
+
+std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target) {
+  return up2_space(shape, target, false);
+}
+
+std::vector<CoopConvConfig> coop_up2_configs_pruned(const Conv2dShape& shape, const CoopTarget& target) {
+  return up2_space(shape, target, true);
+}
 
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
   return from_templates(all_templates(), shape, target, even_tile_h);

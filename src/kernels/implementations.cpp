@@ -184,23 +184,35 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
   return impl;
 }
 
-// The configurations of one coop pattern in `space`; the heuristic's choice (or the target's
-// forced one) comes first.
+// The configurations of one coop pattern in `space` (conv2d_coopmat_up2's with `up2`); the
+// heuristic's choice (or the target's forced one, if it is of the same family) comes first.
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
-                                         ConfigSpace space) {
+                                         ConfigSpace space, bool up2) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
-  if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && coop_config_fits(it->second, shape, target.coop, pool))
-    first = it->second;
-  if (!first && target.force_config && coop_config_fits(*target.force_config, shape, target.coop, pool)) first = target.force_config;
-  if (!first) first = choose_coop_config(shape, target.coop, pool);
+  auto usable = [&](const CoopConvConfig& c) { return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool); };
+  if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
+  if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
+  if (!first) first = up2 ? choose_coop_up2_config(shape, target.coop) : choose_coop_config(shape, target.coop, pool);
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
-  if (space == ConfigSpace::Pruned) more = coop_configs_pruned(shape, target.coop, pool);
-  if (space == ConfigSpace::Full) more = coop_config_space(shape, target.coop, pool);
+  if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
+  if (space == ConfigSpace::Full) more = up2 ? coop_up2_config_space(shape, target.coop) : coop_config_space(shape, target.coop, pool);
   for (const CoopConvConfig& c : more)
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
+}
+
+// Whether conv2d_coopmat_up2 can run `conv` with fusion `f`: a 3x3 stride-1 conv with constant
+// padding 1 of a fused nearest 2x upsample (output extents = input extents = 2x the
+// upsample's input), without pool or crop, and a constant channel count for the upsampled part.
+bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape& s, const ConvFusion& f) {
+  if (!f.upsample || f.pool || !f.slices.empty() || f.pad0 || s.kh != 3 || s.kw != 3 || !coop_conv_applicable(s)) return false;
+  const auto& a = std::get<compiler::ConvAttrs>(conv.attrs);
+  for (ValueId v : {a.pad_begin[0], a.pad_begin[1], a.pad_end[0], a.pad_end[1]})
+    if (!is_const(g, v, 1, 1)) return false;
+  const auto& up_in = g.tensor(f.upsample->inputs.at(0)).shape;
+  return up_in.size() == 4 && is_const(g, up_in[1], 1, s.c_in);
 }
 
 Implementation single_op(const compiler::Graph& g, const Op& op) {
@@ -266,14 +278,22 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       const std::vector<ConvFusion> fusions = conv_fusions(graph, u, op, target.fuse);
       for (const ConvFusion& f : fusions) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
       if (!coop || !coop_conv_applicable(*shape)) continue;
+      // A forced configuration of one family keeps the other out (tests check each family).
+      const bool forced_up2 = target.force_config && target.force_config->up2;
+      const bool forced_plain = target.force_config && !target.force_config->up2;
       for (const ConvFusion& f : fusions) {
-        Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
-        c.coop.emulate = target.coop_emulate;
-        c.coop.subgroup_size = target.coop.subgroup_size;
-        for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space)) {
-          c.coop.config = config;
-          c.config = config.describe();
-          out.push_back(c);
+        for (bool up2 : {false, true}) {
+          if (up2 && (!target.coop_up2 || forced_plain || !up2_applicable(graph, op, *shape, f))) continue;
+          if (!up2 && forced_up2 && up2_applicable(graph, op, *shape, f)) continue;
+          Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
+          c.coop.emulate = target.coop_emulate;
+          c.coop.subgroup_size = target.coop.subgroup_size;
+          if (up2) c.family = "conv2d_coopmat_up2";
+          for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space, up2)) {
+            c.coop.config = config;
+            c.config = config.describe();
+            out.push_back(c);
+          }
         }
       }
       continue;

@@ -74,5 +74,8 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
 // configurations that fit `target` and, with `even_tile_h`, a pooling epilogue.
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+// The same for conv2d_coopmat_up2 (3x3 convs of an upsampled input).
+std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target);
+std::vector<CoopConvConfig> coop_up2_configs_pruned(const Conv2dShape& shape, const CoopTarget& target);
 
 }  // namespace denox::kernels

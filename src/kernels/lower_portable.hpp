@@ -29,6 +29,9 @@ struct LoweringTarget {
   // Absorb pool / upsample / concat / pad / crop into convolutions (false: one dispatch per op
   // but the conv's activation, for measuring what the fusions save).
   bool fuse = true;
+  // Upsampled 3x3 convs may also run phase-decomposed (conv2d_coopmat_up2, 2.25x fewer
+  // multiplies on the upsampled channels); false: only conv2d_coopmat (benchmarks compare).
+  bool coop_up2 = true;
   // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
   // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every
   // convolution it fits (the others keep the heuristic's choice).

@@ -39,6 +39,14 @@ std::map<std::string, int> families(const plan::Plan& plan) {
   return n;
 }
 
+int coop_dispatches(const plan::Plan& plan) {
+  const auto f = families(plan);
+  int n = 0;
+  for (const char* family : {"conv2d_coopmat", "conv2d_coopmat_up2"})
+    if (auto it = f.find(family); it != f.end()) n += it->second;
+  return n;
+}
+
 runtime::DeviceContext& coop_device() {
   static std::unique_ptr<runtime::DeviceContext> ctx = [] {
     runtime::OwnDeviceOptions options;

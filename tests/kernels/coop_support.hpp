@@ -27,6 +27,8 @@ compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop = true,
 
 // Dispatches per shader family.
 std::map<std::string, int> families(const plan::Plan& plan);
+// Dispatches of the cooperative-matrix convolutions (conv2d_coopmat and conv2d_coopmat_up2).
+int coop_dispatches(const plan::Plan& plan);
 
 // The device of the [coop] tests and benchmarks: the first discrete GPU with validation off
 // (Debian 12's Khronos layer predates SPV_KHR_cooperative_matrix and cannot check these shaders).

@@ -61,9 +61,10 @@ std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, 
 // Worst relative L2 of the outputs against the CPU reference (infinity on NaN).
 double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& target,
                 const std::vector<HostTensor>& inputs, int* coop_dispatches = nullptr,
-                plan::Precision precision = plan::Precision::F16, size_t* dispatches = nullptr) {
+                plan::Precision precision = plan::Precision::F16, size_t* dispatches = nullptr, int* up2_dispatches = nullptr) {
   plan::Plan plan = compile(g, precision, target);
-  if (coop_dispatches) *coop_dispatches = families(plan)["conv2d_coopmat"];
+  if (coop_dispatches) *coop_dispatches = testing::coop_dispatches(plan);
+  if (up2_dispatches) *up2_dispatches = families(plan)["conv2d_coopmat_up2"];
   if (dispatches) *dispatches = plan.dispatches.size();
   const auto expected = reference::run_reference(g, inputs);
   const auto actual = run_on(ctx, std::move(plan), inputs);
@@ -82,6 +83,7 @@ struct Case {
   int64_t h, w;
   int expected_coop;           // coop dispatches in the plan (= convolutions)
   size_t expected_dispatches;  // all dispatches, every fusion taken
+  int upsampled = 0;           // convs of an upsample (conv2d_coopmat_up2 unless a plain config is forced)
 };
 
 std::vector<Case> cases() {
@@ -142,6 +144,7 @@ std::vector<Case> cases() {
     c.b.output(c.b.activation("relu", c.b.conv("conv", cat, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 31), relu()));
     const TensorId u2 = c.b.op("up2", "Resize", up, {lo}, big);
     c.b.output(c.b.conv("conv_up", u2, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 32));
+    c.upsampled = 2;
     all.push_back(std::move(c));
   }
   {
@@ -199,6 +202,17 @@ std::vector<CoopConvConfig> forced_configs() {
   add(8, 32, 48, 16, 8, 2, 8, true, false);
   add(8, 64, 32, 16, 32, 1, 16, true, false);
   add(4, 64, 64, 16, 16, 2, 16, true, false);
+  // conv2d_coopmat_up2 (phase-decomposed upsampled convs; forcing one keeps conv2d_coopmat off
+  // the upsampled convs): two output-channel tiles, fp32 accumulation, 8 and 16 subgroups.
+  auto up2 = [&](int64_t th, int64_t tw, int64_t nt, int64_t sg_m, int64_t sg_n, int64_t cm_n, bool f16) {
+    add(th, tw, nt, 16, sg_m, sg_n, cm_n, f16, false);
+    v.back().up2 = true;
+  };
+  up2(4, 32, 8, 4, 1, 8, false);   // index 12
+  up2(4, 32, 16, 4, 2, 8, true);   // index 13
+  up2(4, 64, 64, 8, 2, 16, true);
+  up2(8, 64, 32, 16, 1, 16, true);
+  up2(8, 32, 48, 8, 1, 16, false);
   return v;
 }
 
@@ -225,6 +239,51 @@ TEST_CASE("coop weight packing: co_tile x chunk x tap x ck x nt blocks with zero
             nonzero += got != 0.0f;
           }
   CHECK(nonzero == w.size());
+}
+
+TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2 convs give the direct result", "[kernels][coop-plan]") {
+  // Upsampled X0 (c0 = 19 channels, 5x6 low resolution), full-resolution skip X1 (5 channels),
+  // 3x3 padding 1 to 21 outputs: every output pixel computed directly and from the packed
+  // phase weights (two channel tiles, two X0 chunks, one X1 chunk) must agree.
+  const Conv2dShape s{24, 21, 3, 3};
+  const int64_t c0 = 19, lh = 5, lw = 6, h = 2 * lh, w = 2 * lw;
+  CoopConvConfig c;
+  c.up2 = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 32, c.sg_m = 4, c.sg_n = 1;
+  const std::vector<float> wts = random_values(static_cast<size_t>(21 * 24 * 9), 5);
+  const std::vector<float> x0 = random_values(static_cast<size_t>(c0 * lh * lw), 6);
+  const std::vector<float> x1 = random_values(static_cast<size_t>((24 - c0) * h * w), 7);
+  const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
+  const int64_t cu = 2, cs = 1, tile = cu * 16 * 16 * 16 + cs * 9 * 16 * 16;
+  REQUIRE(packed.size() == static_cast<size_t>(2 * tile));
+  auto in = [&](int64_t ci, int64_t y, int64_t x) -> double {  // the conv's input, 0 outside
+    if (y < 0 || y >= h || x < 0 || x >= w) return 0.0;
+    return ci < c0 ? x0[static_cast<size_t>((ci * lh + y / 2) * lw + x / 2)] : x1[static_cast<size_t>(((ci - c0) * h + y) * w + x)];
+  };
+  auto low = [&](int64_t ci, int64_t y, int64_t x) -> double {
+    return y < 0 || y >= lh || x < 0 || x >= lw ? 0.0 : x0[static_cast<size_t>((ci * lh + y) * lw + x)];
+  };
+  double worst = 0;
+  for (int64_t co = 0; co < 21; ++co)
+    for (int64_t oy = 0; oy < h; ++oy)
+      for (int64_t ox = 0; ox < w; ++ox) {
+        double direct = 0, phased = 0;
+        for (int64_t ci = 0; ci < 24; ++ci)
+          for (int64_t t = 0; t < 9; ++t) direct += wts[static_cast<size_t>((co * 24 + ci) * 9 + t)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        const int64_t py = oy % 2, px = ox % 2, ph = py * 2 + px, base = (co / 16) * tile, j = co % 16;
+        for (int64_t ci = 0; ci < c0; ++ci)
+          for (int64_t t = 0; t < 4; ++t) {
+            const float wp = packed[static_cast<size_t>(base + (ci / 16) * 4096 + ((ph * 4 + t) * 16 + ci % 16) * 16 + j)];
+            phased += wp * low(ci, oy / 2 - 1 + py + t / 2, ox / 2 - 1 + px + t % 2);
+          }
+        for (int64_t ci = c0; ci < 24; ++ci)
+          for (int64_t t = 0; t < 9; ++t)
+            phased += packed[static_cast<size_t>(base + cu * 4096 + (t * 16 + (ci - c0)) * 16 + j)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        worst = std::max(worst, std::abs(direct - phased));
+      }
+  CHECK(worst < 1e-4);
+  // Padding: channels past c_in / c_out are zero.
+  for (int64_t j = 21 % 16; j < 16; ++j) CHECK(packed[static_cast<size_t>(tile + j)] == 0.0f);
+  CHECK(packed[static_cast<size_t>(cu * 4096 + (0 * 16 + 5) * 16)] == 0.0f);  // X1 channel 5 does not exist
 }
 
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
@@ -278,7 +337,8 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
 
   const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
   const auto f = families(plan);
-  CHECK(f.at("conv2d_coopmat") == 16);
+  CHECK(f.at("conv2d_coopmat") == 12);
+  CHECK(f.at("conv2d_coopmat_up2") == 4);  // the heuristic cost model takes the 4-tap phases
   CHECK(f.count("conv2d") == 0);
   CHECK(f.count("pool2d") == 0);            // all four max-pools in the epilogues
   CHECK(f.count("upsample_nearest") == 0);  // all four upsamples in the prologues
@@ -288,7 +348,8 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   int pools = 0, concats = 0;
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
-    if (p.family != "conv2d_coopmat") continue;
+    if (p.family == "conv2d_coopmat_up2") concats += define(p, "CONCAT") == "1";
+    if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_up2") continue;
     pools += define(p, "POOL") == "1";
     concats += define(p, "CONCAT") == "1" && define(p, "UPSAMPLE0") == "1";
     CHECK(std::stoi(define(p, "SG_M")) * std::stoi(define(p, "SG_N")) * 32 == static_cast<int>(p.local_size[0]));
@@ -296,6 +357,14 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(pools == 4);
   CHECK(concats == 4);
   plan::validate_plan(plan);
+
+  // Without the phase-decomposed family: conv2d_coopmat reads the upsampled inputs itself.
+  LoweringTarget no_up2 = target;
+  no_up2.coop_up2 = false;
+  CHECK(no_up2.key() != target.key());
+  const plan::Plan plain = build_portable_plan(g, plan::Precision::F16, no_up2);
+  CHECK(families(plain).at("conv2d_coopmat") == 16);
+  CHECK(plain.dispatches.size() == 16);
 
   // Without fusion: one coop dispatch per conv, the rest one dispatch per op.
   target.fuse = false;
@@ -320,13 +389,14 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
   for (Case& c : cases()) {
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware.
-    for (int variant : {-1, 0, 1, 5}) {
+    for (int variant : {-1, 0, 1, 5, 12, 13}) {
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
       else target.force_config.reset();
-      int coop = 0;
-      const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop);
+      int coop = 0, up2 = 0;
+      const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr, &up2);
       INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe()) << ": relative L2 " << err);
       CHECK(coop == c.expected_coop);
+      CHECK(up2 == (target.force_config && !target.force_config->up2 ? 0 : c.upsampled));
       CHECK(err <= 2e-2);
     }
   }
@@ -375,11 +445,13 @@ TEST_CASE("coop family on the GPU's cooperative matrices against the CPU referen
     for (Case& c : cases())
       for (const auto& config : configs) {
         target.force_config = config;
-        int coop = 0;
-        const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop);
+        int coop = 0, up2 = 0;
+        const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16, nullptr, &up2);
         INFO(c.name << ", " << (config ? config->describe() : std::string("heuristic, prefer ") + (f16 ? "f16" : "f32"))
                     << ": relative L2 " << err);
         CHECK(coop == c.expected_coop);
+        // A forced up2 configuration that does not fit leaves the heuristic's up2 choice.
+        CHECK(up2 == (config && !config->up2 ? 0 : c.upsampled));
         CHECK(err <= 2e-2);
       }
   }
@@ -396,12 +468,14 @@ TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes",
         LoweringTarget target = lowering_target(coop_device().caps());
         target.coop.prefer_f16_accumulate = f16;
         plan::Plan plan = compile(g, plan::Precision::F16, target);
-        const int coop = families(plan)["conv2d_coopmat"];
+        const int coop = coop_dispatches(plan);
+        const int ups = families(plan)["conv2d_coopmat_up2"];
         const double err = relative_l2(run_on(coop_device(), std::move(plan), inputs).at(0), expected.at(0));
         std::printf("coop U-Net %s %lldx%lld %s accumulation: relative L2 %.3e (%d coop dispatches)\n",
                     size == modelgen::OidnUnetOptions::Size::Balanced ? "balanced" : "small", static_cast<long long>(w),
                     static_cast<long long>(h), f16 ? "fp16" : "fp32", err, coop);
         CHECK(coop == 16);
+        CHECK(ups == 4);  // every upsampled conv phase-decomposed
         CHECK(err <= 2e-2);
       }
     }

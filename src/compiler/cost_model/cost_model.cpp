@@ -62,6 +62,13 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     const auto& out = g.tensor(conv.output).shape;
     const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0]) * values->at(out[2]) * values->at(out[3])) : 1.0;
     flops = 2.0 * weights * pixels;
+    // conv2d_coopmat_up2: the upsampled channels take 4 taps instead of 9.
+    if (impl.kind == Kind::CoopConv && impl.coop.config.up2 && impl.fusion.upsample) {
+      const auto& ws = g.tensor(w).shape;
+      const double c_in = static_cast<double>(values->at(ws.at(1)));
+      const double c_up = static_cast<double>(values->at(g.tensor(impl.fusion.upsample->inputs.at(0)).shape.at(1)));
+      if (c_in > 0) flops *= (4.0 * c_up + 9.0 * (c_in - c_up)) / (9.0 * c_in);
+    }
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
     if (impl.kind == Kind::CoopConv) tflops = kCoopTflops;
   }

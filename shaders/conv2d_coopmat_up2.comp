@@ -1,0 +1,427 @@
+#version 450
+// A 3x3 convolution (stride 1, padding 1) of a nearest-2x-upsampled tensor X0, optionally
+// concatenated along channels with a full-resolution tensor X1, as an implicit GEMM on
+// cooperative matrices, decomposed by output phase so that the upsampled channels cost 4 taps
+// instead of 9.
+//
+// Why: output pixel (2Y+py, 2X+px) of conv3x3(upsample2x(X0)) reads upsampled rows 2Y+py-1 ..
+// 2Y+py+1, i.e. low-resolution rows {Y-1, Y} for py = 0 (kernel rows {0}, {1,2}) and {Y, Y+1}
+// for py = 1 (kernel rows {0,1}, {2}); likewise for columns. So each of the 4 output phases
+// (py, px) is a 2x2 convolution of X0 itself with weights that are sums of the 3x3 taps
+// (packed at plan time, pack_coop_up2_weights): 2.25x fewer multiplies on those channels, and
+// the patch staged in shared memory is a low-resolution one (4x fewer pixels). The skip
+// channels of X1 keep their 9 taps.
+//
+// GEMM view: M = the workgroup's TILE_H x TILE_W output pixels ordered phase-major (phase, then
+// low-resolution row, then column), so a 16-row A fragment is 16 consecutive low-resolution
+// pixels of one phase: a strided coopMatLoad from the low-resolution patch. Each subgroup's
+// fragments lie in one phase (FR_PH % FM == 0), so its B fragments are that phase's weights.
+// For X1 chunks the full-resolution patch is stored with its columns de-interleaved by parity
+// (even columns, then odd ones), so that the 16 pixels of one phase are again consecutive rows.
+// Chunks: first ceil(c0 / CK) chunks of X0 (weights [phase][2x2 tap][CK][NT]), then
+// ceil((c_in - c0) / CK) chunks of X1 ([3x3 tap][CK][NT]); each chunk's block is contiguous.
+// Pipelining, staging, padding and masking as in conv2d_coopmat.comp (which says why).
+//
+// Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
+//   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
+//   CONCAT (optional, default 0): X1 present.
+// Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
+// the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
+// Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#ifndef COOP_EMULATE
+#define COOP_EMULATE 0
+#endif
+#if !COOP_EMULATE
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#endif
+#include "common.glsl"
+#ifndef STORAGE_F16
+#error "conv2d_coopmat_up2 needs STORAGE_F16 (fp16 plans only)"
+#endif
+
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+#ifndef CONCAT
+#define CONCAT 0
+#endif
+#define B_GLOBAL 0
+#if ACC_F16
+#define ACC_T float16_t
+#else
+#define ACC_T float
+#endif
+
+#define CM_M 16
+#define CM_K 16
+#define SG_COUNT (SG_M * SG_N)
+#define WG_SIZE (SG_COUNT * SUBGROUP_SIZE)
+#define LH (TILE_H / 2)
+#define LW (TILE_W / 2)
+#define M_TILE (TILE_H * TILE_W)
+#define FRAGS_W (LW / CM_M)
+#define FR_PH (LH * FRAGS_W)  // fragments per phase
+#define FRAGS_M (4 * FR_PH)
+#define FM (FRAGS_M / SG_M)
+#define FN (NT / CM_N / SG_N)
+// The low-resolution patch of X0 chunks: rows Y0-1 .. Y0+LH, columns X0-1 .. X0+LW.
+#define LHALO_H (LH + 2)
+#define LHALO_W (LW + 2)
+// The full-resolution patch of X1 chunks: rows y0-1 .. y0+TILE_H, columns likewise.
+#define FHALO_H (TILE_H + 2)
+#define FHALO_W (TILE_W + 2)
+#define FHALF (FHALO_W / 2)
+// Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
+#define CKS (CK + 8)
+#define NTS (NT + 8)
+#define MS (M_TILE + 8)
+#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
+#define FX_VEC4 (FHALO_H * FHALO_W * CKS / 4)
+#define WU_ITEMS (16 * CK * NT / 4)  // an X0 chunk's weights: 4 phases x 4 taps
+#define WS_ITEMS (9 * CK * NT / 4)   // an X1 chunk's weights: 9 taps
+#define STAGE_U (LX_VEC4 + 16 * CK * NTS / 4)
+#if CONCAT
+#define STAGE_S (FX_VEC4 + 9 * CK * NTS / 4)
+#else
+#define STAGE_S 0
+#endif
+#define OUT_VEC4 (NT * MS / 4)
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define SMEM_VEC4 MAX2(MAX2(STAGE_U, STAGE_S), OUT_VEC4)
+// Work items per chunk, as conv2d_coopmat.comp's: fast path 4 channels x 4 aligned pixels,
+// scalar path 4 channels of one pixel; weights 4 consecutive halves of one (tap, k) row.
+#define NGL ((LHALO_W + 6) / 4)
+#define NGF ((FHALO_W + 6) / 4)
+#define XV_U ((CK / 4) * LHALO_H * NGL)
+#define X_U ((CK / 4) * LHALO_H * LHALO_W)
+#if CONCAT
+#define XV_S ((CK / 4) * FHALO_H * NGF)
+#define X_S ((CK / 4) * FHALO_H * FHALO_W)
+#define W_MAX WU_ITEMS > WS_ITEMS ? WU_ITEMS : WS_ITEMS
+#else
+#define XV_S 0
+#define X_S 0
+#endif
+#define PER_T(n) (((n) + WG_SIZE - 1) / WG_SIZE)
+#define XV_PER_T PER_T(MAX2(XV_U, XV_S))
+#define X_PER_T PER_T(MAX2(X_U, X_S))
+#define W_PER_T PER_T(WU_ITEMS)  // >= WS_ITEMS
+
+#if (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
+    (NT % (CM_N * SG_N)) != 0
+#error "conv2d_coopmat_up2: inconsistent tile macros"
+#endif
+
+#define B_X1 1
+#define B_Y (1 + CONCAT)
+#define B_W (2 + CONCAT)
+#define B_BIAS (3 + CONCAT)
+
+layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
+layout(set = 0, binding = 0) readonly buffer X0Vec4 { f16vec4 x0v4[]; };
+#if CONCAT
+layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
+layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
+#endif
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
+layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
+layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
+#if HAS_BIAS
+layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
+#endif
+
+layout(push_constant) uniform Push {
+  uint c_in, h, w, c_out, oh, ow;
+  int pad_top, pad_left;
+  uint act_a, act_b;
+  uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
+} pc;
+
+shared f16vec4 smem[SMEM_VEC4];
+
+#include "coopmat_ops.glsl"
+
+// The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
+#define STAGE_N MAX2(X_PER_T, 4 * XV_PER_T)
+f16vec4 stage[STAGE_N];
+f16vec4 pw[W_PER_T];
+
+// Where a chunk reads from: X0 at low resolution or X1 at full resolution (uniform).
+struct Source {
+  bool up;           // an X0 chunk
+  uint plane0;       // n * C + first channel of the chunk
+  uint channels;     // valid channels left from the chunk's first (masking past the tensor)
+  int y0, x0;        // the patch's origin in the source
+  uint bh, bw;       // rows / columns that hold data (zeros beyond)
+};
+
+f16vec4 load4(const Source s, uint c, uint iy, uint x) {
+#if CONCAT
+  if (!s.up) return x1v4[(((s.plane0 + c) * pc.h1 + iy) * pc.w1 + x) >> 2];
+#endif
+  return x0v4[(((s.plane0 + c) * pc.h0 + iy) * pc.w0 + x) >> 2];
+}
+
+float16_t load1(const Source s, uint c, uint iy, uint ix) {
+#if CONCAT
+  if (!s.up) return x1[((s.plane0 + c) * pc.h1 + iy) * pc.w1 + ix];
+#endif
+  return x0[((s.plane0 + c) * pc.h0 + iy) * pc.w0 + ix];
+}
+
+// Fetches a patch of hh x hw pixels (constants at each call site) into `stage`.
+void fetch_patch(const Source s, uint t, uint hh, uint hw, bool fast) {
+  if (fast) {
+    const uint ng = (hw + 6) / 4;
+    const int xa = s.x0 - (s.x0 & 3);
+    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      LOOP_UNROLL for (uint j = 0; j < 4; ++j) stage[i * 4 + j] = f16vec4(0.0);
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
+        const int iy = s.y0 + int(hy), x = xa + int(4 * g);
+        if (iy >= 0 && iy < int(s.bh) && x >= 0 && x < int(s.bw)) {
+          LOOP_UNROLL for (uint j = 0; j < 4; ++j)
+            if (4 * q + j < s.channels) stage[i * 4 + j] = load4(s, 4 * q + j, uint(iy), uint(x));
+        }
+      }
+    }
+  } else {
+    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      f16vec4 v = f16vec4(0.0);
+      if (e < (CK / 4) * hh * hw) {
+        const uint q = e / (hh * hw), p = e % (hh * hw);
+        const int iy = s.y0 + int(p / hw), ix = s.x0 + int(p % hw);
+        if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
+          LOOP_UNROLL for (uint j = 0; j < 4; ++j)
+            if (4 * q + j < s.channels) v[j] = load1(s, 4 * q + j, uint(iy), uint(ix));
+        }
+      }
+      stage[i] = v;
+    }
+  }
+}
+
+// Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
+// `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2.
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool fast, bool deint) {
+  if (fast) {
+    const uint ng = (hw + 6) / 4;
+    const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
+    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
+        LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
+          const int hx = int(4 * g + k) - off;
+          if (hx >= 0 && hx < int(hw)) {
+            const uint col = deint ? (uint(hx) & 1u) * FHALF + (uint(hx) >> 1) : uint(hx);
+            smem[(hy * hw + col) * (CKS / 4) + q] =
+                f16vec4(stage[i * 4][k], stage[i * 4 + 1][k], stage[i * 4 + 2][k], stage[i * 4 + 3][k]);
+          }
+        }
+      }
+    }
+  } else {
+    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < (CK / 4) * hh * hw) {
+        const uint q = e / (hh * hw), p = e % (hh * hw), hy = p / hw, hx = p % hw;
+        const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
+        smem[(hy * hw + col) * (CKS / 4) + q] = stage[i];
+      }
+    }
+  }
+}
+
+void fetch_weights(uint wb, uint items, uint t) {
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < items) pw[i] = wts[wb + e];
+  }
+}
+
+void stash_weights(uint sb, uint items, uint t) {
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < items) smem[sb + (e / (NT / 4)) * (NTS / 4) + e % (NT / 4)] = pw[i];
+  }
+}
+
+// Chunk `chunk` of the workgroup: what it reads, and where its weights start (f16vec4 units).
+struct Chunk {
+  Source s;
+  uint w_at;
+};
+
+Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0) {
+  Chunk c;
+  if (chunk < cu) {
+    c.s.up = true;
+    c.s.plane0 = n * pc.c0 + chunk * CK;
+    c.s.channels = pc.c0 - chunk * CK;
+    c.s.y0 = oy0 / 2 - 1, c.s.x0 = ox0 / 2 - 1;
+    c.s.bh = pc.h0, c.s.bw = pc.w0;
+    c.w_at = w_tile + chunk * WU_ITEMS;
+  } else {
+    const uint k = chunk - cu;
+    c.s.up = false;
+    c.s.plane0 = n * (pc.c_in - pc.c0) + k * CK;
+    c.s.channels = pc.c_in - pc.c0 - k * CK;
+    c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
+    c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
+    c.w_at = w_tile + cu * WU_ITEMS + k * WS_ITEMS;
+  }
+  return c;
+}
+
+void fetch(const Chunk c, uint t, bool fast_u, bool fast_s) {
+  if (c.s.up) {
+    fetch_patch(c.s, t, LHALO_H, LHALO_W, fast_u);
+    fetch_weights(c.w_at, WU_ITEMS, t);
+  } else {
+#if CONCAT
+    fetch_patch(c.s, t, FHALO_H, FHALO_W, fast_s);
+    fetch_weights(c.w_at, WS_ITEMS, t);
+#endif
+  }
+}
+
+void stash(const Chunk c, uint t, bool fast_u, bool fast_s) {
+  if (c.s.up) {
+    stash_patch(c.s, t, LHALO_H, LHALO_W, fast_u, false);
+    stash_weights(LX_VEC4, WU_ITEMS, t);
+  } else {
+#if CONCAT
+    stash_patch(c.s, t, FHALO_H, FHALO_W, fast_s, true);
+    stash_weights(FX_VEC4, WS_ITEMS, t);
+#endif
+  }
+}
+
+void main() {
+  const uint t = gl_LocalInvocationIndex;
+  const uint sg = gl_SubgroupID;
+  const uint sg_m = sg % SG_M, sg_n = sg / SG_M;
+
+  const uint co_tiles = (pc.c_out + NT - 1) / NT;
+  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
+  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
+  const uint chunks = cu + cs;
+  const uint w_tile = ct * (cu * WU_ITEMS + cs * WS_ITEMS);
+  // This subgroup's fragments are in one phase (py, px).
+  const uint ph = (sg_m * FM) / FR_PH, py = ph >> 1, px = ph & 1u;
+
+  ACC_DECL;
+
+  // 4-pixel groups lie wholly inside or outside a row when the extents are multiples of 4.
+  const bool fast_u = (pc.w0 & 3u) == 0u;
+#if CONCAT
+  const bool fast_s = ((pc.w | pc.w1 | pc.bw1) & 3u) == 0u;
+#else
+  const bool fast_s = false;
+#endif
+  const bool fast_out = (pc.out_w & 3u) == 0u;
+
+  Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0);
+  fetch(cur, t, fast_u, fast_s);
+  stash(cur, t, fast_u, fast_s);
+  barrier();
+  for (uint chunk = 0; chunk < chunks; ++chunk) {
+    const bool more = chunk + 1 < chunks;
+    const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0);
+    if (more) fetch(next, t, fast_u, fast_s);  // in flight during the multiplies
+    if (chunk < cu) {
+      LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
+        const uint dy = tap >> 1, dx = tap & 1u;
+        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+          // A fragment i: low-resolution pixels (r + py + dy, cs*16 + px + dx + m) of the patch.
+          A_DECL;
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint fi = (sg_m * FM + i) % FR_PH, r = fi / FRAGS_W, c16 = fi % FRAGS_W;
+            A_LOAD(i, ((r + py + dy) * LHALO_W + c16 * CM_M + px + dx) * CKS + kc * CM_K);
+          }
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+            const uint n0 = (sg_n * FN + j) * CM_N;
+            B_LOAD(LX_VEC4 * 4 + ((ph * 4 + tap) * CK + kc * CM_K) * NTS + n0);
+            LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+          }
+        }
+      }
+    } else {
+#if CONCAT
+      LOOP_UNROLL for (uint tap = 0; tap < 9; ++tap) {
+        const uint ky = tap / 3, kx = tap % 3, sx = px + kx;
+        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+          // Full-resolution row 2r + py + ky, column 2 (c16*16 + m) + px + kx: in the
+          // de-interleaved patch, half (sx & 1), index c16*16 + m + sx / 2.
+          A_DECL;
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint fi = (sg_m * FM + i) % FR_PH, r = fi / FRAGS_W, c16 = fi % FRAGS_W;
+            A_LOAD(i, ((2 * r + py + ky) * FHALO_W + (sx & 1u) * FHALF + c16 * CM_M + (sx >> 1)) * CKS + kc * CM_K);
+          }
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+            const uint n0 = (sg_n * FN + j) * CM_N;
+            B_LOAD(FX_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
+            LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+          }
+        }
+      }
+#endif
+    }
+    barrier();  // every subgroup is done reading this chunk
+    if (more) {
+      stash(next, t, fast_u, fast_s);
+      barrier();
+    }
+  }
+
+  // Accumulators -> shared, channel-major: element (m, channel j) at j * MS + m, m phase-major.
+  LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+    const uint m0 = (sg_m * FM + i) * CM_M;
+    LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+      const uint n0 = (sg_n * FN + j) * CM_N;
+      ACC_STORE(i, j, n0 * MS + m0);
+    }
+  }
+  barrier();
+
+  // 4 consecutive output pixels of one row and channel per item: low-resolution columns 2g,
+  // 2g + 1 of phases (py, 0) and (py, 1).
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+  for (uint e = t; e < NT * TILE_H * (TILE_W / 4); e += WG_SIZE) {
+    const uint g = e % (TILE_W / 4), row = (e / (TILE_W / 4)) % TILE_H, j = e / (TILE_H * (TILE_W / 4));
+    const uint co = ct * NT + j;
+    const uint oy = uint(oy0) + row, ox = uint(ox0) + 4 * g;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+#if HAS_BIAS
+    const float b = float(bias[co]);
+#else
+    const float b = 0.0;
+#endif
+    const uint oy_p = row & 1u, ly = row >> 1;
+    float v[4];
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      const uint idx = j * MS + ((oy_p * 2 + (k & 1u)) * LH + ly) * LW + 2 * g + (k >> 1);
+      v[k] = activate(float(smem[idx >> 2][idx & 3u]) + b, act_a, act_b);
+    }
+    const uint base = ((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w;
+    if (fast_out) {
+      yv4[(base + ox) >> 2] = f16vec4(v[0], v[1], v[2], v[3]);
+    } else {
+      [[unroll]] for (uint k = 0; k < 4; ++k)
+        if (ox + k < pc.out_w) y[base + ox + k] = float16_t(v[k]);
+    }
+  }
+}
