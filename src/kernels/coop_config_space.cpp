@@ -1,4 +1,4 @@
-// conv2d_coopmat's configuration space as templates (a template fixes the pixel tile, the
+// conv2d_coopmat's (and conv2d_coopmat_up2's) configuration space as templates (a template fixes the pixel tile, the
 // output-channel tile rule, the subgroup grid, the coop N and where B is read from; the
 // channel counts of a layer turn it into a CoopConvConfig), the whole space for exhaustive
 // tuning, and the reduced set bench/prune/prune_configs.py chose from H100 measurements.
@@ -75,48 +75,47 @@ std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& te
   return out;
 }
 
-// conv2d_coopmat_up2's space: output tiles (tile_w a multiple of 32) x channel tiles x
-// subgroup grids x coop N; what is invalid (a subgroup's fragments spanning two phases) or
-// does not fit is dropped by coop_config_fits.
-std::vector<CoopConvConfig> up2_space(const Conv2dShape& s, const CoopTarget& target, bool pruned) {
-  const int64_t full = (s.c_out + 15) / 16 * 16;
-  std::vector<CoopConvConfig> out;
-  auto add = [&](int64_t th, int64_t tw, int64_t nt, int64_t sg_m, int64_t sg_n, int64_t cm_n) {
-    CoopConvConfig c;
-    c.tile_h = th, c.tile_w = tw, c.nt = nt, c.sg_m = sg_m, c.sg_n = sg_n, c.cm_n = cm_n, c.up2 = true;
-    c.acc_f16 = target.prefer_f16_accumulate;
-    if (c.cm_n == 8 && c.nt > 64) return;
-    if (coop_config_fits(c, s, target, false) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  };
-  std::vector<int64_t> nts;
-  for (int64_t nt : {full, int64_t{64}, int64_t{48}, int64_t{32}})
-    if (nt <= full && std::find(nts.begin(), nts.end(), nt) == nts.end()) nts.push_back(nt);
-  if (pruned) {
-    // Provisional, until H100 measurements of this family are pruned like conv2d_coopmat's.
-    for (int64_t nt : nts) {
-      add(4, 64, nt, 8, 2, 16);
-      add(8, 32, nt, 8, 2, 16);
-      add(8, 64, nt, 16, 1, 16);
-      add(4, 64, nt, 16, 1, 16);
-    }
-    return out;
-  }
+// conv2d_coopmat_up2's templates: output tiles with tile_w a multiple of 32 x channel tiles x
+// subgroup grids (each subgroup's fragments must lie in one output phase; coop_config_fits
+// drops the rest) x coop N. B always from shared memory.
+std::vector<ConfigTemplate> up2_templates() {
+  std::vector<ConfigTemplate> out;
   const std::pair<int64_t, int64_t> grids[] = {{4, 1}, {8, 1}, {4, 2}, {8, 2}, {16, 1}, {16, 2}, {32, 1}};
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}})
-    for (int64_t nt : nts)
+    for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})
-        for (auto [sg_m, sg_n] : grids) add(th, tw, nt, sg_m, sg_n, cm_n);
+        for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false});
+  return out;
+}
+
+// Written by prune_configs.py --family conv2d_coopmat_up2.
+const char* const kPrunedUp2Templates[] = {
+#include "kernels/coop_up2_configs_pruned.inc"
+};
+
+std::vector<CoopConvConfig> up2_configs(const std::vector<ConfigTemplate>& templates, const Conv2dShape& s, const CoopTarget& target) {
+  std::vector<CoopConvConfig> out;
+  for (const ConfigTemplate& t : templates) {
+    auto c = instantiate(t, s, target);
+    if (!c) continue;
+    c->up2 = true;
+    if (coop_config_fits(*c, s, target, false) && std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
+  }
   return out;
 }
 
 }  // namespace
 
 std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target) {
-  return up2_space(shape, target, false);
+  return up2_configs(up2_templates(), shape, target);
 }
 
 std::vector<CoopConvConfig> coop_up2_configs_pruned(const Conv2dShape& shape, const CoopTarget& target) {
-  return up2_space(shape, target, true);
+  std::vector<ConfigTemplate> chosen;
+  for (const auto& t : up2_templates())
+    for (const char* id : kPrunedUp2Templates)
+      if (template_id(t) == id) chosen.push_back(t);
+  return up2_configs(chosen, shape, target);
 }
 
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
