@@ -94,23 +94,30 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target) {
   if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
-  // Provisional (before H100 data): all output channels in one workgroup up to 64, else tiles
-  // of 64 / 48 / 32; the pixel tiles and subgroup grids that won for conv2d_coopmat.
+  // From the H100's exhaustive tuning of this family (bench/RESULTS.md, 2026-11-24, "up2"):
+  // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
+  // 48-channel tiles (16x8x16); wider ones in 64-channel 4x64 tiles. Then smaller tiles where
+  // shared memory is short.
   struct Pick {
-    int64_t tile_h, tile_w, sg_m, sg_n;
+    int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
   };
   const int64_t full = round_up(s.c_out, 16);
-  const std::vector<int64_t> nts = full <= 64 ? std::vector<int64_t>{full} : std::vector<int64_t>{64, 48, 32};
-  const Pick picks[] = {{4, 64, 8, 2}, {8, 32, 8, 2}, {8, 64, 16, 1}, {4, 32, 4, 2}, {4, 32, 8, 1}};
+  std::vector<Pick> picks;
+  if (full <= 32) picks = {{8, 64, 16, 1, full, 16}};
+  else if (full <= 64) picks = {{8, 32, 8, 2, full, 16}};
+  else if (full == 96) picks = {{8, 32, 8, 2, 48, 8}};
+  else picks = {{4, 64, 8, 2, 64, 16}};
+  for (int64_t nt : {std::min<int64_t>(full, 64), std::min<int64_t>(full, 32)})
+    for (const Pick& p : {Pick{8, 32, 8, 2, nt, 16}, Pick{4, 64, 8, 2, nt, 16}, Pick{4, 32, 4, 2, nt, 16}, Pick{4, 32, 8, 1, nt, 16}})
+      picks.push_back(p);
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
-    for (int64_t nt : nts)
-      for (const Pick& p : picks)
-        for (int64_t cm_n : {16, 8}) {
-          CoopConvConfig c;
-          c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
-          c.nt = nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = true;
-          if (coop_config_fits(c, s, target, false)) return c;
-        }
+    for (const Pick& p : picks)
+      for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
+        CoopConvConfig c;
+        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
+        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = true;
+        if (coop_config_fits(c, s, target, false)) return c;
+      }
   return std::nullopt;
 }
 

@@ -301,6 +301,19 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
         if (pool) CHECK(c->tile_h % 2 == 0);
       }
     }
+  // The phase-decomposed family: 3x3 only, never with a pool, within shared memory.
+  for (int64_t c_out : {3, 32, 64, 96, 112, 200}) {
+    const Conv2dShape s{c_out + 3, c_out, 3, 3};
+    const auto c = choose_coop_up2_config(s, full);
+    REQUIRE(c);
+    CHECK(c->up2);
+    CHECK(c->valid());
+    CHECK(coop_config_fits(*c, s, full, false));
+    CHECK_FALSE(coop_config_fits(*c, s, full, true));
+    CHECK(c->shared_bytes(3, 3) <= 49152);
+    CHECK(std::string(c->family()) == "conv2d_coopmat_up2");
+  }
+  CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full));
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
   narrow.shapes = {{16, 8, 16, false}};
