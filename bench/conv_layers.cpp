@@ -356,9 +356,11 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       return measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false);
     };
     const Timing full = variant(nullptr), no_mma = variant("PROFILE_SKIP_MMA"), no_fetch = variant("PROFILE_SKIP_FETCH");
-    std::printf("\n## profile of the fused coop plan (serialized ms): full | without fragment loads + MMAs | without global loads\n");
+    const Timing hwc = variant("PROFILE_HWC");
+    std::printf("\n## profile of the fused coop plan (serialized ms): full | without fragment loads + MMAs | without global loads"
+                " | patch staged as from HWC (convs without upsample/concat)\n");
     for (size_t i = 0; i < full.commands.size(); ++i)
-      std::printf("  %-60s %8.4f %8.4f %8.4f\n", full.commands[i].first.c_str(), full.commands[i].second, no_mma.commands[i].second,
-                  no_fetch.commands[i].second);
+      std::printf("  %-60s %8.4f %8.4f %8.4f %8.4f\n", full.commands[i].first.c_str(), full.commands[i].second, no_mma.commands[i].second,
+                  no_fetch.commands[i].second, hwc.commands[i].second);
   }
 }

@@ -39,6 +39,9 @@
 //   PROFILE_SKIP_MMA / PROFILE_SKIP_FETCH (optional, benchmarks only: wrong results) 1: leave
 //                      out the fragment loads and multiplies / the global-memory loads, to see
 //                      what each part of the loop costs (bench/conv_layers.cpp, DENOX_BENCH_PROFILE)
+//   PROFILE_HWC        (optional, benchmarks only: wrong results) 1: the fast path stages the patch
+//                      as it would from an HWC tensor (16-byte loads of 8 channels of a pixel,
+//                      no transpose); convs without upsample or concat only
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
@@ -84,6 +87,13 @@
 #endif
 #ifndef PROFILE_SKIP_FETCH
 #define PROFILE_SKIP_FETCH 0
+#endif
+#ifndef PROFILE_HWC
+#define PROFILE_HWC 0
+#endif
+#if PROFILE_HWC && (UPSAMPLE0 || CONCAT)
+#undef PROFILE_HWC
+#define PROFILE_HWC 0
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -151,6 +161,12 @@ layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
 layout(set = 0, binding = 0) readonly buffer X0Vec4 { f16vec4 x0v4[]; };
 layout(set = 0, binding = 0) readonly buffer X0Vec2 { f16vec2 x0v2[]; };
+#if PROFILE_HWC
+layout(set = 0, binding = 0) readonly buffer X0U4 { uvec4 x0u4[]; };
+#define HV_ITEMS (HALO * (CK / 8))
+#define HV_PER_T ((HV_ITEMS + WG_SIZE - 1) / WG_SIZE)
+f16vec4 hst[2 * HV_PER_T];
+#endif
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
@@ -231,6 +247,26 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
 #endif
   return;
 #endif
+#if PROFILE_HWC
+  // Timing only (wrong results): the patch read as an HWC tensor would be, 16 bytes (8
+  // channels of one pixel) per item, stored without a transpose (bench/conv_layers.cpp).
+  if (fast) {
+    const uint last = pc.c0 * pc.h0 * pc.w0 / 8 - 1;
+    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      hst[2 * i] = hst[2 * i + 1] = f16vec4(0.0);
+      if (e < HV_ITEMS) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8);
+        const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+        if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
+          const uvec4 u = x0u4[min(((n * pc.h0 + uint(iy)) * pc.w0 + uint(ix)) * (pc.c0 / 8) + chunk * (CK / 8) + h8, last)];
+          hst[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
+          hst[2 * i + 1] = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
+        }
+      }
+    }
+  } else
+#endif
   if (fast) {
     // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
     // sectors), group g, patch row hy.
@@ -275,6 +311,18 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
 // Stores the fetched chunk into the patch buffer at `xb` (f16vec4 units) and, unless B_GLOBAL,
 // the weights next to the first patch buffer.
 void stash(uint t, int ix0, bool fast, uint xb) {
+#if PROFILE_HWC
+  if (fast) {
+    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < HV_ITEMS) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8);
+        smem[xb + p * (CKS / 4) + 2 * h8] = hst[2 * i];
+        smem[xb + p * (CKS / 4) + 2 * h8 + 1] = hst[2 * i + 1];
+      }
+    }
+  } else
+#endif
   if (fast) {
     const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
