@@ -10,6 +10,26 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// One candidate of a heuristic's preference list.
+struct Pick {
+  int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
+};
+
+// The first pick that fits, with the preferred accumulator first, each pick with its coop N
+// and then the other one (for devices without the preferred shape).
+std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, const Conv2dShape& s, const CoopTarget& target,
+                                            bool even_tile_h, bool up2) {
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
+    for (const Pick& p : picks)
+      for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
+        CoopConvConfig c;
+        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
+        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2;
+        if (coop_config_fits(c, s, target, even_tile_h)) return c;  // (nt 8 with coop N 16 is not valid())
+      }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool CoopConvConfig::valid() const {
@@ -65,31 +85,17 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   // per tile are more warps in flight). Then smaller tiles on 8 subgroups where shared memory
   // or the workgroup size is short, and the other coop N / accumulator where the device lacks
   // the preferred one.
-  struct Pick {
-    int64_t tile_h, tile_w, sg_m, sg_n, cm_n;
-  };
   const int64_t nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
   std::vector<Pick> picks;
-  if (nt == 8) picks = {{8, 32, 16, 1, 8}};
-  else if (nt <= 32) picks = {{8, 64, 32, 1, 16}, {8, 64, 16, 1, 16}};
-  else if (nt == 48) picks = {{8, 32, 8, 2, 8}};
-  else if (nt == 64) picks = {{4, 64, 8, 2, 16}, {8, 32, 8, 2, 16}};
-  else if ((nt / 16) % 2 == 0) picks = {{4, 32, 8, 2, 16}};  // 96, 128
-  else picks = {{8, 16, 8, 1, 16}};                           // 80, 112
+  if (nt == 8) picks = {{8, 32, 16, 1, nt, 8}};
+  else if (nt <= 32) picks = {{8, 64, 32, 1, nt, 16}, {8, 64, 16, 1, nt, 16}};
+  else if (nt == 48) picks = {{8, 32, 8, 2, nt, 8}};
+  else if (nt == 64) picks = {{4, 64, 8, 2, nt, 16}, {8, 32, 8, 2, nt, 16}};
+  else if ((nt / 16) % 2 == 0) picks = {{4, 32, 8, 2, nt, 16}};  // 96, 128
+  else picks = {{8, 16, 8, 1, nt, 16}};                           // 80, 112
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {8, 16}, {4, 16}, {2, 16}})
-    picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt == 8 ? 8 : 16});
-  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
-    for (const Pick& p : picks) {
-      for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
-        CoopConvConfig c;
-        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
-        c.nt = nt, c.cm_n = cm_n, c.acc_f16 = acc_f16;
-        if (c.nt == 8 && cm_n == 16) continue;
-        if (coop_config_fits(c, s, target, even_tile_h)) return c;
-      }
-    }
-  }
-  return std::nullopt;
+    picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt, nt == 8 ? 8 : 16});
+  return first_fitting(picks, s, target, even_tile_h, false);
 }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target) {
@@ -98,9 +104,6 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
   // 48-channel tiles (16x8x16); wider ones in 64-channel 4x64 tiles. Then smaller tiles where
   // shared memory is short.
-  struct Pick {
-    int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
-  };
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
   if (full <= 32) picks = {{8, 64, 16, 1, full, 16}};
@@ -110,15 +113,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   for (int64_t nt : {std::min<int64_t>(full, 64), std::min<int64_t>(full, 32)})
     for (const Pick& p : {Pick{8, 32, 8, 2, nt, 16}, Pick{4, 64, 8, 2, nt, 16}, Pick{4, 32, 4, 2, nt, 16}, Pick{4, 32, 8, 1, nt, 16}})
       picks.push_back(p);
-  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
-    for (const Pick& p : picks)
-      for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
-        CoopConvConfig c;
-        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
-        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = true;
-        if (coop_config_fits(c, s, target, false)) return c;
-      }
-  return std::nullopt;
+  return first_fitting(picks, s, target, false, true);
 }
 
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c) {

@@ -16,6 +16,7 @@ struct ConfigTemplate {
   int64_t sg_m, sg_n;
   int64_t cm_n;
   bool b_global;
+  bool up2 = false;  // a conv2d_coopmat_up2 template (its own space and pruned list)
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
@@ -54,6 +55,7 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.sg_n = t.sg_n;
   c.sg_m = t.sg_m;
   c.b_global = t.b_global;
+  c.up2 = t.up2;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
@@ -84,7 +86,7 @@ std::vector<ConfigTemplate> up2_templates() {
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}})
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})
-        for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false});
+        for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true});
   return out;
 }
 
@@ -93,29 +95,24 @@ const char* const kPrunedUp2Templates[] = {
 #include "kernels/coop_up2_configs_pruned.inc"
 };
 
-std::vector<CoopConvConfig> up2_configs(const std::vector<ConfigTemplate>& templates, const Conv2dShape& s, const CoopTarget& target) {
-  std::vector<CoopConvConfig> out;
-  for (const ConfigTemplate& t : templates) {
-    auto c = instantiate(t, s, target);
-    if (!c) continue;
-    c->up2 = true;
-    if (coop_config_fits(*c, s, target, false) && std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
-  }
-  return out;
+// The templates of `all` whose ids a pruned list names, in `all`'s order.
+template <size_t N>
+std::vector<ConfigTemplate> named(const std::vector<ConfigTemplate>& all, const char* const (&ids)[N]) {
+  std::vector<ConfigTemplate> chosen;
+  for (const auto& t : all)
+    for (const char* id : ids)
+      if (template_id(t) == id) chosen.push_back(t);
+  return chosen;
 }
 
 }  // namespace
 
 std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target) {
-  return up2_configs(up2_templates(), shape, target);
+  return from_templates(up2_templates(), shape, target, false);
 }
 
 std::vector<CoopConvConfig> coop_up2_configs_pruned(const Conv2dShape& shape, const CoopTarget& target) {
-  std::vector<ConfigTemplate> chosen;
-  for (const auto& t : up2_templates())
-    for (const char* id : kPrunedUp2Templates)
-      if (template_id(t) == id) chosen.push_back(t);
-  return up2_configs(chosen, shape, target);
+  return from_templates(named(up2_templates(), kPrunedUp2Templates), shape, target, false);
 }
 
 std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
@@ -123,11 +120,7 @@ std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const Co
 }
 
 std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
-  std::vector<ConfigTemplate> chosen;
-  for (const auto& t : all_templates())
-    for (const char* id : kPrunedTemplates)
-      if (template_id(t) == id) chosen.push_back(t);
-  return from_templates(chosen, shape, target, even_tile_h);
+  return from_templates(named(all_templates(), kPrunedTemplates), shape, target, even_tile_h);
 }
 
 }  // namespace denox::kernels

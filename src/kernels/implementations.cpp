@@ -288,8 +288,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
           c.coop.emulate = target.coop_emulate;
           c.coop.subgroup_size = target.coop.subgroup_size;
-          if (up2) c.family = "conv2d_coopmat_up2";
           for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space, up2)) {
+            c.family = config.family();
             c.coop.config = config;
             c.config = config.describe();
             out.push_back(c);
