@@ -9,8 +9,17 @@
 // at plan time to [co_tile][chunk][tap][CK][NT], zero-padded past Cin and Cout) are staged next
 // to it. While the tensor cores work on chunk c, every invocation already holds chunk c+1 in
 // registers (issued before the multiply loop), and writes it to shared memory afterwards.
-// The accumulators go back through shared memory (fp16, channel-major) so that the epilogue
-// (bias, activation, optional 2x2 max-pool) writes the NCHW output with contiguous stores.
+// The accumulators go back through shared memory (fp16; channel-major for an NCHW output,
+// pixel-major for an HWC one) so that the epilogue (bias, activation, optional 2x2 max-pool)
+// writes the output with contiguous stores.
+//
+// Layouts: each tensor is NCHW or, with X0_HWC / X1_HWC / Y_HWC, NHWC (channels innermost). An
+// HWC input whose channel count is a multiple of 8 is staged with one 16-byte load of 8
+// channels of a pixel per item and stored untransposed (the shared patch is pixel-major
+// already); an NCHW input with rows of a multiple of 4 pixels as 4 channels x 4 pixels per item
+// (8-byte loads, transposed into the patch). Each chunk takes the fastest path its source
+// allows (a chunk of a concat reads X0 or X1 or, if c0 is no multiple of CK, both); anything
+// else takes the scalar path. An HWC output is written 8 channels of a pixel per 16-byte store.
 //
 // Fused prologue: CONCAT=1 reads input channels [c0, c_in) from a second tensor (a Concat along
 // channels feeding the conv costs no pass and no memory); UPSAMPLE0=1 reads the first tensor
@@ -39,9 +48,7 @@
 //   PROFILE_SKIP_MMA / PROFILE_SKIP_FETCH (optional, benchmarks only: wrong results) 1: leave
 //                      out the fragment loads and multiplies / the global-memory loads, to see
 //                      what each part of the loop costs (bench/conv_layers.cpp, DENOX_BENCH_PROFILE)
-//   PROFILE_HWC        (optional, benchmarks only: wrong results) 1: the fast path stages the patch
-//                      as it would from an HWC tensor (16-byte loads of 8 channels of a pixel,
-//                      no transpose); convs without upsample or concat only
+//   X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that tensor is NHWC (see Layouts above)
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
@@ -88,12 +95,14 @@
 #ifndef PROFILE_SKIP_FETCH
 #define PROFILE_SKIP_FETCH 0
 #endif
-#ifndef PROFILE_HWC
-#define PROFILE_HWC 0
+#ifndef X0_HWC
+#define X0_HWC 0
 #endif
-#if PROFILE_HWC && (UPSAMPLE0 || CONCAT)
-#undef PROFILE_HWC
-#define PROFILE_HWC 0
+#ifndef X1_HWC
+#define X1_HWC 0
+#endif
+#ifndef Y_HWC
+#define Y_HWC 0
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -129,7 +138,11 @@
 #else
 #define W_VEC4 (KK * CK * NTS / 4)
 #endif
-#define OUT_VEC4 (NT * MS / 4)
+#if Y_HWC
+#define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
+#else
+#define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
+#endif
 #define SMEM_VEC4 ((X_VEC4 + W_VEC4) > OUT_VEC4 ? (X_VEC4 + W_VEC4) : OUT_VEC4)
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
@@ -141,6 +154,9 @@
 #define XV_ITEMS ((CK / 4) * HALO_H * NG)
 #define XV_PER_T ((XV_ITEMS + WG_SIZE - 1) / WG_SIZE)
 #define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+// HWC path: 8 channels of one patch pixel per item (one 16-byte load, two stage slots).
+#define HV_ITEMS (HALO * (CK / 8))
+#define HV_PER_T ((HV_ITEMS + WG_SIZE - 1) / WG_SIZE)
 
 #if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat: inconsistent tile macros"
@@ -161,18 +177,15 @@ layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
 layout(set = 0, binding = 0) readonly buffer X0Vec4 { f16vec4 x0v4[]; };
 layout(set = 0, binding = 0) readonly buffer X0Vec2 { f16vec2 x0v2[]; };
-#if PROFILE_HWC
 layout(set = 0, binding = 0) readonly buffer X0U4 { uvec4 x0u4[]; };
-#define HV_ITEMS (HALO * (CK / 8))
-#define HV_PER_T ((HV_ITEMS + WG_SIZE - 1) / WG_SIZE)
-f16vec4 hst[2 * HV_PER_T];
-#endif
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
+layout(set = 0, binding = B_X1) readonly buffer X1U4 { uvec4 x1u4[]; };
 #endif
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
+layout(set = 0, binding = B_Y) writeonly buffer YU4 { uvec4 yu4[]; };
 layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
@@ -192,10 +205,37 @@ shared f16vec4 smem[SMEM_VEC4];
 // The next chunk, held in registers while the current one is multiplied. One array serves
 // both input paths (the choice is made at run time, so separate arrays would both stay live
 // across the multiply loop: on the H100 that cost registers and so workgroups per SM).
-#define STAGE_N (X_PER_T > 4 * XV_PER_T ? X_PER_T : 4 * XV_PER_T)
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
 f16vec4 stage[STAGE_N];
 #define px(i) stage[i]
-#define pxv(i, j) stage[(i) * 4 + (j)]  // fast path: item i, channel j = 4 pixels
+#define pxv(i, j) stage[(i) * 4 + (j)]  // NCHW fast path: item i, channel j = 4 pixels
+#define phv(i, j) stage[(i) * 2 + (j)]  // HWC path: item i, channels 4j .. 4j + 3
+
+// How a chunk is staged (uniform per chunk): 8 channels of a pixel per item from HWC tensors,
+// 4 channels x 4 pixels from NCHW ones, or one pixel's 4 channels at a time (any layout).
+#define PATH_SCALAR 0u
+#define PATH_NCHW4 1u
+#define PATH_HWC8 2u
+
+// Element index of channel c of pixel (iy, ix) of X0 (stored extents c0 x h0 x w0) and of X1
+// (c_in - c0 x h1 x w1), in their layouts.
+uint x0_index(uint n, uint c, uint iy, uint ix) {
+#if X0_HWC
+  return ((n * pc.h0 + iy) * pc.w0 + ix) * pc.c0 + c;
+#else
+  return ((n * pc.c0 + c) * pc.h0 + iy) * pc.w0 + ix;
+#endif
+}
+#if CONCAT
+uint x1_index(uint n, uint c, uint iy, uint ix) {
+#if X1_HWC
+  return ((n * pc.h1 + iy) * pc.w1 + ix) * (pc.c_in - pc.c0) + c;
+#else
+  return ((n * (pc.c_in - pc.c0) + c) * pc.h1 + iy) * pc.w1 + ix;
+#endif
+}
+#endif
 #if !B_GLOBAL
 f16vec4 pw[W_PER_T];
 #endif
@@ -206,24 +246,54 @@ float16_t load_x(uint n, uint ci, int iy, int ix) {
 #if CONCAT
   if (ci >= pc.c0) {
     if (uint(iy) >= pc.bh1 || uint(ix) >= pc.bw1) return float16_t(0.0);  // a folded Pad's zeros
-    return x1[((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h1 + uint(iy)) * pc.w1 + uint(ix)];
+    return x1[x1_index(n, ci - pc.c0, uint(iy), uint(ix))];
   }
 #endif
 #if UPSAMPLE0
   // Nearest 2x: output row iy reads row iy / 2 (the lowering checks h = 2 h0, w = 2 w0).
-  return x0[((n * pc.c0 + ci) * pc.h0 + min(uint(iy) >> 1, pc.h0 - 1)) * pc.w0 + min(uint(ix) >> 1, pc.w0 - 1)];
+  return x0[x0_index(n, ci, min(uint(iy) >> 1, pc.h0 - 1), min(uint(ix) >> 1, pc.w0 - 1))];
 #else
-  return x0[((n * pc.c0 + ci) * pc.h0 + uint(iy)) * pc.w0 + uint(ix)];
+  return x0[x0_index(n, ci, uint(iy), uint(ix))];
 #endif
 }
 
+// Channels ci .. ci + 7 (ci < c_in, a multiple of 8, all in one HWC tensor whose channel count
+// is a multiple of 8) of pixel (iy, ix), in bounds: one 16-byte load.
+uvec4 load_x8(uint n, uint ci, uint iy, uint ix) {
+#if CONCAT
+  if (ci >= pc.c0) return x1u4[x1_index(n, ci - pc.c0, iy, ix) >> 3];
+#endif
+#if UPSAMPLE0
+  return x0u4[x0_index(n, ci, min(iy >> 1, pc.h0 - 1), min(ix >> 1, pc.w0 - 1)) >> 3];
+#else
+  return x0u4[x0_index(n, ci, iy, ix) >> 3];
+#endif
+}
+
+// The staging path of chunk `chunk` (input channels [chunk * CK, min(chunk * CK + CK, c_in))).
+// `widths4`: every row width the NCHW path reads is a multiple of 4.
+uint chunk_path(uint chunk, bool widths4) {
+  const uint first = chunk * CK, end = min(first + CK, pc.c_in);
+  const bool reads0 = first < pc.c0;
+#if CONCAT
+  const bool reads1 = end > pc.c0;
+  const bool hwc1 = X1_HWC != 0 && ((pc.c_in - pc.c0) & 7u) == 0u, nchw1 = X1_HWC == 0;
+#else
+  const bool reads1 = false, hwc1 = false, nchw1 = false;
+#endif
+  const bool hwc0 = X0_HWC != 0 && (pc.c0 & 7u) == 0u, nchw0 = X0_HWC == 0;
+  if ((!reads0 || hwc0) && (!reads1 || hwc1)) return PATH_HWC8;
+  if (widths4 && (!reads0 || nchw0) && (!reads1 || nchw1)) return PATH_NCHW4;
+  return PATH_SCALAR;
+}
+
 // Pixels x .. x+3 (x a multiple of 4, inside the row; every width a multiple of 4) of channel
-// ci < c_in.
+// ci < c_in of an NCHW tensor.
 f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
 #if CONCAT
   if (ci >= pc.c0) {
     if (iy >= pc.bh1 || x >= pc.bw1) return f16vec4(0.0);
-    return x1v4[(((n * (pc.c_in - pc.c0) + (ci - pc.c0)) * pc.h1 + iy) * pc.w1 + x) >> 2];
+    return x1v4[x1_index(n, ci - pc.c0, iy, x) >> 2];
   }
 #endif
 #if UPSAMPLE0
@@ -231,43 +301,38 @@ f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
   const f16vec2 s = x0v2[(((n * pc.c0 + ci) * pc.h0 + min(iy >> 1, pc.h0 - 1)) * pc.w0 + (x >> 1)) >> 1];
   return f16vec4(s.x, s.x, s.y, s.y);
 #else
-  return x0v4[(((n * pc.c0 + ci) * pc.h0 + iy) * pc.w0 + x) >> 2];
+  return x0v4[x0_index(n, ci, iy, x) >> 2];
 #endif
 }
 
-void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast) {
+void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path) {
 #if PROFILE_SKIP_FETCH
   // Registers get values that depend on the chunk (so nothing is folded away), no memory read.
   const float16_t z = float16_t(float(chunk & 1u) * 0.5);
-  LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i)
-    LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv(i, j) = f16vec4(z);
-  LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) px(i) = f16vec4(z);
+  LOOP_UNROLL for (uint i = 0; i < STAGE_N; ++i) stage[i] = f16vec4(z);
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) pw[i] = f16vec4(z);
 #endif
   return;
 #endif
-#if PROFILE_HWC
-  // Timing only (wrong results): the patch read as an HWC tensor would be, 16 bytes (8
-  // channels of one pixel) per item, stored without a transpose (bench/conv_layers.cpp).
-  if (fast) {
-    const uint last = pc.c0 * pc.h0 * pc.w0 / 8 - 1;
+  if (path == PATH_HWC8) {
+    // Item e: 8-channel group h8 (fastest) of patch pixel p: a warp reads 32-byte runs of
+    // consecutive pixels.
     LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
-      hst[2 * i] = hst[2 * i + 1] = f16vec4(0.0);
+      phv(i, 0) = phv(i, 1) = f16vec4(0.0);
       if (e < HV_ITEMS) {
         const uint h8 = e % (CK / 8), p = e / (CK / 8);
         const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
-        if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
-          const uvec4 u = x0u4[min(((n * pc.h0 + uint(iy)) * pc.w0 + uint(ix)) * (pc.c0 / 8) + chunk * (CK / 8) + h8, last)];
-          hst[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
-          hst[2 * i + 1] = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
+        const uint ci = chunk * CK + 8 * h8;
+        if (ci < pc.c_in && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
+          const uvec4 u = load_x8(n, ci, uint(iy), uint(ix));
+          phv(i, 0) = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
+          phv(i, 1) = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
         }
       }
     }
-  } else
-#endif
-  if (fast) {
+  } else if (path == PATH_NCHW4) {
     // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
     // sectors), group g, patch row hy.
     const int xa = ix0 - (ix0 & 3);
@@ -310,20 +375,17 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool fast)
 
 // Stores the fetched chunk into the patch buffer at `xb` (f16vec4 units) and, unless B_GLOBAL,
 // the weights next to the first patch buffer.
-void stash(uint t, int ix0, bool fast, uint xb) {
-#if PROFILE_HWC
-  if (fast) {
+void stash(uint t, int ix0, uint path, uint xb) {
+  if (path == PATH_HWC8) {
     LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < HV_ITEMS) {
         const uint h8 = e % (CK / 8), p = e / (CK / 8);
-        smem[xb + p * (CKS / 4) + 2 * h8] = hst[2 * i];
-        smem[xb + p * (CKS / 4) + 2 * h8 + 1] = hst[2 * i + 1];
+        smem[xb + p * (CKS / 4) + 2 * h8] = phv(i, 0);
+        smem[xb + p * (CKS / 4) + 2 * h8 + 1] = phv(i, 1);
       }
     }
-  } else
-#endif
-  if (fast) {
+  } else if (path == PATH_NCHW4) {
     const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
@@ -356,6 +418,33 @@ void stash(uint t, int ix0, bool fast, uint xb) {
 #endif
 }
 
+// 8 activated values of one output pixel (channels co .. co + 7 of the tile's `j` .. j + 7),
+// from the pixel-major accumulators of an HWC output (smem offset `at` in halves).
+#if Y_HWC
+void activated8(uint at, uint co, float act_a, float act_b, out float v[8]) {
+  const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
+  [[unroll]] for (uint k = 0; k < 8; ++k) {
+#if HAS_BIAS
+    const float b = co + k < pc.c_out ? float(bias[co + k]) : 0.0;
+#else
+    const float b = 0.0;
+#endif
+    v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
+  }
+}
+
+// Writes channels co .. co + 7 (those below c_out) of HWC output element `base` (channel co).
+void store8(uint base, uint co, const float v[8]) {
+  if ((pc.c_out & 7u) == 0u) {
+    yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+                           packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+  } else {
+    [[unroll]] for (uint k = 0; k < 8; ++k)
+      if (co + k < pc.c_out) y[base + k] = float16_t(v[k]);
+  }
+}
+#endif
+
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint sg = gl_SubgroupID;
@@ -370,8 +459,8 @@ void main() {
 
   ACC_DECL;
 
-  // The fast paths need rows of a multiple of 4 pixels (then a 4-pixel group is either wholly
-  // inside a row or wholly outside): the bounds and the stored widths; uniform per dispatch.
+  // The NCHW fast path needs rows of a multiple of 4 pixels (then a 4-pixel group is either
+  // wholly inside a row or wholly outside): the bounds and the stored widths; uniform per dispatch.
   uint widths = pc.w;
 #if !UPSAMPLE0
   widths |= pc.w0;
@@ -379,14 +468,16 @@ void main() {
 #if CONCAT
   widths |= pc.w1 | pc.bw1;
 #endif
-  const bool fast_in = (widths & 3u) == 0u;
+  const bool widths4 = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
-  fetch(0, t, n, iy0, ix0, w_base, fast_in);
-  stash(t, ix0, fast_in, 0);
+  uint path = chunk_path(0, widths4);
+  fetch(0, t, n, iy0, ix0, w_base, path);
+  stash(t, ix0, path, 0);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base, fast_in);  // in flight during the multiplies
+    path = chunk_path(chunk + 1, widths4);
+    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base, path);  // in flight during the multiplies
 #if B_GLOBAL
     const uint xb = (chunk & 1u) * X_VEC4;  // this chunk's patch buffer (f16vec4 units)
     const uint wg = (w_base + chunk * W_ITEMS) * 4;  // this chunk's weights (halves)
@@ -420,29 +511,66 @@ void main() {
 #if B_GLOBAL
     // The other buffer was last read by chunk - 1, which every subgroup finished before the
     // barrier ending that iteration: store the next chunk there, then one barrier.
-    if (more) stash(t, ix0, fast_in, X_VEC4 - xb);
+    if (more) stash(t, ix0, path, X_VEC4 - xb);
     barrier();
 #else
     barrier();  // every subgroup is done reading this chunk
     if (more) {
-      stash(t, ix0, fast_in, 0);
+      stash(t, ix0, path, 0);
       barrier();
     }
 #endif
   }
 
-  // Accumulators -> shared, channel-major: element (pixel m, channel j) at j * MS + m.
+  // Accumulators -> shared: element (pixel m, channel j) at j * MS + m (NCHW output) or at
+  // m * NTS + j (HWC output).
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     const uint m0 = (sg_m * FM + i) * CM_M;
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sg_n * FN + j) * CM_N;
+#if Y_HWC
+      ACC_STORE_ROWS(i, j, m0 * NTS + n0);
+#else
       ACC_STORE(i, j, n0 * MS + m0);
+#endif
     }
   }
   barrier();
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
-#if !POOL
+#if Y_HWC && !POOL
+  // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
+  for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), m = e / (NT / 8);
+    const uint co = ct * NT + 8 * g8;
+    const uint oy = uint(oy0) + m / TILE_W, ox = uint(ox0) + m % TILE_W;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+    float v[8];
+    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, co, v);
+  }
+#elif Y_HWC
+  // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (NaN propagates).
+  for (uint e = t; e < (M_TILE / 4) * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), q = e / (NT / 8);
+    const uint pr = q / (TILE_W / 2), pcl = q % (TILE_W / 2);
+    const uint co = ct * NT + 8 * g8;
+    const uint py = uint(oy0) / 2 + pr, pxo = uint(ox0) / 2 + pcl;
+    if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
+    float r[8];
+    [[unroll]] for (uint c = 0; c < 8; ++c) r[c] = uintBitsToFloat(0xff800000u);
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      // Window taps past the conv output (ceil_mode's partial windows) are skipped.
+      if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
+      const uint m = (2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2;
+      float v[8];
+      activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+      [[unroll]] for (uint c = 0; c < 8; ++c)
+        if (v[c] > r[c] || isnan(v[c])) r[c] = v[c];
+    }
+    store8(((n * pc.out_h + py) * pc.out_w + pxo) * pc.c_out + co, co, r);
+  }
+#elif !POOL
   // 4 consecutive pixels of one channel per item (TILE_W is a multiple of 4).
   for (uint e = t; e < NT * (M_TILE / 4); e += WG_SIZE) {
     const uint j = e / (M_TILE / 4), m = (e % (M_TILE / 4)) * 4;

@@ -20,11 +20,12 @@
 // (even columns, then odd ones), so that the 16 pixels of one phase are again consecutive rows.
 // Chunks: first ceil(c0 / CK) chunks of X0 (weights [phase][2x2 tap][CK][NT]), then
 // ceil((c_in - c0) / CK) chunks of X1 ([3x3 tap][CK][NT]); each chunk's block is contiguous.
-// Pipelining, staging, padding and masking as in conv2d_coopmat.comp (which says why).
+// Pipelining, staging, padding, masking and layouts as in conv2d_coopmat.comp (which says why).
 //
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
-//   CONCAT (optional, default 0): X1 present.
+//   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
+//   tensor is NHWC.
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
@@ -53,6 +54,15 @@
 #define CONCAT 0
 #endif
 #define B_GLOBAL 0
+#ifndef X0_HWC
+#define X0_HWC 0
+#endif
+#ifndef X1_HWC
+#define X1_HWC 0
+#endif
+#ifndef Y_HWC
+#define Y_HWC 0
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -92,7 +102,11 @@
 #else
 #define STAGE_S 0
 #endif
-#define OUT_VEC4 (NT * MS / 4)
+#if Y_HWC
+#define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
+#else
+#define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
+#endif
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define SMEM_VEC4 MAX2(MAX2(STAGE_U, STAGE_S), OUT_VEC4)
 // Work items per chunk, as conv2d_coopmat.comp's: fast path 4 channels x 4 aligned pixels,
@@ -111,6 +125,14 @@
 #endif
 #define PER_T(n) (((n) + WG_SIZE - 1) / WG_SIZE)
 #define XV_PER_T PER_T(MAX2(XV_U, XV_S))
+// HWC path: 8 channels of one patch pixel per item.
+#define HV_U (LHALO_H * LHALO_W * (CK / 8))
+#if CONCAT
+#define HV_S (FHALO_H * FHALO_W * (CK / 8))
+#else
+#define HV_S 0
+#endif
+#define HV_PER_T PER_T(MAX2(HV_U, HV_S))
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 #define W_PER_T PER_T(WU_ITEMS)  // >= WS_ITEMS
 
@@ -128,12 +150,15 @@ layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
 layout(set = 0, binding = 0) readonly buffer X0Buf { float16_t x0[]; };
 layout(set = 0, binding = 0) readonly buffer X0Vec4 { f16vec4 x0v4[]; };
+layout(set = 0, binding = 0) readonly buffer X0U4 { uvec4 x0u4[]; };
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
+layout(set = 0, binding = B_X1) readonly buffer X1U4 { uvec4 x1u4[]; };
 #endif
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
+layout(set = 0, binding = B_Y) writeonly buffer YU4 { uvec4 yu4[]; };
 layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
@@ -151,36 +176,74 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "coopmat_ops.glsl"
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
-#define STAGE_N MAX2(X_PER_T, 4 * XV_PER_T)
+#define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
 f16vec4 stage[STAGE_N];
 f16vec4 pw[W_PER_T];
 
 // Where a chunk reads from: X0 at low resolution or X1 at full resolution (uniform).
 struct Source {
   bool up;           // an X0 chunk
-  uint plane0;       // n * C + first channel of the chunk
+  uint n;            // image
+  uint first;        // the chunk's first channel in its tensor
+  uint tc;           // the tensor's channel count
   uint channels;     // valid channels left from the chunk's first (masking past the tensor)
+  uint path;         // PATH_* (below)
   int y0, x0;        // the patch's origin in the source
   uint bh, bw;       // rows / columns that hold data (zeros beyond)
 };
 
+// How a chunk is staged (conv2d_coopmat.comp's paths): 8 channels of a pixel per item from an
+// HWC tensor whose channel count is a multiple of 8, 4 channels x 4 pixels from an NCHW one with
+// rows of a multiple of 4 pixels, else one pixel's 4 channels at a time.
+#define PATH_SCALAR 0u
+#define PATH_NCHW4 1u
+#define PATH_HWC8 2u
+
+// Element index of the chunk's channel c at pixel (iy, ix) of its tensor, in its layout.
+uint src_index(const Source s, uint c, uint iy, uint ix) {
+  const uint h = s.up ? pc.h0 : pc.h1, w = s.up ? pc.w0 : pc.w1;
+  const bool hwc = s.up ? X0_HWC != 0 : X1_HWC != 0;
+  return hwc ? ((s.n * h + iy) * w + ix) * s.tc + s.first + c : ((s.n * s.tc + s.first + c) * h + iy) * w + ix;
+}
+
 f16vec4 load4(const Source s, uint c, uint iy, uint x) {
 #if CONCAT
-  if (!s.up) return x1v4[(((s.plane0 + c) * pc.h1 + iy) * pc.w1 + x) >> 2];
+  if (!s.up) return x1v4[src_index(s, c, iy, x) >> 2];
 #endif
-  return x0v4[(((s.plane0 + c) * pc.h0 + iy) * pc.w0 + x) >> 2];
+  return x0v4[src_index(s, c, iy, x) >> 2];
+}
+
+uvec4 load8(const Source s, uint c, uint iy, uint ix) {
+#if CONCAT
+  if (!s.up) return x1u4[src_index(s, c, iy, ix) >> 3];
+#endif
+  return x0u4[src_index(s, c, iy, ix) >> 3];
 }
 
 float16_t load1(const Source s, uint c, uint iy, uint ix) {
 #if CONCAT
-  if (!s.up) return x1[((s.plane0 + c) * pc.h1 + iy) * pc.w1 + ix];
+  if (!s.up) return x1[src_index(s, c, iy, ix)];
 #endif
-  return x0[((s.plane0 + c) * pc.h0 + iy) * pc.w0 + ix];
+  return x0[src_index(s, c, iy, ix)];
 }
 
 // Fetches a patch of hh x hw pixels (constants at each call site) into `stage`.
-void fetch_patch(const Source s, uint t, uint hh, uint hw, bool fast) {
-  if (fast) {
+void fetch_patch(const Source s, uint t, uint hh, uint hw) {
+  if (s.path == PATH_HWC8) {
+    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      stage[2 * i] = stage[2 * i + 1] = f16vec4(0.0);
+      if (e < hh * hw * (CK / 8)) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8);
+        const int iy = s.y0 + int(p / hw), ix = s.x0 + int(p % hw);
+        if (8 * h8 < s.channels && iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
+          const uvec4 u = load8(s, 8 * h8, uint(iy), uint(ix));
+          stage[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
+          stage[2 * i + 1] = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
+        }
+      }
+    }
+  } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int xa = s.x0 - (s.x0 & 3);
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
@@ -214,8 +277,18 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, bool fast) {
 
 // Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
 // `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2.
-void stash_patch(const Source s, uint t, uint hh, uint hw, bool fast, bool deint) {
-  if (fast) {
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
+  if (s.path == PATH_HWC8) {
+    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < hh * hw * (CK / 8)) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8), hy = p / hw, hx = p % hw;
+        const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
+        smem[(hy * hw + col) * (CKS / 4) + 2 * h8] = stage[2 * i];
+        smem[(hy * hw + col) * (CKS / 4) + 2 * h8 + 1] = stage[2 * i + 1];
+      }
+    }
+  } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
@@ -264,20 +337,26 @@ struct Chunk {
   uint w_at;
 };
 
-Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0) {
+// `fast_u` / `fast_s`: the NCHW fast path may read X0 / X1 (row widths multiples of 4).
+Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool fast_u, bool fast_s) {
   Chunk c;
+  c.s.n = n;
   if (chunk < cu) {
     c.s.up = true;
-    c.s.plane0 = n * pc.c0 + chunk * CK;
+    c.s.tc = pc.c0;
+    c.s.first = chunk * CK;
     c.s.channels = pc.c0 - chunk * CK;
+    c.s.path = X0_HWC != 0 ? ((pc.c0 & 7u) == 0u ? PATH_HWC8 : PATH_SCALAR) : (fast_u ? PATH_NCHW4 : PATH_SCALAR);
     c.s.y0 = oy0 / 2 - 1, c.s.x0 = ox0 / 2 - 1;
     c.s.bh = pc.h0, c.s.bw = pc.w0;
     c.w_at = w_tile + chunk * WU_ITEMS;
   } else {
     const uint k = chunk - cu;
     c.s.up = false;
-    c.s.plane0 = n * (pc.c_in - pc.c0) + k * CK;
+    c.s.tc = pc.c_in - pc.c0;
+    c.s.first = k * CK;
     c.s.channels = pc.c_in - pc.c0 - k * CK;
+    c.s.path = X1_HWC != 0 ? ((c.s.tc & 7u) == 0u ? PATH_HWC8 : PATH_SCALAR) : (fast_s ? PATH_NCHW4 : PATH_SCALAR);
     c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
     c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
     c.w_at = w_tile + cu * WU_ITEMS + k * WS_ITEMS;
@@ -285,25 +364,25 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0) {
   return c;
 }
 
-void fetch(const Chunk c, uint t, bool fast_u, bool fast_s) {
+void fetch(const Chunk c, uint t) {
   if (c.s.up) {
-    fetch_patch(c.s, t, LHALO_H, LHALO_W, fast_u);
+    fetch_patch(c.s, t, LHALO_H, LHALO_W);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
 #if CONCAT
-    fetch_patch(c.s, t, FHALO_H, FHALO_W, fast_s);
+    fetch_patch(c.s, t, FHALO_H, FHALO_W);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
   }
 }
 
-void stash(const Chunk c, uint t, bool fast_u, bool fast_s) {
+void stash(const Chunk c, uint t) {
   if (c.s.up) {
-    stash_patch(c.s, t, LHALO_H, LHALO_W, fast_u, false);
+    stash_patch(c.s, t, LHALO_H, LHALO_W, false);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
 #if CONCAT
-    stash_patch(c.s, t, FHALO_H, FHALO_W, fast_s, true);
+    stash_patch(c.s, t, FHALO_H, FHALO_W, true);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
   }
@@ -334,14 +413,14 @@ void main() {
 #endif
   const bool fast_out = (pc.out_w & 3u) == 0u;
 
-  Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0);
-  fetch(cur, t, fast_u, fast_s);
-  stash(cur, t, fast_u, fast_s);
+  Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
+  fetch(cur, t);
+  stash(cur, t);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0);
-    if (more) fetch(next, t, fast_u, fast_s);  // in flight during the multiplies
+    const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
+    if (more) fetch(next, t);  // in flight during the multiplies
     if (chunk < cu) {
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
         const uint dy = tap >> 1, dx = tap & 1u;
@@ -382,24 +461,58 @@ void main() {
     }
     barrier();  // every subgroup is done reading this chunk
     if (more) {
-      stash(next, t, fast_u, fast_s);
+      stash(next, t);
       barrier();
     }
   }
 
-  // Accumulators -> shared, channel-major: element (m, channel j) at j * MS + m, m phase-major.
+  // Accumulators -> shared: element (m, channel j) at j * MS + m (NCHW output) or m * NTS + j
+  // (HWC output), m phase-major.
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     const uint m0 = (sg_m * FM + i) * CM_M;
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sg_n * FN + j) * CM_N;
+#if Y_HWC
+      ACC_STORE_ROWS(i, j, m0 * NTS + n0);
+#else
       ACC_STORE(i, j, n0 * MS + m0);
+#endif
     }
   }
   barrier();
 
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if Y_HWC
+  // 8 channels of one output pixel per item (channel groups fastest): pixel (row, col) is
+  // low-resolution pixel (row / 2, col / 2) of phase (row & 1, col & 1).
+  for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), q = e / (NT / 8), row = q / TILE_W, col = q % TILE_W;
+    const uint co = ct * NT + 8 * g8;
+    const uint oy = uint(oy0) + row, ox = uint(ox0) + col;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+    const uint m = (((row & 1u) * 2 + (col & 1u)) * LH + (row >> 1)) * LW + (col >> 1);
+    const f16vec4 lo = smem[(m * NTS + 8 * g8) / 4], hi = smem[(m * NTS + 8 * g8) / 4 + 1];
+    float v[8];
+    [[unroll]] for (uint k = 0; k < 8; ++k) {
+#if HAS_BIAS
+      const float b = co + k < pc.c_out ? float(bias[co + k]) : 0.0;
+#else
+      const float b = 0.0;
+#endif
+      v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
+    }
+    const uint base = ((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co;
+    if ((pc.c_out & 7u) == 0u) {
+      yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+                             packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+    } else {
+      [[unroll]] for (uint k = 0; k < 8; ++k)
+        if (co + k < pc.c_out) y[base + k] = float16_t(v[k]);
+    }
+  }
+#else
   // 4 consecutive output pixels of one row and channel per item: low-resolution columns 2g,
   // 2g + 1 of phases (py, 0) and (py, 1).
-  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
   for (uint e = t; e < NT * TILE_H * (TILE_W / 4); e += WG_SIZE) {
     const uint g = e % (TILE_W / 4), row = (e / (TILE_W / 4)) % TILE_H, j = e / (TILE_H * (TILE_W / 4));
     const uint co = ct * NT + j;
@@ -424,4 +537,5 @@ void main() {
         if (ox + k < pc.out_w) y[base + ox + k] = float16_t(v[k]);
     }
   }
+#endif
 }

@@ -6,7 +6,8 @@
 // `shared f16vec4 smem[]` (and the weights buffer `wts` of f16vec4 if B_GLOBAL).
 // A_DECL / A_LOAD(i, off): the subgroup's A fragments and a load of fragment i from smem at
 // `off` halves; B_LOAD(off): one B fragment `bm`; MUL_ADD(i, j): acc[i][j] += a[i] * bm;
-// ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m).
+// ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
+// ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n).
 #if !COOP_EMULATE
 // The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
 // strides used here are multiples of 4 halves).
@@ -30,6 +31,9 @@
 #define ACC_STORE(i, j, off)                                                                            \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
                smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
+#define ACC_STORE_ROWS(i, j, off)                                                                       \
+  coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
+               smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
 #else
 // COOP_EMULATE=1 (tests on devices without cooperative matrices, e.g. lavapipe): the same
 // data flow with the matrix operations done by plain arithmetic. Lane l of a subgroup holds
@@ -71,6 +75,12 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
   LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
     const uint o_ = (off) + c_ * MS + r_;                                                       \
+    smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
+  }
+#define ACC_STORE_ROWS(i, j, off)                                                               \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
+    const uint o_ = (off) + r_ * NTS + c_;                                                      \
     smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
   }
 #endif

@@ -20,7 +20,7 @@ namespace {
 
 // The lowering's identity: bump when the lowering changes what it emits for the same graph
 // without the shaders changing.
-constexpr const char* kLowering = "lowering/4";
+constexpr const char* kLowering = "lowering/5";  // 5: NHWC tensors between coop convs
 
 // What the lowering may use on this device: cooperative-matrix convolutions for fp16 plans
 // where the device has them enabled, else the portable shaders.

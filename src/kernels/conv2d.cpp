@@ -160,10 +160,12 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   return io;
 }
 
-std::vector<plan::Binding> conv_bindings(PlanBuilder& b, const compiler::Op& conv, const ConvIo& io, uint32_t packed) {
-  std::vector<plan::Binding> bindings = {b.read(io.x0)};
-  if (io.x1) bindings.push_back(b.read(*io.x1));
-  bindings.push_back(b.write(io.y));
+// `layouts`: X0's, X1's and Y's.
+std::vector<plan::Binding> conv_bindings(PlanBuilder& b, const compiler::Op& conv, const ConvIo& io, uint32_t packed,
+                                         std::array<Layout, 3> layouts = {Layout::NCHW, Layout::NCHW, Layout::NCHW}) {
+  std::vector<plan::Binding> bindings = {b.read(io.x0, layouts[0])};
+  if (io.x1) bindings.push_back(b.read(*io.x1, layouts[1]));
+  bindings.push_back(b.write(io.y, layouts[2]));
   bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
   if (io.has_bias) bindings.push_back(b.read(conv.inputs[2]));
   return bindings;
@@ -223,6 +225,9 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
+  const bool x1_hwc = io.x1 && how.x1 == Layout::NHWC;
+  for (const auto& [macro, on] : {std::pair{"X0_HWC", how.x0 == Layout::NHWC}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC}})
+    if (on) spec.defines.push_back({macro, 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);
   spec.push_constant_count = static_cast<uint32_t>(io.push.size());
@@ -230,7 +235,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
   const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
                                          b.mul(io.conv_out[0], b.constant(co_tiles))};
-  b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed), io.push, groups);
+  b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y}), io.push, groups);
 }
 
 }  // namespace denox::kernels

@@ -44,14 +44,16 @@ bool CoopConvConfig::valid() const {
 }
 
 int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
+  // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
+  // for an NHWC one; the larger of the two, so a configuration fits in either layout.
+  const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
   if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
     const int64_t full = (tile_h + 2) * (tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
-    return 2 * std::max({low, full, nt * (tile_h * tile_w + 8)});
+    return 2 * std::max({low, full, out});
   }
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
   const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
-  const int64_t out = nt * (tile_h * tile_w + 8);
   return 2 * std::max(stage, out);
 }
 

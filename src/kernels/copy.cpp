@@ -13,7 +13,7 @@ struct StridedView {
 };
 
 // dst[view] = src[view] over `extents`; one dispatch.
-void copy(PlanBuilder& b, std::string name, TensorId src, const StridedView& from, TensorId dst, const StridedView& to,
+void copy(PlanBuilder& b, std::string name, plan::Binding src, const StridedView& from, plan::Binding dst, const StridedView& to,
           const Extents4& extents) {
   PipelineSpec spec;
   spec.family = "copy";
@@ -24,7 +24,7 @@ void copy(PlanBuilder& b, std::string name, TensorId src, const StridedView& fro
   push.insert(push.end(), from.strides.begin(), from.strides.end());
   push.push_back(to.offset);
   push.insert(push.end(), to.strides.begin(), to.strides.end());
-  b.dispatch(std::move(name), b.pipeline(spec), {b.read(src), b.write(dst)}, std::move(push), b.grid_32x8(extents));
+  b.dispatch(std::move(name), b.pipeline(spec), {src, dst}, std::move(push), b.grid_32x8(extents));
 }
 
 size_t normalized_axis(int64_t axis, size_t rank, const compiler::Op& op) {
@@ -45,8 +45,8 @@ void lower_concat(PlanBuilder& b, const compiler::Op& op) {
   for (size_t k = 0; k < op.inputs.size(); ++k) {
     const TensorId x = op.inputs[k];
     const Extents4 xe = b.extents4(x);
-    copy(b, op.name + " input " + std::to_string(k), x, {b.constant(0), b.strides(xe)}, y, {b.mul(start, y_strides[axis]), y_strides},
-         xe);
+    copy(b, op.name + " input " + std::to_string(k), b.read(x), {b.constant(0), b.strides(xe)}, b.write(y),
+         {b.mul(start, y_strides[axis]), y_strides}, xe);
     start = b.program().add(start, xe[axis]);
   }
 }
@@ -68,7 +68,19 @@ void lower_slice(PlanBuilder& b, const compiler::Op& op) {
     from.offset = b.program().add(from.offset, b.mul(attrs.start[axis], x_strides[k]));
     from.strides[k] = b.mul(b.constant(attrs.step[axis]), x_strides[k]);
   }
-  copy(b, op.name, x, from, y, {b.constant(0), b.strides(ye)}, ye);
+  copy(b, op.name, b.read(x), from, b.write(y), {b.constant(0), b.strides(ye)}, ye);
+}
+
+void lower_layout_conversion(PlanBuilder& b, TensorId t, Layout from, Layout to) {
+  // The copy walks (N, C, H, W); each side's strides say where an element lives in its layout.
+  const Extents4 e = b.extents4(t);
+  auto strides = [&](Layout l) {
+    if (l == Layout::NCHW) return b.strides(e);
+    const ValueId wc = b.mul(e[3], e[1]);
+    return Extents4{b.mul(wc, e[2]), b.constant(1), wc, e[1]};
+  };
+  const std::string name = b.graph().tensor(t).name + " " + layout_name(from) + "->" + layout_name(to);
+  copy(b, name, b.read(t, from), {b.constant(0), strides(from)}, b.write(t, to), {b.constant(0), strides(to)}, e);
 }
 
 }  // namespace denox::kernels

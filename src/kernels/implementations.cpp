@@ -179,6 +179,7 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
   if (const auto x1 = f.x1(); x1 && *x1 != impl.inputs[0]) impl.inputs.push_back(*x1);
   // A constant (a concat with a weight tensor, say) is no computed input.
   std::erase_if(impl.inputs, [&](TensorId t) { return g.tensor(t).is_constant(); });
+  impl.input_layouts.assign(impl.inputs.size(), Layout::NCHW);
   impl.output = f.last(conv).output;
   impl.pattern = f.pattern();
   return impl;
@@ -215,11 +216,55 @@ bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape&
   return up_in.size() == 4 && is_const(g, up_in[1], 1, s.c_in);
 }
 
+// Whether a coop convolution may keep `t` NHWC: a rank-4 tensor with a constant channel count
+// that is a multiple of 8 (the shaders' 16-byte path; anything else stays NCHW).
+bool nhwc_allowed(const compiler::Graph& g, TensorId t) {
+  const auto& shape = g.tensor(t).shape;
+  return shape.size() == 4 && g.program.is_constant(shape[1]) && g.program.constant_value(shape[1]) % 8 == 0 &&
+         g.program.constant_value(shape[1]) > 0;
+}
+
+// The NHWC variant of a coop convolution (every tensor it may keep NHWC in NHWC), or nullopt
+// when it has none.
+std::optional<Implementation> nhwc_variant(const compiler::Graph& g, const Implementation& nchw) {
+  Implementation v = nchw;
+  bool any = false;
+  // inputs[0] is X0 and inputs[1] X1 unless X0 is a constant (then read as a weight range,
+  // NCHW, like every input of that rare conv).
+  if (!v.inputs.empty() && v.inputs[0] == v.fusion.x0(*v.anchor))
+    for (size_t i = 0; i < v.inputs.size(); ++i)
+      if (nhwc_allowed(g, v.inputs[i])) v.input_layouts[i] = Layout::NHWC, any = true;
+  if (nhwc_allowed(g, v.output)) v.output_layout = Layout::NHWC, any = true;
+  if (!any) return std::nullopt;
+  v.coop.x0 = v.input_layout(0);
+  v.coop.x1 = v.input_layout(1);
+  v.coop.y = v.output_layout;
+  return v;
+}
+
+// Conversions of `t` between NCHW and NHWC, both ways.
+void add_conversions(const compiler::Graph& g, const Uses& u, TensorId t, std::vector<Implementation>& out) {
+  for (const auto& [from, to] : {std::pair{Layout::NCHW, Layout::NHWC}, std::pair{Layout::NHWC, Layout::NCHW}}) {
+    Implementation c;
+    c.kind = Implementation::Kind::Convert;
+    c.anchor = u.producer[t];  // null for a graph input
+    c.inputs = {t};
+    c.input_layouts = {from};
+    c.output = t;
+    c.output_layout = to;
+    c.family = "copy";
+    c.pattern = std::string(layout_name(from)) + "->" + layout_name(to);
+    c.tensor_name = g.tensor(t).name;
+    out.push_back(std::move(c));
+  }
+}
+
 Implementation single_op(const compiler::Graph& g, const Op& op) {
   Implementation impl;
   impl.anchor = &op;
   impl.ops = {&op};
   impl.inputs = computed_inputs(g, op);
+  impl.input_layouts.assign(impl.inputs.size(), Layout::NCHW);
   impl.output = op.output;
   impl.pattern = op.onnx_op;
   std::visit(Overloaded{
@@ -241,6 +286,31 @@ Implementation single_op(const compiler::Graph& g, const Op& op) {
   return impl;
 }
 
+// A graph input read only in another layout than NCHW, or an output written only in another
+// one, is bound in that layout (edge graphs: an NHWC edge measured alone).
+void set_io_layouts(PlanBuilder& b, const compiler::Graph& g, const std::vector<const Implementation*>& chosen) {
+  auto only = [&](TensorId t, bool input) -> std::optional<Layout> {
+    std::optional<Layout> seen;
+    for (const Implementation* impl : chosen) {
+      if (input) {
+        for (size_t i = 0; i < impl->inputs.size(); ++i)
+          if (impl->inputs[i] == t) {
+            if (impl->input_layout(i) == Layout::NCHW) return std::nullopt;
+            seen = impl->input_layout(i);
+          }
+      } else if (impl->output == t) {
+        if (impl->output_layout == Layout::NCHW) return std::nullopt;
+        seen = impl->output_layout;
+      }
+    }
+    return seen;
+  };
+  for (TensorId t : g.inputs)
+    if (auto l = only(t, true)) b.set_io_layout(t, true, *l);
+  for (TensorId t : g.outputs)
+    if (auto l = only(t, false)) b.set_io_layout(t, false, *l);
+}
+
 }  // namespace
 
 const char* config_space_name(ConfigSpace s) {
@@ -252,7 +322,16 @@ const char* config_space_name(ConfigSpace s) {
   return "?";
 }
 
+std::string Implementation::layout_words() const {
+  std::string w;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (input_layout(i) == Layout::NHWC) w += (w.empty() ? "" : ",") + std::string(i == 0 ? "x0" : "x1");
+  if (output_layout == Layout::NHWC) w += (w.empty() ? "" : ",") + std::string("y");
+  return w.empty() || kind == Kind::Convert ? "" : " nhwc(" + w + ")";
+}
+
 std::string Implementation::name() const {
+  if (kind == Kind::Convert) return tensor_name + " " + pattern;
   // Read-through ops (a folded Pad) first, as the dispatch names them.
   std::string n;
   for (const auto* list : {&reads_through, &ops})
@@ -288,18 +367,30 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
           c.coop.emulate = target.coop_emulate;
           c.coop.subgroup_size = target.coop.subgroup_size;
-          for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space, up2)) {
-            c.family = config.family();
-            c.coop.config = config;
-            c.config = config.describe();
-            out.push_back(c);
-          }
+          std::vector<Implementation> variants = {c};
+          if (target.nhwc)
+            if (auto v = nhwc_variant(graph, c)) variants.push_back(std::move(*v));
+          for (Implementation& variant : variants)
+            for (const CoopConvConfig& config : coop_configs(op, *shape, target, f.pool != nullptr, space, up2)) {
+              variant.family = config.family();
+              variant.coop.config = config;
+              variant.config = config.describe() + variant.layout_words();
+              out.push_back(variant);
+            }
         }
       }
       continue;
     }
     out.push_back(std::move(impl));
   }
+  // Conversions of every tensor some implementation keeps NHWC.
+  std::set<TensorId> nhwc;
+  for (const Implementation& impl : out) {
+    for (size_t i = 0; i < impl.inputs.size(); ++i)
+      if (impl.input_layout(i) == Layout::NHWC) nhwc.insert(impl.inputs[i]);
+    if (impl.output_layout == Layout::NHWC) nhwc.insert(impl.output);
+  }
+  for (TensorId t : nhwc) add_conversions(graph, u, t, out);
   return out;
 }
 
@@ -307,12 +398,25 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
                                  const std::vector<const Implementation*>& chosen) {
   std::map<const Op*, const Implementation*> at_anchor;
   std::set<const Op*> covered;
+  // Conversions by the value they read, lowered once it is written.
+  std::multimap<std::pair<TensorId, Layout>, const Implementation*> conversions;
   for (const Implementation* impl : chosen) {
+    if (impl->kind == Implementation::Kind::Convert) {
+      conversions.emplace(std::make_pair(impl->inputs.at(0), impl->input_layout(0)), impl);
+      continue;
+    }
     for (const Op* op : impl->ops)
       if (!covered.insert(op).second) fail(ErrorCode::Internal, "lowering: " + describe_op(*op) + " is covered by two implementations");
     at_anchor[impl->anchor] = impl;
   }
   PlanBuilder b(graph, precision);
+  set_io_layouts(b, graph, chosen);
+  auto convert = [&](TensorId t, Layout written) {
+    const auto [lo, hi] = conversions.equal_range({t, written});
+    for (auto it = lo; it != hi; ++it) lower_layout_conversion(b, t, written, it->second->output_layout);
+  };
+  for (TensorId t : graph.inputs)
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) convert(t, l);
   for (const Op& op : graph.ops) {
     auto it = at_anchor.find(&op);
     if (it == at_anchor.end()) continue;
@@ -323,6 +427,7 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
         break;  // ShapeValues: computed shapes stay on the host; a float op reading one is reported by b.read()
       case Implementation::Kind::PortableConv: lower_conv2d(b, op, impl.fusion); break;
       case Implementation::Kind::CoopConv: lower_conv2d_coop(b, op, impl.fusion, impl.coop); break;
+      case Implementation::Kind::Convert: break;  // not anchored (above)
       case Implementation::Kind::Op:
         std::visit(Overloaded{
                        [&](const compiler::PoolAttrs&) { lower_pool2d(b, op); },
@@ -337,6 +442,7 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
                    op.attrs);
         break;
     }
+    convert(impl.output, impl.output_layout);
   }
   for (TensorId out : graph.outputs)
     if (b.is_constant(out))

@@ -10,7 +10,11 @@
 //     a zero Pad) x an epilogue (none, act, [act+]maxpool, [act+]crop), on the portable conv2d
 //     (one configuration) and, for fp16 plans on a target with cooperative-matrix shapes (or
 //     emulated), on conv2d_coopmat times each configuration of the chosen config space. Only
-//     the activation is fused when LoweringTarget::fuse is off.
+//     the activation is fused when LoweringTarget::fuse is off. Coop convolutions come in two
+//     layout variants where a tensor allows NHWC (a constant channel count that is a multiple
+//     of 8): everything NCHW, and every tensor it can keep NHWC in NHWC;
+//   - a layout conversion (one strided copy) of every tensor some implementation reads or
+//     writes in NHWC, both ways: select pays for one only where two kernels disagree.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +42,7 @@ struct Implementation {
     Op,            // one op on its portable family
     PortableConv,  // conv2d with what it absorbs (fusion)
     CoopConv,      // conv2d_coopmat with what it absorbs (fusion), run as `coop` says
+    Convert,       // `output` (= inputs[0]) from input_layouts[0] to output_layout; covers no op
   };
   Kind kind = Kind::Op;
   const compiler::Op* anchor = nullptr;   // where in the op order it is lowered (the conv for convs)
@@ -47,6 +52,8 @@ struct Implementation {
   std::vector<const compiler::Op*> reads_through;
   std::vector<compiler::TensorId> inputs; // the computed tensors it reads (never constants)
   compiler::TensorId output = 0;          // the one tensor it writes
+  std::vector<Layout> input_layouts;      // one per input (NCHW unless said otherwise)
+  Layout output_layout = Layout::NCHW;
   ConvFusion fusion;      // PortableConv, CoopConv
   CoopConvLowering coop;  // CoopConv
   std::string family;   // shader family ("" for Free)
@@ -54,8 +61,13 @@ struct Implementation {
   std::string config;   // the configuration in words ("" when the family has no choice)
   uint32_t dispatches = 1;
 
-  // "enc_conv1+relu+pool": the op names (read-through ones first, then the covered ones).
+  // "enc_conv1+relu+pool": the op names (read-through ones first, then the covered ones); a
+  // conversion: "<tensor> NCHW->NHWC" (needs the graph for the name: `tensor_name`).
   std::string name() const;
+  std::string tensor_name;  // Convert: the tensor's name
+  Layout input_layout(size_t i) const { return i < input_layouts.size() ? input_layouts[i] : Layout::NCHW; }
+  // " nhwc(x0,y)": which tensors are NHWC, in words (empty when none), part of `config`.
+  std::string layout_words() const;
 };
 
 // Every implementation of every op of `graph` the target allows, in graph order (the anchors').
@@ -65,7 +77,9 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
                                                       const LoweringTarget& target, ConfigSpace space);
 
 // The plan of a chosen set (one implementation per covered op; ops no implementation covers are
-// not needed for the outputs and are left out). Throws what the per-op lowerings throw.
+// not needed for the outputs and are left out; conversions right after their tensor is
+// written). A graph input or output is bound NCHW unless the chosen set reads (writes) it only
+// in another layout: an edge measured alone. Throws what the per-op lowerings throw.
 plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision precision,
                                  const std::vector<const Implementation*>& chosen);
 

@@ -32,6 +32,10 @@ struct LoweringTarget {
   // Upsampled 3x3 convs may also run phase-decomposed (conv2d_coopmat_up2, 2.25x fewer
   // multiplies on the upsampled channels); false: only conv2d_coopmat (benchmarks compare).
   bool coop_up2 = true;
+  // Coop convolutions may also read and write NHWC tensors (channel counts that are multiples
+  // of 8), with conversion edges where another kernel needs NCHW; false: NCHW only (tests and
+  // benchmarks compare).
+  bool nhwc = true;
   // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
   // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every
   // convolution it fits (the others keep the heuristic's choice).

@@ -10,6 +10,7 @@
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/conv2d_layout.hpp"
 #include "kernels/plan_builder.hpp"
+#include "kernels/tensor_layout.hpp"
 
 namespace denox::kernels {
 
@@ -70,6 +71,7 @@ Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv);
 // How a convolution runs on conv2d_coopmat (stride and dilation 1).
 struct CoopConvLowering {
   CoopConvConfig config;
+  Layout x0 = Layout::NCHW, x1 = Layout::NCHW, y = Layout::NCHW;  // X0_HWC, X1_HWC, Y_HWC
   bool emulate = false;  // COOP_EMULATE=1: plain arithmetic instead of cooperative matrices (tests)
   uint32_t subgroup_size = 32;
 };
@@ -81,5 +83,7 @@ void lower_slice(PlanBuilder& b, const compiler::Op& op);
 void lower_pad(PlanBuilder& b, const compiler::Op& op);
 void lower_binary(PlanBuilder& b, const compiler::Op& op);
 void lower_unary(PlanBuilder& b, const compiler::Op& op);
+// Tensor `t` from layout `from` to layout `to` (one strided copy).
+void lower_layout_conversion(PlanBuilder& b, TensorId t, Layout from, Layout to);
 
 }  // namespace denox::kernels

@@ -83,20 +83,20 @@ TensorId PlanBuilder::resolve(TensorId t) const {
 
 void PlanBuilder::alias(TensorId alias, TensorId source) { aliases_[alias] = resolve(source); }
 
-uint32_t PlanBuilder::scratch(TensorId t) {
+uint32_t PlanBuilder::scratch(TensorId t, Layout layout) {
   t = resolve(t);
-  if (auto it = scratch_of_.find(t); it != scratch_of_.end()) return it->second;
+  if (auto it = scratch_of_.find({t, layout}); it != scratch_of_.end()) return it->second;
   const compiler::Tensor& tensor = graph_.tensor(t);
   if (tensor.is_constant()) fail(ErrorCode::Internal, "constant tensor '" + tensor.name + "' has no scratch memory");
   if (tensor.dtype != compiler::DType::F32)
     fail(ErrorCode::Unsupported, "tensor '" + tensor.name + "' is " + compiler::dtype_name(tensor.dtype) +
                                      "; the GPU computes float tensors only");
   plan::ScratchTensor s;
-  s.name = tensor.name;
+  s.name = layout == Layout::NCHW ? tensor.name : tensor.name + " (" + layout_name(layout) + ")";
   s.size_bytes = mul(product(tensor.shape), constant(element_size()));
   plan_.scratch.push_back(std::move(s));
   const uint32_t index = static_cast<uint32_t>(plan_.scratch.size() - 1);
-  scratch_of_.emplace(t, index);
+  scratch_of_.emplace(std::make_pair(t, layout), index);
   return index;
 }
 
@@ -122,10 +122,10 @@ uint32_t PlanBuilder::add_weights(const std::string& name, std::span<const float
   return static_cast<uint32_t>(plan_.weights.size() - 1);
 }
 
-plan::Binding PlanBuilder::read(TensorId t) {
+plan::Binding PlanBuilder::read(TensorId t, Layout layout) {
   t = resolve(t);
   const compiler::Tensor& tensor = graph_.tensor(t);
-  if (!tensor.is_constant()) return {plan::Resource::Scratch, scratch(t), plan::Access::Read};
+  if (!tensor.is_constant()) return {plan::Resource::Scratch, scratch(t, layout), plan::Access::Read};
   if (!tensor.f32_data)
     fail(ErrorCode::Unsupported, "constant '" + tensor.name + "' is int64; the GPU reads float constants only");
   auto it = weights_of_.find(t);
@@ -133,7 +133,7 @@ plan::Binding PlanBuilder::read(TensorId t) {
   return {plan::Resource::Weights, it->second, plan::Access::Read};
 }
 
-plan::Binding PlanBuilder::write(TensorId t) { return {plan::Resource::Scratch, scratch(t), plan::Access::Write}; }
+plan::Binding PlanBuilder::write(TensorId t, Layout layout) { return {plan::Resource::Scratch, scratch(t, layout), plan::Access::Write}; }
 
 uint32_t PlanBuilder::pipeline(const PipelineSpec& spec) {
   auto defines = spec.defines;
@@ -167,7 +167,7 @@ void PlanBuilder::dispatch(std::string name, uint32_t pipeline, std::vector<plan
   plan_.dispatches.push_back(std::move(d));
 }
 
-plan::IoTensor PlanBuilder::io_tensor(TensorId t, const char* what) {
+plan::IoTensor PlanBuilder::io_tensor(TensorId t, const char* what, Layout layout) {
   const compiler::Tensor& tensor = graph_.tensor(t);
   if (tensor.shape.size() != 4)
     fail(ErrorCode::Unsupported, std::string(what) + " '" + tensor.name + "' has rank " + std::to_string(tensor.shape.size()) +
@@ -175,14 +175,18 @@ plan::IoTensor PlanBuilder::io_tensor(TensorId t, const char* what) {
   plan::IoTensor io;
   io.name = tensor.name;
   std::copy(tensor.shape.begin(), tensor.shape.end(), io.shape.begin());
-  io.scratch = scratch(t);
+  io.scratch = scratch(t, layout);
   return io;
 }
 
 plan::Plan PlanBuilder::finish() {
-  for (TensorId t : graph_.inputs) plan_.inputs.push_back(io_tensor(t, "input"));
+  auto layout = [](const std::map<TensorId, Layout>& m, TensorId t) {
+    const auto it = m.find(t);
+    return it == m.end() ? Layout::NCHW : it->second;
+  };
+  for (TensorId t : graph_.inputs) plan_.inputs.push_back(io_tensor(t, "input", layout(input_layouts_, t)));
   for (TensorId t : graph_.outputs) {
-    plan::IoTensor io = io_tensor(t, "output");
+    plan::IoTensor io = io_tensor(t, "output", layout(output_layouts_, t));
     io.name = graph_.tensor(t).name;  // an alias keeps the graph output's own name
     plan_.outputs.push_back(std::move(io));
   }

@@ -16,6 +16,7 @@
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
+#include "kernels/tensor_layout.hpp"
 
 namespace denox::kernels {
 
@@ -59,13 +60,18 @@ class PlanBuilder {
   // Makes `alias` name the same data as `source` (Identity).
   void alias(TensorId alias, TensorId source);
   bool is_constant(TensorId t) const { return graph_.tensor(resolve(t)).is_constant(); }
-  // A read binding of a computed tensor (its scratch tensor) or a constant (its weight range,
-  // the data converted to the storage type, added on first use).
-  plan::Binding read(TensorId t);
-  // The write binding of a computed tensor (creates its scratch tensor on first use).
-  plan::Binding write(TensorId t);
-  // The scratch tensor of a computed tensor (created on first use).
-  uint32_t scratch(TensorId t);
+  // A read binding of a computed tensor in `layout` (its scratch tensor in that layout) or a
+  // constant (its weight range, the data converted to the storage type, added on first use).
+  plan::Binding read(TensorId t, Layout layout = Layout::NCHW);
+  // The write binding of a computed tensor in `layout` (creates that scratch tensor on first use).
+  plan::Binding write(TensorId t, Layout layout = Layout::NCHW);
+  // The scratch tensor of a computed tensor in `layout` (created on first use): a tensor kept
+  // in two layouts has two.
+  uint32_t scratch(TensorId t, Layout layout = Layout::NCHW);
+  // The layout in which plan input / output `t` is bound (default NCHW, which is what the
+  // runtime's io adapters read and write; measuring binds an edge's own layouts, whose
+  // contents do not matter there).
+  void set_io_layout(TensorId t, bool input, Layout layout) { (input ? input_layouts_ : output_layouts_)[t] = layout; }
   // Appends constant data in the storage type, 256-byte aligned; returns the weight index.
   uint32_t add_weights(const std::string& name, std::span<const float> values);
 
@@ -79,12 +85,14 @@ class PlanBuilder {
 
  private:
   TensorId resolve(TensorId t) const;
-  plan::IoTensor io_tensor(TensorId t, const char* what);
+  plan::IoTensor io_tensor(TensorId t, const char* what, Layout layout);
 
   const compiler::Graph& graph_;
   plan::Plan plan_;
   std::map<TensorId, TensorId> aliases_;
-  std::map<TensorId, uint32_t> scratch_of_, weights_of_;
+  std::map<std::pair<TensorId, Layout>, uint32_t> scratch_of_;
+  std::map<TensorId, uint32_t> weights_of_;
+  std::map<TensorId, Layout> input_layouts_, output_layouts_;
   std::map<std::string, uint32_t> pipeline_of_;  // family + macros -> index
 };
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -24,6 +25,8 @@
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/plan/plan_serialize.hpp"
+#include "compiler/schedule/schedule.hpp"
+#include "kernels/shader_compiler.hpp"
 #include "graph_builder.hpp"
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/lower_portable.hpp"
@@ -46,6 +49,8 @@ std::string define(const plan::Pipeline& p, const std::string& name) {
   return "";
 }
 
+int nhwc_dispatches(const plan::Plan& plan);
+
 // Random inputs for every graph input at the H and W symbol values h, w.
 std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
   const std::vector<int64_t> values = b.g.program.evaluate({h, w});
@@ -61,8 +66,10 @@ std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, 
 // Worst relative L2 of the outputs against the CPU reference (infinity on NaN).
 double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& target,
                 const std::vector<HostTensor>& inputs, int* coop_dispatches = nullptr,
-                plan::Precision precision = plan::Precision::F16, size_t* dispatches = nullptr, int* up2_dispatches = nullptr) {
+                plan::Precision precision = plan::Precision::F16, size_t* dispatches = nullptr, int* up2_dispatches = nullptr,
+                int* nhwc = nullptr) {
   plan::Plan plan = compile(g, precision, target);
+  if (nhwc) *nhwc = nhwc_dispatches(plan);
   if (coop_dispatches) *coop_dispatches = testing::coop_dispatches(plan);
   if (up2_dispatches) *up2_dispatches = families(plan)["conv2d_coopmat_up2"];
   if (dispatches) *dispatches = plan.dispatches.size();
@@ -84,6 +91,7 @@ struct Case {
   int expected_coop;           // coop dispatches in the plan (= convolutions)
   size_t expected_dispatches;  // all dispatches, every fusion taken
   int upsampled = 0;           // convs of an upsample (conv2d_coopmat_up2 unless a plain config is forced)
+  bool nhwc = false;           // the coop plans keep tensors between convs NHWC (every conv reads or writes one)
 };
 
 std::vector<Case> cases() {
@@ -176,7 +184,48 @@ std::vector<Case> cases() {
     b.output(b.conv("conv_valid", pb, 4, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 43));
     all.push_back(std::move(c));
   }
+  for (int64_t w : {46, 52}) {
+    // Channel counts that are multiples of 8 between convs: the coop plans keep them NHWC
+    // (the input 3 and the output 5 stay NCHW). conv_up reads an upsampled 24-channel NHWC tensor
+    // concatenated with an 8-channel NHWC one (its second chunk straddles the two: channels
+    // 16..23 of X0, 0..7 of X1); conv_out an NHWC 16-channel tensor concatenated with the NCHW
+    // input. Width 46: the NCHW reads take the scalar path; 52: the vector one.
+    Case c{"NHWC between convs: 3->16 (NCHW in), 16->8, 16->24 + pool, up + concat 24+8 -> 16, concat 16+3 -> 5 (NCHW out), width " +
+               std::to_string(w),
+           {}, 38, w, 5, 5};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 3);
+    PoolAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 51), relu());
+    const TensorId e8 = b.activation("relu_e", b.conv("conv_e", a, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 52), relu());
+    const TensorId r24 = b.activation("relu_p", b.conv("conv_p", a, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 53), relu());
+    const TensorId pooled = b.pool("pool", r24, p, {0, 0, 0, 0}, false);
+    // As above: the upsample's extents are twice the pooled ones (equal to the input's at even
+    // sizes), so the lowering can check them.
+    const ValueId h = b.g.program.mul(b.shape(pooled)[2], b.c(2)), wv = b.g.program.mul(b.shape(pooled)[3], b.c(2));
+    UpsampleAttrs up;
+    const TensorId u = b.op("up", "Resize", up, {pooled}, {b.c(1), b.c(24), h, wv});
+    const TensorId cat = b.op("cat", "Concat", ConcatAttrs{1}, {u, e8}, {b.c(1), b.c(32), h, wv});
+    const TensorId cu = b.activation("relu_up", b.conv("conv_up", cat, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 54), relu());
+    const TensorId cat2 = b.op("cat2", "Concat", ConcatAttrs{1}, {cu, x}, {b.c(1), b.c(19), h, wv});
+    b.output(b.conv("conv_out", cat2, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 55));
+    c.upsampled = 1;
+    c.nhwc = true;
+    all.push_back(std::move(c));
+  }
   return all;
+}
+
+// How many coop pipelines of a plan read or write an NHWC tensor.
+int nhwc_dispatches(const plan::Plan& plan) {
+  int n = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    n += define(p, "X0_HWC") == "1" || define(p, "X1_HWC") == "1" || define(p, "Y_HWC") == "1";
+  }
+  return n;
 }
 
 // Configurations beyond the heuristic's that the tests force (each where it fits): the tile,
@@ -369,7 +418,16 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   }
   CHECK(pools == 4);
   CHECK(concats == 4);
+  // Every tensor between two convs is NHWC (the network's 3-channel input and output stay
+  // NCHW): each conv reads or writes one, and no conversion is needed.
+  CHECK(nhwc_dispatches(plan) == 16);
   plan::validate_plan(plan);
+  LoweringTarget nchw = target;
+  nchw.nhwc = false;
+  CHECK(nchw.key() != target.key());
+  const plan::Plan nchw_plan = build_portable_plan(g, plan::Precision::F16, nchw);
+  CHECK(nhwc_dispatches(nchw_plan) == 0);
+  CHECK(nchw_plan.dispatches.size() == 16);
 
   // Without the phase-decomposed family: conv2d_coopmat reads the upsampled inputs itself.
   LoweringTarget no_up2 = target;
@@ -401,15 +459,21 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
   target.coop.max_shared_bytes = caps.max_compute_shared_memory;
   for (Case& c : cases()) {
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
-    // compiles each variant for a while; the [coop] test runs them all on real hardware.
-    for (int variant : {-1, 0, 1, 5, 12, 13}) {
+    // compiles each variant for a while; the [coop] test runs them all on real hardware. The
+    // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
+    for (int variant : {-2, -1, 0, 1, 5, 12, 13}) {
+      if (variant == -2 && !c.nhwc) continue;
+      target.nhwc = variant != -2;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
       else target.force_config.reset();
-      int coop = 0, up2 = 0;
-      const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr, &up2);
-      INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe()) << ": relative L2 " << err);
+      int coop = 0, up2 = 0, nhwc = 0;
+      const double err =
+          error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr, &up2, &nhwc);
+      INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe())
+                  << (target.nhwc ? "" : ", NCHW only") << ": relative L2 " << err);
       CHECK(coop == c.expected_coop);
       CHECK(up2 == (target.force_config && !target.force_config->up2 ? 0 : c.upsampled));
+      CHECK(nhwc == (c.nhwc && target.nhwc ? c.expected_coop : 0));
       CHECK(err <= 2e-2);
     }
   }
@@ -458,11 +522,13 @@ TEST_CASE("coop family on the GPU's cooperative matrices against the CPU referen
     for (Case& c : cases())
       for (const auto& config : configs) {
         target.force_config = config;
-        int coop = 0, up2 = 0;
-        const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16, nullptr, &up2);
+        int coop = 0, up2 = 0, nhwc = 0;
+        const double err =
+            error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16, nullptr, &up2, &nhwc);
         INFO(c.name << ", " << (config ? config->describe() : std::string("heuristic, prefer ") + (f16 ? "f16" : "f32"))
                     << ": relative L2 " << err);
         CHECK(coop == c.expected_coop);
+        CHECK(nhwc == (c.nhwc ? c.expected_coop : 0));
         // A forced up2 configuration that does not fit leaves the heuristic's up2 choice.
         CHECK(up2 == (config && !config->up2 ? 0 : c.upsampled));
         CHECK(err <= 2e-2);
@@ -493,4 +559,81 @@ TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes",
       }
     }
   }
+}
+
+namespace {
+
+// Costs by rule (a stand-in for the device measurer).
+class RuleMeasurer : public autotune::Measurer {
+ public:
+  std::function<double(const Implementation&)> rule;
+  std::vector<autotune::Measured> measure(const compiler::Graph&, const std::vector<const Implementation*>& impls, plan::Precision,
+                                          uint32_t, uint32_t, const autotune::Progress&) override {
+    std::vector<autotune::Measured> out;
+    for (const Implementation* i : impls) {
+      autotune::Measured m;
+      m.ok = true;
+      m.ms = rule(*i);
+      out.push_back(m);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("layout conversions: NHWC convs next to an NCHW-only op and at the network's boundary, emulated, against the CPU reference",
+          "[kernels][coop-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) return;
+  // x (8 ch) -> conv_a 8->16 relu -> average pool (portable, NCHW only) -> output
+  //                               \-> conv_b 16->8 -> output
+  // With NHWC convs made cheap, select keeps a NHWC and pays for three conversions: x to NHWC,
+  // a back to NCHW for the pool, and conv_b's output back to NCHW.
+  GraphBuilder b;
+  const TensorId x = b.input("x", 8);
+  const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 61), relu());
+  PoolAttrs avg;
+  avg.kind = PoolKind::Average;
+  avg.kernel = {2, 2};
+  avg.stride = {2, 2};
+  b.output(b.pool("avg", a, avg, {0, 0, 0, 0}, false));
+  b.output(b.conv("conv_b", a, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 62));
+
+  autotune::ScheduleOptions opt;
+  opt.precision = plan::Precision::F16;
+  opt.target.coop_emulate = true;
+  opt.target.coop = h100_like();
+  opt.target.coop.subgroup_size = caps.subgroup_size;
+  opt.target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  opt.width = 29, opt.height = 23;
+  // Structural pruning would drop the conversions (each adds a dispatch; the NCHW variants
+  // derive the outputs with fewer): this checks what select and the lowering do with them.
+  opt.structural_prune = false;
+  RuleMeasurer m;
+  m.rule = [](const Implementation& i) {
+    if (i.kind == Implementation::Kind::CoopConv) return i.layout_words().empty() ? 1.0 : 0.001;
+    return i.kind == Implementation::Kind::PortableConv ? 2.0 : 0.01;
+  };
+  opt.measurer = &m;
+  const autotune::Schedule s = autotune::schedule_graph(b.g, opt);
+  std::set<std::string> conversions;
+  for (const auto& step : s.report.steps)
+    if (step.family == "copy") conversions.insert(step.name);
+  CHECK(conversions == std::set<std::string>{"x NCHW->NHWC", "relu_a_out NHWC->NCHW", "conv_b_out NHWC->NCHW"});
+  plan::Plan plan = autotune::lower_schedule(b.g, s, plan::Precision::F16);
+  kernels::compile_pipelines(plan, shader_compiler(), 0);
+  CHECK(nhwc_dispatches(plan) == 2);
+  CHECK(families(plan)["copy"] == 3);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{23, 29}, {16, 36}}) {
+    const std::vector<HostTensor> inputs = inputs_for(b, h, w, 63);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const auto actual = run_on(device(), plan, inputs);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const double err = relative_l2(actual.at(i), expected[i]);
+      INFO("output " << i << " at " << w << "x" << h << ": relative L2 " << err);
+      CHECK(err <= 2e-2);
+    }
+  }
+  CHECK(device().validation_errors() == 0);
 }

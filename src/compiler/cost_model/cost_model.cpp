@@ -14,6 +14,10 @@ constexpr double kCoopTflops = 130.0;      // conv2d_coopmat, big decoder convs
 constexpr double kFmaTflops = 25.0;        // conv2d (portable)
 constexpr double kBandwidthGBs = 2000.0;   // reads + writes
 constexpr double kDispatchMs = 0.004;      // launch and pipeline drain per dispatch
+// conv2d_coopmat with NHWC tensors: the input patch staged by 16-byte loads without a transpose,
+// the output written 8 channels of a pixel per store (bench/RESULTS.md, 2026-11-25).
+constexpr double kCoopNhwcInput = 0.9;
+constexpr double kCoopNhwcOutput = 0.97;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
@@ -70,7 +74,11 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       if (c_in > 0) flops *= (4.0 * c_up + 9.0 * (c_in - c_up)) / (9.0 * c_in);
     }
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
-    if (impl.kind == Kind::CoopConv) tflops = kCoopTflops;
+    if (impl.kind == Kind::CoopConv) {
+      tflops = kCoopTflops;
+      if (impl.input_layout(0) == kernels::Layout::NHWC) tflops /= kCoopNhwcInput;
+      if (impl.output_layout == kernels::Layout::NHWC) tflops /= kCoopNhwcOutput;
+    }
   }
   // The FMA convolution re-reads its input patch once per output-channel tile (the coop one
   // holds every output channel of a layer up to 128 in one tile): 10% more traffic, which also

@@ -12,7 +12,8 @@ namespace {
 size_t dispatches_of(const select::Selection& sel, const std::vector<size_t>& impl_of_structure,
                      const std::vector<kernels::Implementation>& impls) {
   size_t n = 0;
-  for (uint32_t e : sel.edges) n += impls[impl_of_structure[e]].dispatches;
+  for (uint32_t e : sel.edges)
+    if (impl_of_structure[e] != Supergraph::kNoImplementation) n += impls[impl_of_structure[e]].dispatches;
   return n;
 }
 

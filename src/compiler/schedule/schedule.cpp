@@ -1,5 +1,6 @@
 #include "compiler/schedule/schedule.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -31,14 +32,14 @@ double ms_since(std::chrono::steady_clock::time_point& t0) {
     if (covered.count(&op)) continue;
     std::string why;
     for (size_t i = 0; i < impls.size(); ++i)
-      if (impls[i].anchor == &op && !failures[i].empty()) why = failures[i];
+      if (impls[i].anchor == &op && impls[i].kind != kernels::Implementation::Kind::Convert && !failures[i].empty()) why = failures[i];
     missing += "\n  " + kernels::describe_op(op) + (why.empty() ? "" : ": " + why);
   }
   fail(ErrorCode::Unsupported, "no implementation derives the network's outputs; ops without a working implementation:" +
                                    (missing.empty() ? std::string("\n  (none: the outputs are not reachable from the inputs)") : missing));
 }
 
-std::string value_name(const compiler::Graph& g, compiler::TensorId t) { return g.tensor(t).name + " [" + layout_name(Layout::NCHW) + "]"; }
+std::string value_name(const compiler::Graph& g, compiler::TensorId t, Layout l) { return g.tensor(t).name + " [" + layout_name(l) + "]"; }
 
 }  // namespace
 
@@ -102,7 +103,8 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
 
   progress("select", 0, 1, "");
   const Supergraph sg = build_supergraph(graph, impls, cost, keep);
-  r.edges = sg.graph.edges.size();
+  r.edges = static_cast<size_t>(std::count_if(sg.impl_of_edge.begin(), sg.impl_of_edge.end(),
+                                              [](size_t i) { return i != Supergraph::kNoImplementation; }));
   select::SelectStats stats;
   const select::Selection sel = select::select_min_latency(sg.graph, &stats);
   r.select_states = stats.states;
@@ -110,6 +112,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   r.predicted_ms = sel.cost;
   for (uint32_t e : sel.edges) {
     const size_t i = sg.impl_of_edge[e];
+    if (i == Supergraph::kNoImplementation) continue;  // a written value read as is
     s.chosen.push_back(i);
     const kernels::Implementation& impl = impls[i];
     ScheduledStep step;
@@ -117,8 +120,8 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     step.pattern = impl.pattern;
     step.family = impl.family;
     step.config = impl.config;
-    for (compiler::TensorId t : impl.inputs) step.inputs.push_back(value_name(graph, t));
-    step.output = value_name(graph, impl.output);
+    for (size_t k = 0; k < impl.inputs.size(); ++k) step.inputs.push_back(value_name(graph, impl.inputs[k], impl.input_layout(k)));
+    step.output = value_name(graph, impl.output, impl.output_layout);
     step.dispatches = impl.dispatches;
     step.ms = cost[i];
     step.measured = measured[i];

@@ -102,7 +102,8 @@ EdgeGraph extract_edge_graph(const compiler::Graph& source, const kernels::Imple
 
   e.impl = impl;
   auto remap = [&](const compiler::Op* op) { return op ? op_of.at(op) : nullptr; };
-  e.impl.anchor = remap(impl.anchor);
+  // A conversion's anchor (its tensor's producer) is not part of its edge graph.
+  e.impl.anchor = impl.kind == kernels::Implementation::Kind::Convert ? nullptr : remap(impl.anchor);
   for (auto& op : e.impl.ops) op = remap(op);
   for (auto& t : e.impl.inputs) t = tensor_of.at(t);
   e.impl.output = tensor_of.at(impl.output);
@@ -121,6 +122,7 @@ EdgeGraph extract_edge_graph(const compiler::Graph& source, const kernels::Imple
     }
     sig << "->" << g.shape_string(op.output) << "]";
   }
+  if (g.ops.empty()) sig << g.shape_string(g.outputs[0]);  // a conversion: its tensor's shape
   e.signature = sig.str();
   return e;
 }
