@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
+#include "runtime/measure/crash_journal.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
 #include "runtime/vulkan/vk_check.hpp"
@@ -45,12 +46,14 @@ class DeviceHung : public Error {
   explicit DeviceHung(const std::string& what) : Error(ErrorCode::Vulkan, what) {}
 };
 
-// One work item of the parallel shader compilation.
+// One edge to measure.
 struct Pending {
   size_t index;                 // into the caller's impls
   std::string key;              // measurement store key
+  std::string what;             // "<name> [<family> <config>]", for logs
   std::optional<plan::Plan> plan;
   std::string failure;
+  bool retry = false;           // a process died while it was in a parallel phase: one step at a time
 };
 
 }  // namespace
@@ -106,15 +109,36 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     return results;
   }
 
-  // 1. The store: everything measured before on this device is not measured again.
+  // The crash journal (crash_journal.hpp): a marker in the store before every risky step of an
+  // edge, replaced by its result as soon as it is known. Markers still standing when measure()
+  // leaves early (cancelled, an exception) are cleared by the journal's destructor.
+  using Step = CrashJournal::Step;
+  CrashJournal journal(store_);
+  const CrashHook hook = CrashHook::from_environment();
+  auto store = [&](const Pending& p, const autotune::Measured& r) {
+    if (!journal.finish(p.key, encode_measurement(r))) spdlog::debug("denox: could not store the measurement of {}", p.what);
+  };
+
+  // 1. The store: everything measured before on this device is not measured again; what a dead
+  //    process's markers say is concluded here.
   std::vector<Pending> pending;
   for (size_t i = 0; i < impls.size(); ++i) {
     autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[i], *values, precision);
-    std::string key = key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature;
+    Pending p{i, key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature,
+              impls[i]->name() + " [" + impls[i]->family + " " + impls[i]->config + "]", std::nullopt, "", false};
     if (store_) {
-      if (auto text = store_->load_measurement(key); text && decode_measurement(*text, results[i])) continue;
+      if (auto text = store_->load_measurement(p.key)) {
+        if (decode_measurement(*text, results[i])) continue;
+        results[i] = {};
+        const Judgement judged = judge_row(*text, p.what);
+        if (judged.verdict == Judgement::Verdict::Crashed) {
+          results[i].failure = judged.failure;
+          store(p, results[i]);
+          continue;
+        }
+        p.retry = judged.verdict == Judgement::Verdict::MeasureSerially;
+      }
     }
-    Pending p{i, std::move(key), std::nullopt, ""};
     try {
       p.plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
     } catch (const Error& e) {
@@ -123,39 +147,52 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     pending.push_back(std::move(p));
   }
 
-  // 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V).
+  // 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V). Edges
+  //    left in a parallel phase by a dead process are compiled alone, in step 3.
+  auto compile = [&](Pending& p, Step step) {
+    journal.begin(p.key, "compile", step);
+    hook.at("compile", step == Step::Parallel, p.what);
+    try {
+      kernels::compile_pipelines(*p.plan, compiler_, 1);
+    } catch (const Error& e) {
+      p.failure = std::string("shader compilation: ") + e.what();
+      p.plan.reset();
+    }
+  };
   std::atomic<size_t> next{0};
   const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
                                                            static_cast<unsigned>(pending.size())));
   auto worker = [&] {
     for (size_t j = next++; j < pending.size() && !cancelled(); j = next++) {
       Pending& p = pending[j];
-      if (p.plan) {
-        try {
-          kernels::compile_pipelines(*p.plan, compiler_, 1);
-        } catch (const Error& e) {
-          p.failure = std::string("shader compilation: ") + e.what();
-          p.plan.reset();
-        }
+      if (p.plan && !p.retry) {
+        compile(p, Step::Parallel);
+        journal.end(p.key);
       }
     }
   };
   // The driver's compile of each distinct pipeline (often 100 ms or more for a large coop
   // shader) also runs in parallel: creating the pipelines once fills the VkPipelineCache, and
   // the timing loop's own creation below then hits it. (vkCreateComputePipelines may be called
-  // from several threads on one cache.)
-  std::map<std::string, const plan::Pipeline*> distinct;
-  std::atomic<size_t> next_pipeline{0};
+  // from several threads on one cache.) A pipeline is marked in flight for every edge using it.
+  auto warm_pipeline = [&](const plan::Pipeline& p) {
+    try {
+      runtime::ComputePipeline warm(device_, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
+                                    p.push_constant_count * 4, pipeline_cache_, p.family);
+    } catch (const Error&) {
+      // Reported again, with the edge's name, when the timing loop creates it.
+    }
+  };
+  std::map<std::string, size_t> distinct;  // SPIR-V -> index into to_create
   std::vector<const plan::Pipeline*> to_create;
+  std::vector<std::vector<size_t>> users;  // per pipeline to create: the pending edges using it
+  std::atomic<size_t> next_pipeline{0};
   auto pipeline_worker = [&] {
     for (size_t j = next_pipeline++; j < to_create.size() && !cancelled(); j = next_pipeline++) {
-      const plan::Pipeline& p = *to_create[j];
-      try {
-        runtime::ComputePipeline warm(device_, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
-                                      p.push_constant_count * 4, pipeline_cache_, p.family);
-      } catch (const Error&) {
-        // Reported again, with the edge's name, when the timing loop creates it.
-      }
+      for (size_t u : users[j]) journal.begin(pending[u].key, "pipeline", Step::Parallel);
+      for (size_t u : users[j]) hook.at("pipeline", true, pending[u].what);
+      warm_pipeline(*to_create[j]);
+      for (size_t u : users[j]) journal.end(pending[u].key);
     }
   };
   if (!pending.empty()) {
@@ -165,11 +202,13 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     worker();
     for (auto& t : pool) t.join();
     throw_if_cancelled();  // the workers stopped early: some plans lack SPIR-V
-    for (const Pending& p : pending)
-      if (p.plan)
-        for (const plan::Pipeline& pipe : p.plan->pipelines) {
+    for (size_t j = 0; j < pending.size(); ++j)
+      if (pending[j].plan && !pending[j].retry)
+        for (const plan::Pipeline& pipe : pending[j].plan->pipelines) {
           std::string key(reinterpret_cast<const char*>(pipe.spirv.data()), pipe.spirv.size() * 4);
-          if (distinct.emplace(std::move(key), &pipe).second) to_create.push_back(&pipe);
+          const auto [it, fresh] = distinct.emplace(std::move(key), to_create.size());
+          if (fresh) to_create.push_back(&pipe), users.emplace_back();
+          if (users[it->second].empty() || users[it->second].back() != j) users[it->second].push_back(j);
         }
     pool.clear();
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(pipeline_worker);
@@ -179,30 +218,42 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     report("compile", pending.size(), pending.size(), "");
   }
 
-  // 3. Timing, one edge at a time; every result goes to the store at once.
+  // 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry
+  //    has its shaders compiled and its pipelines created here, alone, each step marked.
   for (size_t j = 0; j < pending.size(); ++j) {
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
-    const std::string what = impls[p.index]->name() + " [" + impls[p.index]->family + " " + impls[p.index]->config + "]";
     throw_if_cancelled();
-    report("measure", j, pending.size(), what);
+    report("measure", j, pending.size(), p.what);
+    if (p.plan && p.retry) {
+      compile(p, Step::Retry);
+      if (p.plan) {
+        throw_if_cancelled();
+        journal.begin(p.key, "pipeline", Step::Retry);
+        hook.at("pipeline", false, p.what);
+        for (const plan::Pipeline& pipe : p.plan->pipelines) warm_pipeline(pipe);
+      }
+    }
     if (p.plan) {
+      journal.begin(p.key, "time", p.retry ? Step::Retry : Step::Serial);
+      hook.at("time", false, p.what);
       try {
-        r.ms = time_plan(std::move(*p.plan), what);
+        r.ms = time_plan(std::move(*p.plan), p.what);
         r.ok = true;
-      } catch (const DeviceHung&) {
+      } catch (const DeviceHung& e) {
+        r.failure = e.what();  // this configuration hung the device: not tried again
+        store(p, r);
         throw;
       } catch (const Cancelled&) {
-        throw;  // not a failure of this configuration: nothing is stored
+        throw;  // not a failure of this configuration: nothing is stored (the journal clears its marker)
       } catch (const Error& e) {
         r.failure = e.what();
       }
     } else {
       r.failure = p.failure;
     }
-    if (!r.ok) spdlog::info("denox: measuring {} failed: {}", what, r.failure);
-    if (store_ && store_->writable().enabled() && !store_->store_measurement(p.key, encode_measurement(r)))
-      spdlog::debug("denox: could not store the measurement of {}", what);
+    if (!r.ok) spdlog::info("denox: measuring {} failed: {}", p.what, r.failure);
+    store(p, r);
   }
   if (!pending.empty()) report("measure", pending.size(), pending.size(), "");
   return results;

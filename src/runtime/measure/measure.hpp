@@ -15,8 +15,23 @@
 // Isolation: a configuration whose shader does not compile, whose pipeline the driver refuses,
 // whose plan the lowering refuses, or whose submit does not finish within `timeout_ms` is
 // recorded as failed (and never tried again on this device). A submit that never finishes at
-// all (a GPU hang the driver does not recover from) throws ErrorCode::Vulkan naming the edge;
-// what was measured before it is already in the store, so a rerun continues from there.
+// all (a GPU hang the driver does not recover from) is recorded as failed too, and throws
+// ErrorCode::Vulkan naming the edge; what was measured before it is already in the store, so a
+// rerun continues from there.
+//
+// Crashes (crash_journal.hpp): measuring runs in the engine's process, on its VkDevice, so a
+// configuration that kills the process (a driver segfault in vkCreateComputePipelines, the
+// shader compiler aborting, a device loss the driver answers with abort()) cannot be contained,
+// only remembered. Before each risky step of an edge (compile, pipeline, time) its store row is
+// set to a marker naming this process and the step, replaced by the result as soon as it is
+// known. A later measure() that finds the marker of a dead process concludes: a serial step
+// (timing, or a retry) had only that edge in flight, so it is recorded as "failed crashed the
+// process while being measured (<phase>)"; a parallel step (shaders compiled, driver pipelines
+// created on several threads) cannot be blamed on one edge, so each such edge is retried alone
+// (its compile, pipelines and timing one at a time, each marked serial). A live process's
+// marker means the edge is being measured elsewhere now: it is measured here too. A run that is
+// cancelled or throws clears its markers on the way out. Test hook:
+// DENOX_TEST_CRASH_MEASURING=<phase>:<text> (crash_journal.hpp).
 #pragma once
 
 #include <atomic>
@@ -80,7 +95,8 @@ class DeviceMeasurer : public autotune::Measurer {
 };
 
 // The stored form of a result: "ok <ms>" or "failed <why>"; decode returns false for text that
-// is neither (a damaged row: measured again).
+// is neither: a crash journal marker or "unmeasured" row (judged by measure::judge_row), or a
+// damaged row (measured again).
 std::string encode_measurement(const autotune::Measured& m);
 bool decode_measurement(const std::string& text, autotune::Measured& out);
 

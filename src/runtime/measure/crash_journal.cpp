@@ -1,0 +1,223 @@
+#include "runtime/measure/crash_journal.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/cache/layered_cache.hpp"
+
+namespace denox::measure {
+
+namespace {
+
+std::string read_boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(f >> id)) return {};
+  return id;
+}
+
+// State (field 3) and start time (field 22) from /proc/<pid>/stat. The command name (field 2)
+// is in parentheses and may hold spaces and ')', so fields are counted after the last ')'.
+struct ProcStat {
+  char state = '?';
+  unsigned long long start = 0;
+};
+
+std::optional<ProcStat> read_stat(long pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 1));
+  ProcStat s;
+  std::string field;
+  for (int n = 3; n <= 22 && rest >> field; ++n) {
+    if (n == 3) s.state = field.empty() ? '?' : field[0];
+    if (n == 22) {
+      try {
+        s.start = std::stoull(field);
+        return s;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+long long unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool same_process(const ProcessStamp& a, const ProcessStamp& b) { return a.pid == b.pid && a.boot == b.boot && a.start == b.start; }
+
+}  // namespace
+
+ProcessStamp ProcessStamp::self() {
+  ProcessStamp p;
+  p.pid = static_cast<long>(::getpid());
+  p.boot = read_boot_id();
+  if (const auto s = read_stat(p.pid)) p.start = s->start;
+  return p;
+}
+
+std::optional<ProcessStamp> ProcessStamp::of(long pid) {
+  const auto s = read_stat(pid);
+  if (!s) return std::nullopt;
+  return ProcessStamp{pid, read_boot_id(), s->start};
+}
+
+bool process_alive(const ProcessStamp& p) {
+  if (p.pid <= 0) return false;  // not a process id (kill(0 or -n) would signal groups)
+  const std::string boot = read_boot_id();
+  if (!p.boot.empty() && !boot.empty() && p.boot != boot) return false;  // rebooted since
+  if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return false;
+  const auto s = read_stat(p.pid);
+  if (!s) return true;  // /proc cannot tell (not Linux, hidepid): never blame a live process
+  if (s->state == 'Z' || s->state == 'X') return false;  // died, not yet reaped by its parent
+  return p.start == 0 || s->start == p.start;  // another start time: the pid was reused
+}
+
+std::string encode_marker(const Marker& m) {
+  return "running pid=" + std::to_string(m.owner.pid) + " boot=" + (m.owner.boot.empty() ? "-" : m.owner.boot) +
+         " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : "serial") +
+         " at=" + std::to_string(m.at);
+}
+
+std::optional<Marker> decode_marker(std::string_view text) {
+  if (text.substr(0, 8) != "running ") return std::nullopt;
+  std::istringstream in{std::string(text.substr(8))};
+  Marker m;
+  bool pid = false, mode = false;
+  std::string field;
+  try {
+    while (in >> field) {
+      const auto eq = field.find('=');
+      if (eq == std::string::npos) return std::nullopt;
+      const std::string name = field.substr(0, eq), value = field.substr(eq + 1);
+      if (name == "pid") m.owner.pid = std::stol(value), pid = true;
+      else if (name == "boot") m.owner.boot = value == "-" ? "" : value;
+      else if (name == "start") m.owner.start = std::stoull(value);
+      else if (name == "phase") m.phase = value;
+      else if (name == "mode") m.parallel = value != "serial", mode = true;  // unknown modes: parallel (no blame)
+      else if (name == "at") m.at = std::stoll(value);
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!pid || !mode || m.phase.empty()) return std::nullopt;
+  return m;
+}
+
+std::string encode_unmeasured(bool serial) { return serial ? "unmeasured serial" : "unmeasured"; }
+
+std::optional<bool> decode_unmeasured(std::string_view text) {
+  if (text == "unmeasured") return false;
+  if (text == "unmeasured serial") return true;
+  return std::nullopt;
+}
+
+Judgement judge_row(std::string_view text, const std::string& what) {
+  using Verdict = Judgement::Verdict;
+  if (const auto serial = decode_unmeasured(text)) return {*serial ? Verdict::MeasureSerially : Verdict::Measure, ""};
+  const auto marker = decode_marker(text);
+  if (!marker) return {};  // neither a result nor a marker (a damaged row): measured again
+  const Marker& m = *marker;
+  if (process_alive(m.owner)) {
+    spdlog::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what,
+                 same_process(m.owner, ProcessStamp::self()) ? "another model of this process" : "process " + std::to_string(m.owner.pid),
+                 unix_now() - m.at);
+    return {};
+  }
+  const std::string when = std::to_string(unix_now() - m.at) + " s ago";
+  if (m.parallel) {
+    spdlog::warn("denox: process {} died ({}) while {} on several threads, {} among them; measuring it again one edge at a time "
+                 "(shader compile, driver pipeline and timing each alone) to find the one that crashes",
+                 m.owner.pid, when, m.phase == "compile" ? "compiling the shaders of several edges" : "creating the driver pipelines of several edges",
+                 what);
+    return {Verdict::MeasureSerially, ""};
+  }
+  spdlog::warn("denox: {} crashed process {} ({}) while being measured alone ({}); recorded as failed, not tried again on this device "
+               "(`denox cache clear` forgets it)",
+               what, m.owner.pid, when, m.phase);
+  return {Verdict::Crashed, "crashed the process while being measured (" + m.phase + ")"};
+}
+
+CrashJournal::CrashJournal(cache::LayeredCache* store) : store_(store != nullptr && store->writable().enabled() ? store : nullptr) {
+  if (store_) self_ = ProcessStamp::self();
+}
+
+CrashJournal::~CrashJournal() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, open] : open_) {
+    try {
+      write(key, encode_unmeasured(open.retry));
+    } catch (...) {
+    }
+  }
+}
+
+bool CrashJournal::write(const std::string& key, const std::string& value) {
+  if (store_ == nullptr) return true;
+  if (store_->store_measurement(key, value)) return true;
+  spdlog::debug("denox: could not store '{}' in the measurement store", value);
+  return false;
+}
+
+void CrashJournal::begin(const std::string& key, const char* phase, Step step) {
+  if (store_ == nullptr) return;
+  std::lock_guard lock(mutex_);
+  Open& open = open_[key];
+  if (step == Step::Parallel && open.depth++ > 0) return;  // already marked by another thread
+  if (step != Step::Parallel) {
+    open.depth = 1;
+    open.retry = step == Step::Retry;
+  }
+  write(key, encode_marker(Marker{self_, phase, step == Step::Parallel, unix_now()}));
+}
+
+void CrashJournal::end(const std::string& key) {
+  if (store_ == nullptr) return;
+  std::lock_guard lock(mutex_);
+  const auto it = open_.find(key);
+  if (it == open_.end() || --it->second.depth > 0) return;
+  write(key, encode_unmeasured(it->second.retry));
+  open_.erase(it);
+}
+
+bool CrashJournal::finish(const std::string& key, const std::string& result) {
+  if (store_ == nullptr) return true;
+  std::lock_guard lock(mutex_);
+  open_.erase(key);
+  return write(key, result);
+}
+
+CrashHook CrashHook::from_environment() {
+  CrashHook hook;
+  const char* env = std::getenv("DENOX_TEST_CRASH_MEASURING");
+  const std::string value = env != nullptr ? env : "";
+  const auto colon = value.find(':');
+  if (colon == std::string::npos || colon + 1 == value.size()) return hook;
+  hook.phase_ = value.substr(0, colon);
+  hook.text_ = value.substr(colon + 1);
+  return hook;
+}
+
+void CrashHook::at(const char* phase, bool parallel, const std::string& what) const {
+  if (text_.empty() || phase_ != phase || what.find(text_) == std::string::npos) return;
+  std::fprintf(stderr, "denox: DENOX_TEST_CRASH_MEASURING: aborting in %s (%s) of %s\n", phase, parallel ? "parallel" : "serial",
+               what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace denox::measure

@@ -1,0 +1,154 @@
+// The crash journal of measuring (issue 5): markers in the measurement store that survive a
+// process that died while measuring an edge, so that the next process does not crash on it
+// again. denox runs inside a game engine, on the engine's VkDevice, so measuring cannot move to
+// a child process; a driver that segfaults in vkCreateComputePipelines, a shader compiler that
+// aborts or a device loss that kills the process can only be remembered, not contained.
+//
+// Before each risky step of an edge (its shader compile, its driver pipeline creation, its
+// timing) the edge's row in the `measurements` table is set to a marker
+//
+//   running pid=<pid> boot=<boot id> start=<start ticks> phase=<compile|pipeline|time> mode=<parallel|serial> at=<unix time>
+//
+// and afterwards to the result ("ok <ms>" / "failed <why>", measure::encode_measurement) or,
+// when the edge is not finished yet or the run stops early (cancelled, an exception), to the
+// neutral "unmeasured" ("unmeasured serial" for an edge that must be retried one at a time).
+// SQLite's WAL is written with write() at each commit, so a marker is in the file (the OS
+// page cache) before the step starts, whatever happens to the process afterwards.
+//
+// What a later process concludes from a row that is not a result (judge_row):
+// - a marker whose process is alive: someone measures the edge right now (another process on
+//   the same cache, or another model of this process tuning at the same time): it is measured
+//   here too, as without the journal (the results agree; last one written wins);
+// - a marker whose process is dead, of a serial step (only this edge was in flight): the edge
+//   killed that process. It is recorded as "failed crashed the process while being measured
+//   (<phase>)" and never tried again on this device and driver (until the cache is cleared);
+// - a marker whose process is dead, of a parallel step (shaders compiled, or driver pipelines
+//   created, on several threads): the crash cannot be blamed on one edge, so every edge whose
+//   marker says so is measured again one at a time (serial compile, pipeline creation and
+//   timing, each with its own serial marker); if it crashes again, the run after that records
+//   it as failed;
+// - "unmeasured serial": measured one at a time; anything else: measured as usual.
+//
+// Liveness (process_alive): a process is the triple (pid, boot id, start time in clock ticks
+// since boot, /proc/<pid>/stat field 22). It is dead when the boot id differs (the machine was
+// rebooted since, possibly by the crash itself), when kill(pid, 0) fails with ESRCH, or when the
+// pid belongs to a process that started at another time (the pid was reused). Where this cannot
+// be told (no /proc, hidepid), the process counts as alive: a live process is never blamed.
+//
+// Known limits: a process killed from outside (SIGKILL, Ctrl-C of the CLI, an engine killed
+// by the OS) during a serial step blames the edge in flight as a crash; `denox cache clear`
+// forgets it. Two processes measuring one edge at once overwrite each other's markers, so a
+// crash of one of them may go unrecorded until it happens again. Without a writable cache
+// (`disable_cache`, or none could be opened) nothing is journalled.
+//
+// Test hook: DENOX_TEST_CRASH_MEASURING=<phase>:<text> (phase compile, pipeline or time) makes
+// the measurer abort the process (std::abort) right after writing the marker of that phase for
+// an edge whose description ("<name> [<family> <config>]") contains <text>, in the parallel and
+// in the serial form of the phase. It is compiled in always, costs one getenv per measure()
+// call, and is meant for tests/api/cli_measure_crash_test.py only.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace denox::cache {
+class LayeredCache;
+}
+
+namespace denox::measure {
+
+// A process as markers name it (see the header comment).
+struct ProcessStamp {
+  long pid = 0;
+  std::string boot;              // /proc/sys/kernel/random/boot_id; empty where unknown
+  unsigned long long start = 0;  // start time in clock ticks since boot; 0 where unknown
+  static ProcessStamp self();
+  // The stamp of a running process `pid` (its boot id is this machine's); nullopt when no such
+  // process can be read.
+  static std::optional<ProcessStamp> of(long pid);
+};
+
+// False only where the process is known to be gone (see the header comment).
+bool process_alive(const ProcessStamp& p);
+
+// One risky step of one edge in flight.
+struct Marker {
+  ProcessStamp owner;
+  std::string phase;      // compile, pipeline, time
+  bool parallel = false;  // other edges were in flight at the same time
+  long long at = 0;       // unix time it was written
+};
+
+std::string encode_marker(const Marker& m);
+std::optional<Marker> decode_marker(std::string_view text);
+
+// The neutral value: no result, measure again (one at a time when `serial`).
+std::string encode_unmeasured(bool serial);
+// The serial flag of a neutral value; nullopt for any other text.
+std::optional<bool> decode_unmeasured(std::string_view text);
+
+// What to do with an edge whose stored row is not a result.
+struct Judgement {
+  enum class Verdict { Measure, MeasureSerially, Crashed } verdict = Verdict::Measure;
+  std::string failure;  // Crashed: the failure to record
+};
+// Judges `text` (the stored row of the edge described by `what`) and logs what it concluded
+// (spdlog::warn for a dead process's marker).
+Judgement judge_row(std::string_view text, const std::string& what);
+
+// The markers one measure() call writes to `store`'s writable cache. Thread-safe. A null store,
+// or one without a writable cache, journals nothing.
+class CrashJournal {
+ public:
+  enum class Step {
+    Parallel,  // other edges are in flight too
+    Serial,    // only this edge is in flight
+    Retry,     // only this edge, which a dead process left in a parallel step
+  };
+
+  explicit CrashJournal(cache::LayeredCache* store);
+  // Every marker still standing is replaced by the neutral value: a run that stops early
+  // (cancelled, an exception) leaves nothing that a later run would take for a crash.
+  ~CrashJournal();
+  CrashJournal(const CrashJournal&) = delete;
+  CrashJournal& operator=(const CrashJournal&) = delete;
+
+  bool enabled() const { return store_ != nullptr; }
+
+  // Before `phase` of the edge `key`. Parallel steps of one key nest (an edge whose two
+  // pipelines are created on two threads): the marker is written by the first and cleared by
+  // the last end(). A serial step replaces the key's marker.
+  void begin(const std::string& key, const char* phase, Step step);
+  // After a step: once no step of the key is in flight, the marker becomes the neutral value.
+  void end(const std::string& key);
+  // The edge's result: replaces its marker. False when it could not be stored.
+  bool finish(const std::string& key, const std::string& result);
+
+ private:
+  struct Open {
+    int depth = 0;
+    bool retry = false;
+  };
+  bool write(const std::string& key, const std::string& value);
+
+  cache::LayeredCache* store_;
+  ProcessStamp self_;
+  std::mutex mutex_;
+  std::map<std::string, Open> open_;
+};
+
+// DENOX_TEST_CRASH_MEASURING (see the header comment).
+class CrashHook {
+ public:
+  static CrashHook from_environment();
+  // Aborts the process when the hook names `phase` and `what`.
+  void at(const char* phase, bool parallel, const std::string& what) const;
+
+ private:
+  std::string phase_, text_;
+};
+
+}  // namespace denox::measure

@@ -1,0 +1,212 @@
+// The crash journal of measuring (src/runtime/measure/crash_journal.hpp) without a device:
+// marker texts, which processes count as dead (exited, zombie, pid reused, rebooted), what a
+// later run concludes from a row, and the markers one journal leaves in a real cache file.
+// tests/api/cli_measure_crash_test.py crashes real `denox compile` processes.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "cache_test_util.hpp"
+#include "runtime/cache/layered_cache.hpp"
+#include "runtime/measure/crash_journal.hpp"
+
+using namespace denox::cache;
+using namespace denox::cache::test;
+using namespace denox::measure;
+using Verdict = Judgement::Verdict;
+
+namespace {
+
+// A child that exits at once; reaped (gone) or left a zombie.
+long exited_child(bool reap) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) _exit(0);
+  if (reap) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+  } else {
+    // Wait until it has exited (a zombie) without reaping it.
+    siginfo_t info{};
+    REQUIRE(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) == 0);
+  }
+  return pid;
+}
+
+void reap(long pid) {
+  int status = 0;
+  waitpid(static_cast<pid_t>(pid), &status, 0);
+}
+
+Marker marker_of(const ProcessStamp& owner, const char* phase, bool parallel) { return Marker{owner, phase, parallel, 1700000000}; }
+
+}  // namespace
+
+TEST_CASE("crash journal: markers and neutral rows round-trip, results are neither", "[cache][journal]") {
+  const ProcessStamp self = ProcessStamp::self();
+  CHECK(self.pid == static_cast<long>(getpid()));
+  CHECK(!self.boot.empty());  // Linux: /proc/sys/kernel/random/boot_id
+  CHECK(self.start > 0);
+  for (bool parallel : {false, true}) {
+    const std::string text = encode_marker(marker_of(self, "pipeline", parallel));
+    CHECK(text.rfind("running pid=", 0) == 0);
+    const auto m = decode_marker(text);
+    REQUIRE(m);
+    CHECK(m->owner.pid == self.pid);
+    CHECK(m->owner.boot == self.boot);
+    CHECK(m->owner.start == self.start);
+    CHECK(m->phase == "pipeline");
+    CHECK(m->parallel == parallel);
+    CHECK(m->at == 1700000000);
+  }
+  CHECK(decode_unmeasured(encode_unmeasured(false)) == false);
+  CHECK(decode_unmeasured(encode_unmeasured(true)) == true);
+  for (const char* other : {"ok 0.5", "failed shader compilation: x", "running", "running pid=x phase=time mode=serial",
+                            "running pid=12 mode=serial", "unmeasured!", ""}) {
+    INFO(other);
+    CHECK(!decode_marker(other));
+    CHECK(!decode_unmeasured(other));
+  }
+}
+
+TEST_CASE("crash journal: which processes count as dead", "[cache][journal]") {
+  const ProcessStamp self = ProcessStamp::self();
+  CHECK(process_alive(self));
+  CHECK(ProcessStamp::of(self.pid)->start == self.start);
+
+  SECTION("exited and reaped") {
+    const long pid = exited_child(true);
+    CHECK(!ProcessStamp::of(pid));
+    CHECK(!process_alive(ProcessStamp{pid, self.boot, 1}));
+  }
+  SECTION("exited, not reaped yet (a zombie: kill(pid, 0) still succeeds)") {
+    const long pid = exited_child(false);
+    CHECK(::kill(static_cast<pid_t>(pid), 0) == 0);
+    CHECK(!process_alive(ProcessStamp{pid, self.boot, ProcessStamp::of(pid) ? ProcessStamp::of(pid)->start : 1}));
+    reap(pid);
+  }
+  SECTION("the pid now belongs to a process that started at another time") {
+    ProcessStamp reused = self;
+    reused.start = self.start - 1;
+    CHECK(!process_alive(reused));
+  }
+  SECTION("written before the last boot") {
+    ProcessStamp before = self;
+    before.boot = "00000000-0000-0000-0000-000000000000";
+    CHECK(!process_alive(before));
+  }
+  SECTION("not a process id") {
+    CHECK(!process_alive(ProcessStamp{0, self.boot, 1}));
+    CHECK(!process_alive(ProcessStamp{-1, self.boot, 1}));
+  }
+  SECTION("unknown start time or boot: alive while the pid is") {
+    CHECK(process_alive(ProcessStamp{self.pid, "", 0}));
+  }
+}
+
+TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journal]") {
+  const ProcessStamp self = ProcessStamp::self();
+  const long dead_pid = exited_child(true);
+  const ProcessStamp dead{dead_pid, self.boot, 12345};
+  LogCapture log;
+
+  auto crashed = judge_row(encode_marker(marker_of(dead, "time", false)), "conv1 [conv2d a]");
+  CHECK(crashed.verdict == Verdict::Crashed);
+  CHECK(crashed.failure == "crashed the process while being measured (time)");
+  crashed = judge_row(encode_marker(marker_of(dead, "compile", false)), "conv1 [conv2d a]");
+  CHECK(crashed.failure == "crashed the process while being measured (compile)");
+  CHECK(log.text().find("conv1 [conv2d a] crashed process " + std::to_string(dead_pid)) != std::string::npos);
+
+  CHECK(judge_row(encode_marker(marker_of(dead, "compile", true)), "conv2 [conv2d b]").verdict == Verdict::MeasureSerially);
+  CHECK(judge_row(encode_marker(marker_of(dead, "pipeline", true)), "conv2 [conv2d b]").verdict == Verdict::MeasureSerially);
+  CHECK(log.text().find("measuring it again one edge at a time") != std::string::npos);
+
+  // A live process (this one) is never blamed, in any step.
+  for (bool parallel : {false, true})
+    CHECK(judge_row(encode_marker(marker_of(self, "time", parallel)), "conv3 [conv2d c]").verdict == Verdict::Measure);
+
+  CHECK(judge_row(encode_unmeasured(true), "x").verdict == Verdict::MeasureSerially);
+  CHECK(judge_row(encode_unmeasured(false), "x").verdict == Verdict::Measure);
+  CHECK(judge_row("garbage", "x").verdict == Verdict::Measure);
+}
+
+TEST_CASE("crash journal: the rows one journal writes", "[cache][journal]") {
+  TempDir dir;
+  LayeredCache store(PlanCache::open(dir / "cache.sqlite3"), PlanCache());
+  REQUIRE(store.writable().enabled());
+  const ProcessStamp self = ProcessStamp::self();
+  auto row = [&](const std::string& key) { return store.load_measurement(key).value_or("<none>"); };
+  auto marker = [&](const std::string& key) {
+    const auto m = decode_marker(row(key));
+    REQUIRE(m);
+    CHECK(m->owner.pid == self.pid);
+    CHECK(m->owner.start == self.start);
+    return *m;
+  };
+  using Step = CrashJournal::Step;
+
+  SECTION("parallel steps of one key nest; the last end() clears the marker") {
+    CrashJournal journal(&store);
+    journal.begin("a", "pipeline", Step::Parallel);
+    journal.begin("a", "pipeline", Step::Parallel);
+    CHECK(marker("a").parallel);
+    CHECK(marker("a").phase == "pipeline");
+    journal.end("a");
+    CHECK(marker("a").parallel);  // the other pipeline is still in flight
+    journal.end("a");
+    CHECK(row("a") == "unmeasured");
+    journal.begin("a", "time", Step::Serial);
+    CHECK(!marker("a").parallel);
+    CHECK(journal.finish("a", "ok 1.250000"));
+    CHECK(row("a") == "ok 1.250000");
+  }
+  SECTION("a journal left early (cancelled, an exception) clears every marker it still has") {
+    {
+      CrashJournal journal(&store);
+      journal.begin("p", "compile", Step::Parallel);
+      journal.begin("s", "time", Step::Serial);
+      journal.begin("r", "compile", Step::Retry);
+      journal.begin("r", "pipeline", Step::Retry);
+      CHECK(marker("r").phase == "pipeline");
+      CHECK(!marker("r").parallel);
+      journal.begin("done", "time", Step::Serial);
+      journal.finish("done", "failed x");
+    }
+    CHECK(row("p") == "unmeasured");
+    CHECK(row("s") == "unmeasured");
+    CHECK(row("r") == "unmeasured serial");  // still to be retried alone
+    CHECK(row("done") == "failed x");
+  }
+  SECTION("without a writable cache nothing is written") {
+    LayeredCache none;
+    CrashJournal journal(&none);
+    CHECK(!journal.enabled());
+    journal.begin("a", "time", Step::Serial);
+    CHECK(journal.finish("a", "ok 1"));
+    CrashJournal null_store(nullptr);
+    CHECK(!null_store.enabled());
+  }
+}
+
+TEST_CASE("crash journal: the test hook aborts only in its phase, for matching edges", "[cache][journal]") {
+  const std::vector<int> status = run_children(3, [](int i) {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    std::signal(SIGABRT, SIG_DFL);  // not Catch's handler: die as a measuring process would
+    EnvOverride env("DENOX_TEST_CRASH_MEASURING", "time:conv2d b");
+    const CrashHook hook = CrashHook::from_environment();
+    hook.at("compile", true, "conv2 [conv2d b]");  // another phase
+    hook.at("time", false, "conv1 [conv2d a]");    // another edge
+    if (i == 0) hook.at("time", false, "conv2 [conv2d b]");
+    if (i == 1) hook.at("time", true, "x+conv2 [conv2d b]");
+    return 0;
+  });
+  CHECK(status == std::vector<int>{-1, -1, 0});  // -1: died from a signal (SIGABRT)
+  EnvOverride off("DENOX_TEST_CRASH_MEASURING", std::nullopt);
+  CrashHook::from_environment().at("time", false, "conv2 [conv2d b]");  // no hook: returns
+}
