@@ -47,10 +47,11 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
-  if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
+  if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3), X1_IM2COL or not
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
     const int64_t full = (tile_h + 2) * (tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
-    return 2 * std::max({low, full, out});
+    const int64_t im2col = m * (kUp2Im2colK + 8) + kUp2Im2colK * (nt + 8);
+    return 2 * std::max({low, full, im2col, out});
   }
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
   const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
@@ -138,6 +139,8 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
   return packed;
 }
 
+bool up2_im2col(const Conv2dShape& s, int64_t c0) { return c0 < s.c_in && (s.c_in - c0) * 9 <= kUp2Im2colK; }
+
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& s, int64_t c0, const CoopConvConfig& c) {
   if (s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in)
     fail(ErrorCode::Internal, "conv2d_coopmat_up2 weights need a 3x3 kernel and 1 <= c0 <= c_in");
@@ -145,8 +148,9 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * 9));
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
-  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
-  const int64_t up_block = 16 * c.ck * c.nt, skip_block = 9 * c.ck * c.nt;
+  const bool im2col = up2_im2col(s, c0);
+  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = im2col ? 1 : (s.c_in - c0 + c.ck - 1) / c.ck;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = im2col ? kUp2Im2colK * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
   // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
@@ -168,6 +172,11 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
           }
       } else {
         const int64_t k = ci - c0;
+        if (im2col) {  // row tap * c1 + k of the one im2col block
+          const int64_t base = tile * tile_size + cu * up_block, c1 = s.c_in - c0;
+          for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c1 + k) * c.nt + j)] = k3[tap];
+          continue;
+        }
         const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
         for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
       }
