@@ -20,17 +20,12 @@
 // (even columns, then odd ones), so that the 16 pixels of one phase are again consecutive rows.
 // Chunks: first ceil(c0 / CK) chunks of X0 (weights [phase][2x2 tap][CK][NT]), then
 // ceil((c_in - c0) / CK) chunks of X1 ([3x3 tap][CK][NT]); each chunk's block is contiguous.
-// X1_IM2COL (X1 of at most 3 channels, like OIDN's skip of the network input): one X1 chunk
-// whose K is the 9 taps x c1 channels themselves (k = tap * c1 + channel, zero to 32): the
-// chunk stages, per output pixel, the 27 input values it reads (an im2col row of the tile,
-// row stride 40 halves) and multiplies 2 K steps instead of 9 taps of a 16-channel chunk
-// that is 13/16 zeros. Weights [32][NT].
 // Pipelining, staging, padding, masking and layouts as in conv2d_coopmat.comp (which says why).
 //
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
-//   tensor is NHWC; X1_IM2COL (optional, default 0, CONCAT and c_in - c0 <= 3): above.
+//   tensor is NHWC.
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
@@ -68,12 +63,6 @@
 #ifndef Y_HWC
 #define Y_HWC 0
 #endif
-#ifndef X1_IM2COL
-#define X1_IM2COL 0
-#endif
-#if X1_IM2COL && !CONCAT
-#error "conv2d_coopmat_up2: X1_IM2COL needs CONCAT"
-#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -106,18 +95,9 @@
 #define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
 #define FX_VEC4 (FHALO_H * FHALO_W * CKS / 4)
 #define WU_ITEMS (16 * CK * NT / 4)  // an X0 chunk's weights: 4 phases x 4 taps
-#if X1_IM2COL
-#define IM_K 32                       // the im2col chunk's K: 9 taps x c1 <= 27 channels, zero-padded
-#define IMS (IM_K + 8)                // its row stride in halves (distinct banks per load phase)
-#define IM_VEC4 (M_TILE * IMS / 4)
-#define WS_ITEMS (IM_K * NT / 4)      // the im2col chunk's weights
-#else
 #define WS_ITEMS (9 * CK * NT / 4)   // an X1 chunk's weights: 9 taps
-#endif
 #define STAGE_U (LX_VEC4 + 16 * CK * NTS / 4)
-#if X1_IM2COL
-#define STAGE_S (IM_VEC4 + IM_K * NTS / 4)
-#elif CONCAT
+#if CONCAT
 #define STAGE_S (FX_VEC4 + 9 * CK * NTS / 4)
 #else
 #define STAGE_S 0
@@ -153,12 +133,6 @@
 #define HV_S 0
 #endif
 #define HV_PER_T PER_T(MAX2(HV_U, HV_S))
-#if X1_IM2COL
-#define IM_ITEMS (M_TILE * (IM_K / 4))  // 4 consecutive k of one output pixel per item
-#define IM_PER_T PER_T(IM_ITEMS)
-#else
-#define IM_PER_T 0
-#endif
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 #define W_PER_T PER_T(WU_ITEMS)  // >= WS_ITEMS
 
@@ -202,7 +176,7 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "coopmat_ops.glsl"
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
-#define STAGE_N MAX2(MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T), IM_PER_T)
+#define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
 f16vec4 stage[STAGE_N];
 f16vec4 pw[W_PER_T];
 
@@ -390,45 +364,12 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
   return c;
 }
 
-#if X1_IM2COL
-// The im2col chunk: item e holds k = 4q .. 4q + 3 of output pixel m (phase-major), where k =
-// tap * c1 + channel reads X1 at (oy + ky - 1, ox + kx - 1); 0 past 9 * c1 and outside.
-void fetch_im2col(const Source s, uint t, int oy0, int ox0) {
-  const uint c1 = pc.c_in - pc.c0;
-  LOOP_UNROLL for (uint i = 0; i < IM_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    f16vec4 v = f16vec4(0.0);
-    if (e < IM_ITEMS) {
-      const uint q = e % (IM_K / 4), m = e / (IM_K / 4);
-      const uint ph = m / (LH * LW), r = m % (LH * LW);
-      const int oy = oy0 + int(2 * (r / LW) + (ph >> 1)), ox = ox0 + int(2 * (r % LW) + (ph & 1u));
-      [[unroll]] for (uint j = 0; j < 4; ++j) {
-        const uint k = 4 * q + j, tap = k / c1, ci = k % c1;
-        const int iy = oy + int(tap / 3) - 1, ix = ox + int(tap % 3) - 1;
-        if (tap < 9 && iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) v[j] = load1(s, ci, uint(iy), uint(ix));
-      }
-    }
-    stage[i] = v;
-  }
-}
-
-void stash_im2col(uint t) {
-  LOOP_UNROLL for (uint i = 0; i < IM_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < IM_ITEMS) smem[(e / (IM_K / 4)) * (IMS / 4) + e % (IM_K / 4)] = stage[i];
-  }
-}
-#endif
-
-void fetch(const Chunk c, uint t, int oy0, int ox0) {
+void fetch(const Chunk c, uint t) {
   if (c.s.up) {
     fetch_patch(c.s, t, LHALO_H, LHALO_W);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
-#if X1_IM2COL
-    fetch_im2col(c.s, t, oy0, ox0);
-    fetch_weights(c.w_at, WS_ITEMS, t);
-#elif CONCAT
+#if CONCAT
     fetch_patch(c.s, t, FHALO_H, FHALO_W);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
@@ -440,10 +381,7 @@ void stash(const Chunk c, uint t) {
     stash_patch(c.s, t, LHALO_H, LHALO_W, false);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
-#if X1_IM2COL
-    stash_im2col(t);
-    stash_weights(IM_VEC4, WS_ITEMS, t);
-#elif CONCAT
+#if CONCAT
     stash_patch(c.s, t, FHALO_H, FHALO_W, true);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
@@ -458,12 +396,7 @@ void main() {
   const uint co_tiles = (pc.c_out + NT - 1) / NT;
   const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
-  const uint cu = (pc.c0 + CK - 1) / CK;
-#if X1_IM2COL
-  const uint cs = 1;
-#else
-  const uint cs = (pc.c_in - pc.c0 + CK - 1) / CK;
-#endif
+  const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
   const uint chunks = cu + cs;
   const uint w_tile = ct * (cu * WU_ITEMS + cs * WS_ITEMS);
   // This subgroup's fragments are in one phase (py, px).
@@ -481,13 +414,13 @@ void main() {
   const bool fast_out = (pc.out_w & 3u) == 0u;
 
   Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
-  fetch(cur, t, oy0, ox0);
+  fetch(cur, t);
   stash(cur, t);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
     const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
-    if (more) fetch(next, t, oy0, ox0);  // in flight during the multiplies
+    if (more) fetch(next, t);  // in flight during the multiplies
     if (chunk < cu) {
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
         const uint dy = tap >> 1, dx = tap & 1u;
@@ -506,17 +439,7 @@ void main() {
         }
       }
     } else {
-#if X1_IM2COL
-      LOOP_UNROLL for (uint kc = 0; kc < IM_K / CM_K; ++kc) {
-        A_DECL;
-        LOOP_UNROLL for (uint i = 0; i < FM; ++i) A_LOAD_S(i, (sg_m * FM + i) * CM_M * IMS + kc * CM_K, IMS);
-        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-          const uint n0 = (sg_n * FN + j) * CM_N;
-          B_LOAD(IM_VEC4 * 4 + kc * CM_K * NTS + n0);
-          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
-        }
-      }
-#elif CONCAT
+#if CONCAT
       LOOP_UNROLL for (uint tap = 0; tap < 9; ++tap) {
         const uint ky = tap / 3, kx = tap % 3, sx = px + kx;
         LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {

@@ -24,11 +24,12 @@ import sys
 
 
 def template_of(config, c_out):
-    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal]" -> "4x64/ntfull/sg8x1/n16/b0" ("/ck32" appended for ck32)
-    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?$", config)
+    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
+    # ("/ck32" appended for ck32); the layouts are part of the layer, not of the template
+    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( nhwc\([^)]*\))?$", config)
     if not m:
         return None
-    th, tw, nt, ck, sgm, sgn, cmn, bg, _ = m.groups()
+    th, tw, nt, ck, sgm, sgn, cmn, bg, _, _ = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full else nt
     ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
@@ -53,9 +54,14 @@ def load(path, family):
         t = template_of(config.replace(" emulate", ""), int(w.group(1)))
         if t is None or not result.startswith("ok "):
             continue
+        nhwc = re.search(r" nhwc\([^)]*\)", config)
         layer = "|".join(parts[:i]) + "|" + pattern + "|" + ops
-        layers.setdefault(layer, {})[t] = float(result[3:])
-    return layers
+        layers.setdefault(layer, {}).setdefault(nhwc.group(0) if nhwc else "", {})[t] = float(result[3:])
+    # A layer measured in NHWC is chosen for in NHWC: its NCHW variant is measured with the
+    # heuristic's configuration only (src/kernels/implementations.cpp), which says nothing about
+    # the others.
+    return {layer + layout: ts for layer, by_layout in layers.items() for layout, ts in by_layout.items()
+            if layout or len(by_layout) == 1}
 
 
 def greedy(layers, k, uncovered):

@@ -201,7 +201,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const CoopConvConfig& c = how.config;
   const ConvIo io = conv_io(b, conv, shape, f);
   std::vector<float> packed_values;
-  bool im2col = false;  // conv2d_coopmat_up2's X1_IM2COL
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.
@@ -209,7 +208,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
-    im2col = f.concat && up2_im2col(shape, b.program().constant_value(c0));
   } else {
     packed_values = pack_coop_weights(*weight.f32_data, shape, c);
   }
@@ -227,7 +225,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
-  if (im2col) spec.defines.push_back({"X1_IM2COL", 1});
   const bool x1_hwc = io.x1 && how.x1 == Layout::NHWC;
   for (const auto& [macro, on] : {std::pair{"X0_HWC", how.x0 == Layout::NHWC}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC}})
     if (on) spec.defines.push_back({macro, 1});

@@ -47,11 +47,10 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
-  if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3), X1_IM2COL or not
+  if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
     const int64_t full = (tile_h + 2) * (tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
-    const int64_t im2col = m * (kUp2Im2colK + 8) + kUp2Im2colK * (nt + 8);
-    return 2 * std::max({low, full, im2col, out});
+    return 2 * std::max({low, full, out});
   }
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
   const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
@@ -81,21 +80,23 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
 
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
   if (!coop_conv_applicable(s)) return std::nullopt;
-  // From the H100's exhaustive tuning over 4..32 subgroups (bench/RESULTS.md, 2026-11-24): all
-  // output channels in one workgroup up to 128 (rounded to the coop N), else tiles of 64; the
-  // largest pixel tile that fits on as many subgroups as it has fragments (the big 8-subgroup
-  // configurations need ~150 registers per invocation, one workgroup per SM, so more subgroups
-  // per tile are more warps in flight). Then smaller tiles on 8 subgroups where shared memory
-  // or the workgroup size is short, and the other coop N / accumulator where the device lacks
-  // the preferred one.
+  // From the H100's exhaustive tuning with NHWC tensors between the convs (bench/RESULTS.md,
+  // 2026-11-25; the layer winners of OIDN balanced and small at 1920x1088): all output channels
+  // in one workgroup up to 128 (rounded to the coop N), else tiles of 64. Full-resolution
+  // layers of up to 32 channels: 8x64 pixels on 16 subgroups; 48 and 64 channels: 16x16 on 8x2
+  // subgroups; 80 and 112: 8x16 on 8; 96 and 128: 8x16 on 4x2. (The big configurations need
+  // ~90-150 registers per invocation, one workgroup per SM, so the pixel tile is spread over as
+  // many subgroups as pays.) Then smaller tiles on 8 subgroups where shared memory or the
+  // workgroup size is short, and the other coop N / accumulator where the device lacks the
+  // preferred one.
   const int64_t nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
   std::vector<Pick> picks;
-  if (nt == 8) picks = {{8, 32, 16, 1, nt, 8}};
-  else if (nt <= 32) picks = {{8, 64, 32, 1, nt, 16}, {8, 64, 16, 1, nt, 16}};
-  else if (nt == 48) picks = {{8, 32, 8, 2, nt, 8}};
-  else if (nt == 64) picks = {{4, 64, 8, 2, nt, 16}, {8, 32, 8, 2, nt, 16}};
-  else if ((nt / 16) % 2 == 0) picks = {{4, 32, 8, 2, nt, 16}};  // 96, 128
-  else picks = {{8, 16, 8, 1, nt, 16}};                           // 80, 112
+  if (nt == 8) picks = {{16, 16, 8, 1, nt, 8}, {8, 32, 16, 1, nt, 8}};
+  else if (nt <= 32) picks = {{8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
+  else if (nt == 48) picks = {{16, 16, 8, 2, nt, 8}, {8, 32, 8, 2, nt, 8}};
+  else if (nt == 64) picks = {{16, 16, 8, 2, nt, 16}, {4, 64, 8, 2, nt, 16}};
+  else if ((nt / 16) % 2 == 0) picks = {{8, 16, 4, 2, nt, 16}, {4, 32, 8, 2, nt, 16}};  // 96, 128
+  else picks = {{8, 16, 8, 1, nt, 16}};                                                   // 80, 112
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {8, 16}, {4, 16}, {2, 16}})
     picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt, nt == 8 ? 8 : 16});
   return first_fitting(picks, s, target, even_tile_h, false);
@@ -139,8 +140,6 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
   return packed;
 }
 
-bool up2_im2col(const Conv2dShape& s, int64_t c0) { return c0 < s.c_in && (s.c_in - c0) * 9 <= kUp2Im2colK; }
-
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& s, int64_t c0, const CoopConvConfig& c) {
   if (s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in)
     fail(ErrorCode::Internal, "conv2d_coopmat_up2 weights need a 3x3 kernel and 1 <= c0 <= c_in");
@@ -148,9 +147,8 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * 9));
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
-  const bool im2col = up2_im2col(s, c0);
-  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = im2col ? 1 : (s.c_in - c0 + c.ck - 1) / c.ck;
-  const int64_t up_block = 16 * c.ck * c.nt, skip_block = im2col ? kUp2Im2colK * c.nt : 9 * c.ck * c.nt;
+  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
   // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
@@ -172,11 +170,6 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
           }
       } else {
         const int64_t k = ci - c0;
-        if (im2col) {  // row tap * c1 + k of the one im2col block
-          const int64_t base = tile * tile_size + cu * up_block, c1 = s.c_in - c0;
-          for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c1 + k) * c.nt + j)] = k3[tap];
-          continue;
-        }
         const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
         for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
       }

@@ -75,16 +75,10 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, c
 // c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
 
-// conv2d_coopmat_up2's im2col chunk (X1_IM2COL): K = 9 taps x the skip's channels, zero to this.
-inline constexpr int64_t kUp2Im2colK = 32;
-// Whether conv2d_coopmat_up2 runs the skip channels [c0, c_in) as one im2col chunk (at most 3).
-bool up2_im2col(const Conv2dShape& shape, int64_t c0);
-
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
 // per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum
 // of the 3x3 taps that read the same low-resolution pixel), then ceil((c_in - c0) / ck) chunks
-// of [3x3 tap][ck][nt] or, with up2_im2col, one block [kUp2Im2colK][nt] whose row tap * (c_in -
-// c0) + k is skip channel k of the tap; zero outside c_in / c_out.
+// of [3x3 tap][ck][nt]; zero outside c_in / c_out.
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& shape, int64_t c0, const CoopConvConfig& config);
 
 }  // namespace denox::kernels

@@ -291,57 +291,48 @@ TEST_CASE("coop weight packing: co_tile x chunk x tap x ck x nt blocks with zero
 }
 
 TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2 convs give the direct result", "[kernels][coop-plan]") {
-  // Upsampled X0 (c0 = 19 channels, 5x6 low resolution), full-resolution skip X1 (5 channels:
-  // 9-tap chunks; 3 channels: one im2col block), 3x3 padding 1 to 21 outputs: every output
-  // pixel computed directly and from the packed phase weights (two channel tiles, two X0
-  // chunks, the X1 part) must agree.
-  for (int64_t c_in : {24, 22}) {
-    const Conv2dShape s{c_in, 21, 3, 3};
-    const int64_t c0 = 19, c1 = c_in - c0, lh = 5, lw = 6, h = 2 * lh, w = 2 * lw;
-    CoopConvConfig c;
-    c.up2 = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 32, c.sg_m = 4, c.sg_n = 1;
-    const bool im2col = up2_im2col(s, c0);
-    CHECK(im2col == (c1 == 3));
-    const std::vector<float> wts = random_values(static_cast<size_t>(21 * c_in * 9), 5);
-    const std::vector<float> x0 = random_values(static_cast<size_t>(c0 * lh * lw), 6);
-    const std::vector<float> x1 = random_values(static_cast<size_t>(c1 * h * w), 7);
-    const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
-    const int64_t cu = 2, skip_block = im2col ? kUp2Im2colK * 16 : 9 * 16 * 16, tile = cu * 16 * 16 * 16 + skip_block;
-    REQUIRE(packed.size() == static_cast<size_t>(2 * tile));
-    auto in = [&](int64_t ci, int64_t y, int64_t x) -> double {  // the conv's input, 0 outside
-      if (y < 0 || y >= h || x < 0 || x >= w) return 0.0;
-      return ci < c0 ? x0[static_cast<size_t>((ci * lh + y / 2) * lw + x / 2)] : x1[static_cast<size_t>(((ci - c0) * h + y) * w + x)];
-    };
-    auto low = [&](int64_t ci, int64_t y, int64_t x) -> double {
-      return y < 0 || y >= lh || x < 0 || x >= lw ? 0.0 : x0[static_cast<size_t>((ci * lh + y) * lw + x)];
-    };
-    double worst = 0;
-    for (int64_t co = 0; co < 21; ++co)
-      for (int64_t oy = 0; oy < h; ++oy)
-        for (int64_t ox = 0; ox < w; ++ox) {
-          double direct = 0, phased = 0;
-          for (int64_t ci = 0; ci < c_in; ++ci)
-            for (int64_t t = 0; t < 9; ++t) direct += wts[static_cast<size_t>((co * c_in + ci) * 9 + t)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
-          const int64_t py = oy % 2, px = ox % 2, ph = py * 2 + px, base = (co / 16) * tile, j = co % 16;
-          for (int64_t ci = 0; ci < c0; ++ci)
-            for (int64_t t = 0; t < 4; ++t) {
-              const float wp = packed[static_cast<size_t>(base + (ci / 16) * 4096 + ((ph * 4 + t) * 16 + ci % 16) * 16 + j)];
-              phased += wp * low(ci, oy / 2 - 1 + py + t / 2, ox / 2 - 1 + px + t % 2);
-            }
-          for (int64_t ci = c0; ci < c_in; ++ci)
-            for (int64_t t = 0; t < 9; ++t) {
-              const int64_t row = im2col ? t * c1 + (ci - c0) : t * 16 + (ci - c0);
-              phased += packed[static_cast<size_t>(base + cu * 4096 + row * 16 + j)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
-            }
-          worst = std::max(worst, std::abs(direct - phased));
-        }
-    INFO("c_in " << c_in);
-    CHECK(worst < 1e-4);
-    // Padding: channels past c_in / c_out are zero (rows past 9 * c1 of the im2col block too).
-    for (int64_t j = 21 % 16; j < 16; ++j) CHECK(packed[static_cast<size_t>(tile + j)] == 0.0f);
-    const int64_t zero_row = im2col ? 9 * c1 : 5;  // X1 channel 5 does not exist
-    CHECK(packed[static_cast<size_t>(cu * 4096 + zero_row * 16)] == 0.0f);
-  }
+  // Upsampled X0 (c0 = 19 channels, 5x6 low resolution), full-resolution skip X1 (5 channels),
+  // 3x3 padding 1 to 21 outputs: every output pixel computed directly and from the packed
+  // phase weights (two channel tiles, two X0 chunks, one X1 chunk) must agree.
+  const Conv2dShape s{24, 21, 3, 3};
+  const int64_t c0 = 19, lh = 5, lw = 6, h = 2 * lh, w = 2 * lw;
+  CoopConvConfig c;
+  c.up2 = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 32, c.sg_m = 4, c.sg_n = 1;
+  const std::vector<float> wts = random_values(static_cast<size_t>(21 * 24 * 9), 5);
+  const std::vector<float> x0 = random_values(static_cast<size_t>(c0 * lh * lw), 6);
+  const std::vector<float> x1 = random_values(static_cast<size_t>((24 - c0) * h * w), 7);
+  const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
+  const int64_t cu = 2, cs = 1, tile = cu * 16 * 16 * 16 + cs * 9 * 16 * 16;
+  REQUIRE(packed.size() == static_cast<size_t>(2 * tile));
+  auto in = [&](int64_t ci, int64_t y, int64_t x) -> double {  // the conv's input, 0 outside
+    if (y < 0 || y >= h || x < 0 || x >= w) return 0.0;
+    return ci < c0 ? x0[static_cast<size_t>((ci * lh + y / 2) * lw + x / 2)] : x1[static_cast<size_t>(((ci - c0) * h + y) * w + x)];
+  };
+  auto low = [&](int64_t ci, int64_t y, int64_t x) -> double {
+    return y < 0 || y >= lh || x < 0 || x >= lw ? 0.0 : x0[static_cast<size_t>((ci * lh + y) * lw + x)];
+  };
+  double worst = 0;
+  for (int64_t co = 0; co < 21; ++co)
+    for (int64_t oy = 0; oy < h; ++oy)
+      for (int64_t ox = 0; ox < w; ++ox) {
+        double direct = 0, phased = 0;
+        for (int64_t ci = 0; ci < 24; ++ci)
+          for (int64_t t = 0; t < 9; ++t) direct += wts[static_cast<size_t>((co * 24 + ci) * 9 + t)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        const int64_t py = oy % 2, px = ox % 2, ph = py * 2 + px, base = (co / 16) * tile, j = co % 16;
+        for (int64_t ci = 0; ci < c0; ++ci)
+          for (int64_t t = 0; t < 4; ++t) {
+            const float wp = packed[static_cast<size_t>(base + (ci / 16) * 4096 + ((ph * 4 + t) * 16 + ci % 16) * 16 + j)];
+            phased += wp * low(ci, oy / 2 - 1 + py + t / 2, ox / 2 - 1 + px + t % 2);
+          }
+        for (int64_t ci = c0; ci < 24; ++ci)
+          for (int64_t t = 0; t < 9; ++t)
+            phased += packed[static_cast<size_t>(base + cu * 4096 + (t * 16 + (ci - c0)) * 16 + j)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        worst = std::max(worst, std::abs(direct - phased));
+      }
+  CHECK(worst < 1e-4);
+  // Padding: channels past c_in / c_out are zero.
+  for (int64_t j = 21 % 16; j < 16; ++j) CHECK(packed[static_cast<size_t>(tile + j)] == 0.0f);
+  CHECK(packed[static_cast<size_t>(cu * 4096 + (0 * 16 + 5) * 16)] == 0.0f);  // X1 channel 5 does not exist
 }
 
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {

@@ -134,6 +134,24 @@ TEST_CASE("measured costs choose the schedule, failures drop implementations and
       }
     CHECK(found);
   }
+  SECTION("failures of every fused structure of an op fall back to the structures pruning dropped") {
+    // Every implementation that fuses enc_conv1's pool fails (as a configuration that crashed a
+    // measuring process is recorded): the network still schedules, with the pool on its own.
+    m.rule = [](const Implementation& i) {
+      autotune::Measured r = ok(1.0);
+      if (covers(i, "/enc_conv1/Conv") && covers(i, "/pool1/MaxPool")) r = {false, 0, false, "crashed the process while being measured (time)"};
+      return r;
+    };
+    const autotune::Schedule s = autotune::schedule_graph(g, o);
+    bool pool_alone = false;
+    for (const auto& step : s.report.steps) {
+      CHECK_FALSE((step.name.find("/enc_conv1/Conv") != std::string::npos && step.name.find("/pool1/MaxPool") != std::string::npos));
+      pool_alone |= step.name == "/pool1/MaxPool";
+    }
+    CHECK(pool_alone);
+    CHECK(s.report.dispatches == 17);
+    CHECK(s.report.failed_edges > 0);
+  }
   SECTION("an op whose every implementation failed is named with the failure") {
     m.rule = [](const Implementation& i) {
       autotune::Measured r = ok(1.0);

@@ -1,5 +1,7 @@
 #include "compiler/schedule/schedule.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -79,11 +81,10 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   std::vector<std::string> failures(impls.size());
   for (size_t i = 0; i < impls.size(); ++i) cost[i] = estimate_cost(graph, impls[i], opt.precision, values);
 
-  if (opt.measurer) {
-    std::vector<size_t> todo;
+  // Costs of the implementations in `todo` from the measurer (failures drop them).
+  auto measure = [&](const std::vector<size_t>& todo) {
     std::vector<const kernels::Implementation*> ptrs;
-    for (size_t i = 0; i < impls.size(); ++i)
-      if (keep[i] && impls[i].kind != kernels::Implementation::Kind::Free) todo.push_back(i), ptrs.push_back(&impls[i]);
+    for (size_t i : todo) ptrs.push_back(&impls[i]);
     const std::vector<Measured> m = opt.measurer->measure(graph, ptrs, opt.precision, opt.width, opt.height, opt.progress);
     if (m.size() != todo.size()) fail(ErrorCode::Internal, "measurer returned a wrong number of results");
     for (size_t j = 0; j < todo.size(); ++j) {
@@ -98,15 +99,39 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
       measured[i] = true;
       ++(m[j].from_store ? r.cached_edges : r.measured_edges);
     }
+  };
+  auto measurable = [&](size_t i) { return impls[i].kind != kernels::Implementation::Kind::Free; };
+  const std::vector<bool> pruned_keep = keep;
+  if (opt.measurer) {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < impls.size(); ++i)
+      if (keep[i] && measurable(i)) todo.push_back(i);
+    measure(todo);
   }
   r.measure_ms = ms_since(t0);
 
   progress("select", 0, 1, "");
-  const Supergraph sg = build_supergraph(graph, impls, cost, keep);
+  Supergraph sg = build_supergraph(graph, impls, cost, keep);
+  select::SelectStats stats;
+  select::Selection sel = select::select_min_latency(sg.graph, &stats);
+  if (!sel.feasible && opt.structural_prune) {
+    // Failures (a shader the driver refuses, a configuration that crashed a measuring process)
+    // can leave an op whose every minimum-dispatch structure is gone: the structures pruning
+    // dropped come back (measured too, where measuring), so the network still compiles, with
+    // a dispatch more where it must.
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < impls.size(); ++i)
+      if (!pruned_keep[i] && failures[i].empty()) {
+        keep[i] = true;
+        if (opt.measurer && measurable(i)) todo.push_back(i);
+      }
+    if (!todo.empty()) measure(todo);
+    spdlog::warn("denox: failed implementations left no minimum-dispatch schedule; selecting among the structurally pruned ones too");
+    sg = build_supergraph(graph, impls, cost, keep);
+    sel = select::select_min_latency(sg.graph, &stats);
+  }
   r.edges = static_cast<size_t>(std::count_if(sg.impl_of_edge.begin(), sg.impl_of_edge.end(),
                                               [](size_t i) { return i != Supergraph::kNoImplementation; }));
-  select::SelectStats stats;
-  const select::Selection sel = select::select_min_latency(sg.graph, &stats);
   r.select_states = stats.states;
   if (!sel.feasible) fail_infeasible(graph, impls, keep, failures);
   r.predicted_ms = sel.cost;
