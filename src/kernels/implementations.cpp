@@ -371,12 +371,13 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (target.nhwc)
             if (auto v = nhwc_variant(graph, c)) variants.push_back(std::move(*v));
           const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2);
-          for (Implementation& variant : variants) {
-            // Where an NHWC variant exists, the NCHW one is measured with the heuristic's
-            // configuration only: on the H100 the NHWC variant of a configuration was as fast or
-            // faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and the layouts
-            // would otherwise double the tuning time.
-            const size_t count = variants.size() > 1 && variant.layout_words().empty() ? std::min<size_t>(1, configs.size()) : configs.size();
+          for (size_t v = 0; v < variants.size(); ++v) {
+            // Where an NHWC variant exists, the NCHW one (variants[0]) is measured with the
+            // heuristic's configuration only: on the H100 the NHWC variant of a configuration
+            // was as fast or faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and
+            // the layouts would otherwise double the tuning time.
+            Implementation& variant = variants[v];
+            const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, configs.size()) : configs.size();
             for (size_t k = 0; k < count; ++k) {
               variant.family = configs[k].family();
               variant.coop.config = configs[k];

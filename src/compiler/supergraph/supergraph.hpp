@@ -6,7 +6,9 @@
 // counts that are multiples of 8); an Implementation names the layout of each input and of its
 // output, so a tensor has one value per layout some implementation meets, and conversion
 // edges (one strided copy) join them. Select then decides where tensors live: a chain of coop
-// convs stays NHWC and pays for a conversion only where a kernel that reads NCHW follows. The
+// convs stays NHWC, and where a kernel that reads only NCHW follows, the NCHW variant competes
+// with an NHWC one plus a conversion (structural pruning, which counts dispatches, keeps only
+// the former). The
 // network's inputs and outputs are NCHW values: the caller's layout (CHW or HWC, fp32 or fp16,
 // buffers or images) is handled at the boundary by the runtime's io adapters, which is where
 // "network inputs and outputs keep the layout the caller asked for" happens.
