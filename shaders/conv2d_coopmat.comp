@@ -49,6 +49,8 @@
 //                      out the fragment loads and multiplies / the global-memory loads, to see
 //                      what each part of the loop costs (bench/conv_layers.cpp, DENOX_BENCH_PROFILE)
 //   X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that tensor is NHWC (see Layouts above)
+//   HWC_ONLY           (optional, default 0) 1: every chunk takes the NHWC path (X0 and X1 NHWC,
+//                      channel counts multiples of 8): the other staging paths are left out
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
@@ -103,6 +105,11 @@
 #endif
 #ifndef Y_HWC
 #define Y_HWC 0
+#endif
+// Every chunk is read from NHWC tensors whose channel counts are multiples of 8 (the lowering
+// knows): only the 16-byte staging path is compiled, and the register array is its size.
+#ifndef HWC_ONLY
+#define HWC_ONLY 0
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -206,7 +213,11 @@ shared f16vec4 smem[SMEM_VEC4];
 // both input paths (the choice is made at run time, so separate arrays would both stay live
 // across the multiply loop: on the H100 that cost registers and so workgroups per SM).
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#if HWC_ONLY
+#define STAGE_N (2 * HV_PER_T)
+#else
 #define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
+#endif
 f16vec4 stage[STAGE_N];
 #define px(i) stage[i]
 #define pxv(i, j) stage[(i) * 4 + (j)]  // NCHW fast path: item i, channel j = 4 pixels
@@ -273,6 +284,9 @@ uvec4 load_x8(uint n, uint ci, uint iy, uint ix) {
 // The staging path of chunk `chunk` (input channels [chunk * CK, min(chunk * CK + CK, c_in))).
 // `widths4`: every row width the NCHW path reads is a multiple of 4.
 uint chunk_path(uint chunk, bool widths4) {
+#if HWC_ONLY
+  return PATH_HWC8;
+#endif
   const uint first = chunk * CK, end = min(first + CK, pc.c_in);
   const bool reads0 = first < pc.c0;
 #if CONCAT
@@ -332,6 +346,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
         }
       }
     }
+#if !HWC_ONLY  // NCHW tensors or channel counts that are no multiple of 8 (see chunk_path)
   } else if (path == PATH_NCHW4) {
     // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
     // sectors), group g, patch row hy.
@@ -363,6 +378,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
       }
       px(i) = v;
     }
+#endif
   }
 #if !B_GLOBAL
   const uint wb = w_base + chunk * W_ITEMS;
@@ -385,6 +401,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
         smem[xb + p * (CKS / 4) + 2 * h8 + 1] = phv(i, 1);
       }
     }
+#if !HWC_ONLY  // NCHW tensors or channel counts that are no multiple of 8 (see chunk_path)
   } else if (path == PATH_NCHW4) {
     const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
@@ -406,6 +423,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
         smem[xb + p * (CKS / 4) + q] = px(i);
       }
     }
+#endif
   }
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {

@@ -25,7 +25,7 @@
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
-//   tensor is NHWC.
+//   tensor is NHWC; HWC_ONLY (optional, default 0): only the NHWC staging path (conv2d_coopmat.comp).
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
@@ -62,6 +62,9 @@
 #endif
 #ifndef Y_HWC
 #define Y_HWC 0
+#endif
+#ifndef HWC_ONLY
+#define HWC_ONLY 0  // as in conv2d_coopmat.comp: every chunk from NHWC, multiples of 8 channels
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -176,7 +179,11 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "coopmat_ops.glsl"
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
+#if HWC_ONLY
+#define STAGE_N (2 * HV_PER_T)
+#else
 #define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
+#endif
 f16vec4 stage[STAGE_N];
 f16vec4 pw[W_PER_T];
 
@@ -243,6 +250,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw) {
         }
       }
     }
+#if !HWC_ONLY
   } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int xa = s.x0 - (s.x0 & 3);
@@ -272,6 +280,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw) {
       }
       stage[i] = v;
     }
+#endif
   }
 }
 
@@ -288,6 +297,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
         smem[(hy * hw + col) * (CKS / 4) + 2 * h8 + 1] = stage[2 * i + 1];
       }
     }
+#if !HWC_ONLY
   } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
@@ -314,6 +324,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
         smem[(hy * hw + col) * (CKS / 4) + q] = stage[i];
       }
     }
+#endif
   }
 }
 
@@ -346,7 +357,7 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.tc = pc.c0;
     c.s.first = chunk * CK;
     c.s.channels = pc.c0 - chunk * CK;
-    c.s.path = X0_HWC != 0 ? ((pc.c0 & 7u) == 0u ? PATH_HWC8 : PATH_SCALAR) : (fast_u ? PATH_NCHW4 : PATH_SCALAR);
+    c.s.path = HWC_ONLY != 0 || (X0_HWC != 0 && (pc.c0 & 7u) == 0u) ? PATH_HWC8 : X0_HWC == 0 && fast_u ? PATH_NCHW4 : PATH_SCALAR;
     c.s.y0 = oy0 / 2 - 1, c.s.x0 = ox0 / 2 - 1;
     c.s.bh = pc.h0, c.s.bw = pc.w0;
     c.w_at = w_tile + chunk * WU_ITEMS;
@@ -356,7 +367,7 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.tc = pc.c_in - pc.c0;
     c.s.first = k * CK;
     c.s.channels = pc.c_in - pc.c0 - k * CK;
-    c.s.path = X1_HWC != 0 ? ((c.s.tc & 7u) == 0u ? PATH_HWC8 : PATH_SCALAR) : (fast_s ? PATH_NCHW4 : PATH_SCALAR);
+    c.s.path = HWC_ONLY != 0 || (X1_HWC != 0 && (c.s.tc & 7u) == 0u) ? PATH_HWC8 : X1_HWC == 0 && fast_s ? PATH_NCHW4 : PATH_SCALAR;
     c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
     c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
     c.w_at = w_tile + cu * WU_ITEMS + k * WS_ITEMS;

@@ -225,8 +225,17 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
-  const bool x1_hwc = io.x1 && how.x1 == Layout::NHWC;
-  for (const auto& [macro, on] : {std::pair{"X0_HWC", how.x0 == Layout::NHWC}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC}})
+  // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule): where
+  // every input is NHWC, only the 16-byte staging path is compiled (fewer registers).
+  const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
+  const bool hwc_only = x0_hwc && (!io.x1 || x1_hwc);
+  for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}}) {
+    const ValueId c = b.extents4(t)[1];
+    if (hwc && (!b.program().is_constant(c) || b.program().constant_value(c) % 8 != 0))
+      fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC input needs a constant channel count that is a multiple of 8");
+  }
+  for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC},
+                                  std::pair{"HWC_ONLY", hwc_only}})
     if (on) spec.defines.push_back({macro, 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);
