@@ -25,7 +25,9 @@
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
-//   tensor is NHWC; HWC_ONLY (optional, default 0): only the NHWC staging path (conv2d_coopmat.comp).
+//   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
+//   chunk kind compiles only the staging paths its tensor's layout can take (16-byte NHWC, or the
+//   NCHW vector and scalar ones), and the register array is sized for those.
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
@@ -62,9 +64,6 @@
 #endif
 #ifndef Y_HWC
 #define Y_HWC 0
-#endif
-#ifndef HWC_ONLY
-#define HWC_ONLY 0  // as in conv2d_coopmat.comp: every chunk from NHWC, multiples of 8 channels
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -179,11 +178,25 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "coopmat_ops.glsl"
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
-#if HWC_ONLY
-#define STAGE_N (2 * HV_PER_T)
+// What each chunk kind's paths need in registers: X0 chunks, then X1 chunks.
+#if X0_HWC
+#define STAGE_U_N (2 * PER_T(HV_U))
 #else
-#define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
+#define STAGE_U_N MAX2(PER_T(X_U), 4 * PER_T(XV_U))
 #endif
+#if !CONCAT
+#define STAGE_S_N 0
+#elif X1_HWC
+#define STAGE_S_N (2 * PER_T(HV_S))
+#else
+#define STAGE_S_N MAX2(PER_T(X_S), 4 * PER_T(XV_S))
+#endif
+#define STAGE_N MAX2(STAGE_U_N, STAGE_S_N)
+// Loop bounds of each path: enough for the chunk kinds that take it (the others never do).
+#define MIN2(a, b) ((a) < (b) ? (a) : (b))
+#define HV_LOOP MIN2(HV_PER_T, STAGE_N / 2)
+#define XV_LOOP MIN2(XV_PER_T, STAGE_N / 4)
+#define X_LOOP MIN2(X_PER_T, STAGE_N)
 f16vec4 stage[STAGE_N];
 f16vec4 pw[W_PER_T];
 
@@ -234,10 +247,11 @@ float16_t load1(const Source s, uint c, uint iy, uint ix) {
   return x0[src_index(s, c, iy, ix)];
 }
 
-// Fetches a patch of hh x hw pixels (constants at each call site) into `stage`.
-void fetch_patch(const Source s, uint t, uint hh, uint hw) {
-  if (s.path == PATH_HWC8) {
-    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+// Fetches a patch of hh x hw pixels into `stage`. hh, hw and `hwc` (the source is NHWC: the
+// 16-byte path, else s.path) are constants at each call site, so each keeps its paths only.
+void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
+  if (hwc) {
+    LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       stage[2 * i] = stage[2 * i + 1] = f16vec4(0.0);
       if (e < hh * hw * (CK / 8)) {
@@ -250,11 +264,10 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw) {
         }
       }
     }
-#if !HWC_ONLY
   } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int xa = s.x0 - (s.x0 & 3);
-    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+    LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       LOOP_UNROLL for (uint j = 0; j < 4; ++j) stage[i * 4 + j] = f16vec4(0.0);
       if (e < (CK / 4) * hh * ng) {
@@ -267,7 +280,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw) {
       }
     }
   } else {
-    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+    LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       f16vec4 v = f16vec4(0.0);
       if (e < (CK / 4) * hh * hw) {
@@ -280,15 +293,14 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw) {
       }
       stage[i] = v;
     }
-#endif
   }
 }
 
 // Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
 // `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2.
-void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
-  if (s.path == PATH_HWC8) {
-    LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const bool hwc) {
+  if (hwc) {
+    LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < hh * hw * (CK / 8)) {
         const uint h8 = e % (CK / 8), p = e / (CK / 8), hy = p / hw, hx = p % hw;
@@ -297,11 +309,10 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
         smem[(hy * hw + col) * (CKS / 4) + 2 * h8 + 1] = stage[2 * i + 1];
       }
     }
-#if !HWC_ONLY
   } else if (s.path == PATH_NCHW4) {
     const uint ng = (hw + 6) / 4;
     const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
-    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+    LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < (CK / 4) * hh * ng) {
         const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
@@ -316,7 +327,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
       }
     }
   } else {
-    LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
+    LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw), hy = p / hw, hx = p % hw;
@@ -324,7 +335,6 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint) {
         smem[(hy * hw + col) * (CKS / 4) + q] = stage[i];
       }
     }
-#endif
   }
 }
 
@@ -357,7 +367,7 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.tc = pc.c0;
     c.s.first = chunk * CK;
     c.s.channels = pc.c0 - chunk * CK;
-    c.s.path = HWC_ONLY != 0 || (X0_HWC != 0 && (pc.c0 & 7u) == 0u) ? PATH_HWC8 : X0_HWC == 0 && fast_u ? PATH_NCHW4 : PATH_SCALAR;
+    c.s.path = X0_HWC != 0 ? PATH_HWC8 : fast_u ? PATH_NCHW4 : PATH_SCALAR;
     c.s.y0 = oy0 / 2 - 1, c.s.x0 = ox0 / 2 - 1;
     c.s.bh = pc.h0, c.s.bw = pc.w0;
     c.w_at = w_tile + chunk * WU_ITEMS;
@@ -367,7 +377,7 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.tc = pc.c_in - pc.c0;
     c.s.first = k * CK;
     c.s.channels = pc.c_in - pc.c0 - k * CK;
-    c.s.path = HWC_ONLY != 0 || (X1_HWC != 0 && (c.s.tc & 7u) == 0u) ? PATH_HWC8 : X1_HWC == 0 && fast_s ? PATH_NCHW4 : PATH_SCALAR;
+    c.s.path = X1_HWC != 0 ? PATH_HWC8 : fast_s ? PATH_NCHW4 : PATH_SCALAR;
     c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
     c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
     c.w_at = w_tile + cu * WU_ITEMS + k * WS_ITEMS;
@@ -377,11 +387,11 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
 
 void fetch(const Chunk c, uint t) {
   if (c.s.up) {
-    fetch_patch(c.s, t, LHALO_H, LHALO_W);
+    fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
 #if CONCAT
-    fetch_patch(c.s, t, FHALO_H, FHALO_W);
+    fetch_patch(c.s, t, FHALO_H, FHALO_W, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
   }
@@ -389,11 +399,11 @@ void fetch(const Chunk c, uint t) {
 
 void stash(const Chunk c, uint t) {
   if (c.s.up) {
-    stash_patch(c.s, t, LHALO_H, LHALO_W, false);
+    stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
 #if CONCAT
-    stash_patch(c.s, t, FHALO_H, FHALO_W, true);
+    stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
   }

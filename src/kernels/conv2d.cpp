@@ -228,7 +228,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule): where
   // every input is NHWC, only the 16-byte staging path is compiled (fewer registers).
   const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
-  const bool hwc_only = x0_hwc && (!io.x1 || x1_hwc);
+  const bool hwc_only = !c.up2 && x0_hwc && (!io.x1 || x1_hwc);  // up2 specializes per chunk kind itself
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}}) {
     const ValueId c = b.extents4(t)[1];
     if (hwc && (!b.program().is_constant(c) || b.program().constant_value(c) % 8 != 0))
