@@ -111,6 +111,12 @@
 #ifndef HWC_ONLY
 #define HWC_ONLY 0
 #endif
+// Whether any input is NHWC: if none is, the 16-byte path is left out.
+#if X0_HWC || (CONCAT && X1_HWC)
+#define ANY_HWC_INPUT 1
+#else
+#define ANY_HWC_INPUT 0
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -215,8 +221,10 @@ shared f16vec4 smem[SMEM_VEC4];
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 #if HWC_ONLY
 #define STAGE_N (2 * HV_PER_T)
-#else
+#elif ANY_HWC_INPUT
 #define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
+#else
+#define STAGE_N MAX2(X_PER_T, 4 * XV_PER_T)
 #endif
 f16vec4 stage[STAGE_N];
 #define px(i) stage[i]
@@ -330,6 +338,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
   return;
 #endif
   if (path == PATH_HWC8) {
+#if ANY_HWC_INPUT  // else never taken (and its register array not declared)
     // Item e: 8-channel group h8 (fastest) of patch pixel p: a warp reads 32-byte runs of
     // consecutive pixels.
     LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
@@ -346,6 +355,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
         }
       }
     }
+#endif
 #if !HWC_ONLY  // NCHW tensors or channel counts that are no multiple of 8 (see chunk_path)
   } else if (path == PATH_NCHW4) {
     // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
@@ -393,6 +403,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 // the weights next to the first patch buffer.
 void stash(uint t, int ix0, uint path, uint xb) {
   if (path == PATH_HWC8) {
+#if ANY_HWC_INPUT  // else never taken (and its register array not declared)
     LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < HV_ITEMS) {
@@ -401,6 +412,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
         smem[xb + p * (CKS / 4) + 2 * h8 + 1] = phv(i, 1);
       }
     }
+#endif
 #if !HWC_ONLY  // NCHW tensors or channel counts that are no multiple of 8 (see chunk_path)
   } else if (path == PATH_NCHW4) {
     const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
