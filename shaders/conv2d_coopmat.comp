@@ -294,7 +294,7 @@ uvec4 load_x8(uint n, uint ci, uint iy, uint ix) {
 uint chunk_path(uint chunk, bool widths4) {
 #if HWC_ONLY
   return PATH_HWC8;
-#endif
+#else
   const uint first = chunk * CK, end = min(first + CK, pc.c_in);
   const bool reads0 = first < pc.c0;
 #if CONCAT
@@ -307,6 +307,7 @@ uint chunk_path(uint chunk, bool widths4) {
   if ((!reads0 || hwc0) && (!reads1 || hwc1)) return PATH_HWC8;
   if (widths4 && (!reads0 || nchw0) && (!reads1 || nchw1)) return PATH_NCHW4;
   return PATH_SCALAR;
+#endif
 }
 
 // Pixels x .. x+3 (x a multiple of 4, inside the row; every width a multiple of 4) of channel
@@ -448,33 +449,6 @@ void stash(uint t, int ix0, uint path, uint xb) {
 #endif
 }
 
-// 8 activated values of one output pixel (channels co .. co + 7 of the tile's `j` .. j + 7),
-// from the pixel-major accumulators of an HWC output (smem offset `at` in halves).
-#if Y_HWC
-void activated8(uint at, uint co, float act_a, float act_b, out float v[8]) {
-  const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
-  [[unroll]] for (uint k = 0; k < 8; ++k) {
-#if HAS_BIAS
-    const float b = co + k < pc.c_out ? float(bias[co + k]) : 0.0;
-#else
-    const float b = 0.0;
-#endif
-    v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
-  }
-}
-
-// Writes channels co .. co + 7 (those below c_out) of HWC output element `base` (channel co).
-void store8(uint base, uint co, const float v[8]) {
-  if ((pc.c_out & 7u) == 0u) {
-    yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-                           packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
-  } else {
-    [[unroll]] for (uint k = 0; k < 8; ++k)
-      if (co + k < pc.c_out) y[base + k] = float16_t(v[k]);
-  }
-}
-#endif
-
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint sg = gl_SubgroupID;
@@ -577,7 +551,7 @@ void main() {
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     float v[8];
     activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
-    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, co, v);
+    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #elif Y_HWC
   // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (NaN propagates).
@@ -598,7 +572,7 @@ void main() {
       [[unroll]] for (uint c = 0; c < 8; ++c)
         if (v[c] > r[c] || isnan(v[c])) r[c] = v[c];
     }
-    store8(((n * pc.out_h + py) * pc.out_w + pxo) * pc.c_out + co, co, r);
+    store8(((n * pc.out_h + py) * pc.out_w + pxo) * pc.c_out + co, r);
   }
 #elif !POOL
   // 4 consecutive pixels of one channel per item (TILE_W is a multiple of 4).

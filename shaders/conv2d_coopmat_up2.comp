@@ -512,24 +512,9 @@ void main() {
     const uint oy = uint(oy0) + row, ox = uint(ox0) + col;
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     const uint m = (((row & 1u) * 2 + (col & 1u)) * LH + (row >> 1)) * LW + (col >> 1);
-    const f16vec4 lo = smem[(m * NTS + 8 * g8) / 4], hi = smem[(m * NTS + 8 * g8) / 4 + 1];
     float v[8];
-    [[unroll]] for (uint k = 0; k < 8; ++k) {
-#if HAS_BIAS
-      const float b = co + k < pc.c_out ? float(bias[co + k]) : 0.0;
-#else
-      const float b = 0.0;
-#endif
-      v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
-    }
-    const uint base = ((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co;
-    if ((pc.c_out & 7u) == 0u) {
-      yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-                             packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
-    } else {
-      [[unroll]] for (uint k = 0; k < 8; ++k)
-        if (co + k < pc.c_out) y[base + k] = float16_t(v[k]);
-    }
+    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #else
   // 4 consecutive output pixels of one row and channel per item: low-resolution columns 2g,

@@ -8,6 +8,7 @@
 // `off` halves; B_LOAD(off): one B fragment `bm`; MUL_ADD(i, j): acc[i][j] += a[i] * bm;
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
 // ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n).
+// With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias`, `yu4`).
 #if !COOP_EMULATE
 // The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
 // strides used here are multiples of 4 halves).
@@ -83,4 +84,28 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint o_ = (off) + r_ * NTS + c_;                                                      \
     smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
   }
+#endif
+
+#if Y_HWC
+// The NHWC epilogue of both coop shaders. An NHWC tensor's channel count is a multiple of 8 (the
+// lowering checks), so the 8 channels co .. co + 7 of an item are all in range.
+// 8 activated values of one output pixel from the pixel-major accumulators (smem offset `at`,
+// in halves), channels co .. co + 7.
+void activated8(uint at, uint co, float act_a, float act_b, out float v[8]) {
+  const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
+  [[unroll]] for (uint k = 0; k < 8; ++k) {
+#if HAS_BIAS
+    const float b = float(bias[co + k]);
+#else
+    const float b = 0.0;
+#endif
+    v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
+  }
+}
+
+// Writes 8 channels to the NHWC output at element `base` (a multiple of 8): one 16-byte store.
+void store8(uint base, const float v[8]) {
+  yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
+                         packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+}
 #endif

@@ -225,14 +225,15 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
-  // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule): where
-  // every input is NHWC, only the 16-byte staging path is compiled (fewer registers).
+  // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
+  // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte
+  // staging path is compiled (fewer registers).
   const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
   const bool hwc_only = !c.up2 && x0_hwc && (!io.x1 || x1_hwc);  // up2 specializes per chunk kind itself
-  for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}}) {
-    const ValueId c = b.extents4(t)[1];
-    if (hwc && (!b.program().is_constant(c) || b.program().constant_value(c) % 8 != 0))
-      fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC input needs a constant channel count that is a multiple of 8");
+  for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, how.y == Layout::NHWC}}) {
+    const ValueId channels = b.extents4(t)[1];
+    if (hwc && (!b.program().is_constant(channels) || b.program().constant_value(channels) % 8 != 0))
+      fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC tensor needs a constant channel count that is a multiple of 8");
   }
   for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC},
                                   std::pair{"HWC_ONLY", hwc_only}})
