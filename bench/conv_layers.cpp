@@ -20,7 +20,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -29,6 +31,7 @@
 #include "../tests/kernels/graph_builder.hpp"
 #include "../tests/runtime/gpu_test_support.hpp"
 #include "compiler/import/onnx_import.hpp"
+#include "compiler/plan/plan_serialize.hpp"
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/implementations.hpp"
 #include "kernels/lowering_target.hpp"
@@ -171,6 +174,36 @@ int64_t divisor_of(const std::string& name) {
   if (name == "enc_conv3" || name.rfind("dec_conv3", 0) == 0) return 4;
   if (name == "enc_conv4" || name.rfind("dec_conv4", 0) == 0) return 8;
   return 16;
+}
+
+// A configuration as CoopConvConfig::describe() writes it ("8x64 nt32 ck16 sg16x1 16x16x16
+// f16acc" plus " bglobal" / " up2"); throws on anything else.
+CoopConvConfig parse_config(const std::string& text) {
+  CoopConvConfig c;
+  std::istringstream in(text);
+  std::string tok;
+  bool tile = false;
+  while (in >> tok) {
+    long long a = 0, b = 0, d = 0;
+    char x = 0, y = 0;
+    if (!tile && std::sscanf(tok.c_str(), "%lld%c%lld", &a, &x, &b) == 3 && x == 'x' && tok.find('x', tok.find('x') + 1) == std::string::npos)
+      c.tile_h = a, c.tile_w = b, tile = true;
+    else if (std::sscanf(tok.c_str(), "nt%lld", &a) == 1) c.nt = a;
+    else if (std::sscanf(tok.c_str(), "ck%lld", &a) == 1) c.ck = a;
+    else if (std::sscanf(tok.c_str(), "sg%lldx%lld", &a, &b) == 2) c.sg_m = a, c.sg_n = b;
+    else if (std::sscanf(tok.c_str(), "%lld%c%lld%c%lld", &a, &x, &b, &y, &d) == 5) c.cm_n = b;
+    else if (tok == "f16acc" || tok == "f32acc") c.acc_f16 = tok == "f16acc";
+    else if (tok == "bglobal") c.b_global = true;
+    else if (tok == "up2") c.up2 = true;
+    else throw std::runtime_error("bad configuration token '" + tok + "' in '" + text + "'");
+  }
+  if (!tile || !c.valid()) throw std::runtime_error("invalid configuration '" + text + "'");
+  return c;
+}
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
 std::string fmt(const char* f, double v) {
@@ -363,5 +396,79 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
     for (size_t i = 0; i < full.commands.size(); ++i)
       std::printf("  %-60s %8.4f %8.4f %8.4f\n", full.commands[i].first.c_str(), full.commands[i].second, no_mma.commands[i].second,
                   no_fetch.commands[i].second);
+  }
+
+  // DENOX_BENCH_VARIANTS=FILE: kernel experiments on the fused (heuristic) plan. Each line of
+  // FILE: "label ; DEF=V DEF=V ; /layer/Conv=config, /layer/Conv=config" (both parts may be
+  // empty; '#' starts a comment): the defines are added to every conv2d_coopmat and
+  // conv2d_coopmat_up2 pipeline, the configurations replace the heuristic's for those convs.
+  // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
+  // output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
+  // plan is written there as LABEL.plan (for denox_pipeline_stats).
+  if (const char* vf = std::getenv("DENOX_BENCH_VARIANTS")) {
+    std::ifstream file(vf);
+    REQUIRE(file.good());
+    const char* plan_dir = std::getenv("DENOX_BENCH_PLAN_DIR");
+    std::vector<std::string> labels;
+    std::vector<Timing> serial;
+    std::vector<uint16_t> first_out;
+    std::printf("\n## variants (DENOX_BENCH_VARIANTS=%s): end to end median of 24 (not serialized), rel L2 vs the first\n", vf);
+    for (std::string line; std::getline(file, line);) {
+      line = trim(line.substr(0, line.find('#')));
+      if (line.empty()) continue;
+      std::vector<std::string> parts;
+      for (size_t at = 0;;) {
+        const size_t semi = line.find(';', at);
+        parts.push_back(trim(line.substr(at, semi == std::string::npos ? std::string::npos : semi - at)));
+        if (semi == std::string::npos) break;
+        at = semi + 1;
+      }
+      parts.resize(3);
+      LoweringTarget t = coop;
+      for (size_t at = 0; !parts[2].empty() && at <= parts[2].size();) {
+        const size_t comma = std::min(parts[2].find(',', at), parts[2].size());
+        const std::string item = trim(parts[2].substr(at, comma - at));
+        const size_t eq = item.find('=');
+        REQUIRE(eq != std::string::npos);
+        t.conv_configs[trim(item.substr(0, eq))] = parse_config(item.substr(eq + 1));
+        at = comma + 1;
+      }
+      plan::Plan p = compile(g, plan::Precision::F16, t);
+      std::istringstream defs(parts[1]);
+      std::vector<std::pair<std::string, std::string>> extra;
+      for (std::string d; defs >> d;) {
+        const size_t eq = d.find('=');
+        extra.push_back({d.substr(0, eq), eq == std::string::npos ? "1" : d.substr(eq + 1)});
+      }
+      if (!extra.empty()) {
+        for (auto& pipe : p.pipelines) {
+          if (pipe.family != "conv2d_coopmat" && pipe.family != "conv2d_coopmat_up2") continue;
+          for (const auto& [k, v] : extra) pipe.defines.push_back({k, v});
+          std::sort(pipe.defines.begin(), pipe.defines.end());
+          pipe.spirv.clear();
+        }
+        kernels::compile_pipelines(p, shader_compiler(), 0);
+      }
+      if (plan_dir) {
+        const std::vector<uint8_t> bytes = plan::serialize_plan(p);
+        std::ofstream(std::string(plan_dir) + "/" + parts[0] + ".plan", std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      }
+      const Timing e2e = measure(ctx, p, W, H, {&in}, out, false, 3, true);
+      if (first_out.empty()) first_out = e2e.output;
+      std::printf("%-24s %8.3f ms  rel L2 %.1e  (%s | %s)\n", parts[0].c_str(), e2e.ms, rel_l2(e2e.output, first_out), parts[1].c_str(),
+                  parts[2].c_str());
+      std::fflush(stdout);
+      labels.push_back(parts[0]);
+      serial.push_back(measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false));
+    }
+    std::printf("\nper dispatch (serialized ms):\n%-48s", "dispatch");
+    for (const auto& l : labels) std::printf(" %12.12s", l.c_str());
+    std::printf("\n");
+    for (size_t i = 0; !serial.empty() && i < serial[0].commands.size(); ++i) {
+      std::printf("%-48.48s", serial[0].commands[i].first.c_str());
+      for (const Timing& v : serial) std::printf(" %12.4f", i < v.commands.size() ? v.commands[i].second : 0.0);
+      std::printf("\n");
+    }
   }
 }

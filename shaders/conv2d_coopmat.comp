@@ -7,8 +7,11 @@
 // fragment of tap (ky, kx) is a plain strided coopMatLoad at a shifted start: the patch is read
 // from global memory once per chunk and reused by all KH*KW taps. The chunk's weights (repacked
 // at plan time to [co_tile][chunk][tap][CK][NT], zero-padded past Cin and Cout) are staged next
-// to it. While the tensor cores work on chunk c, every invocation already holds chunk c+1 in
-// registers (issued before the multiply loop), and writes it to shared memory afterwards.
+// to it. A chunk is loaded and stored in one step after the barrier that ends the previous
+// chunk's multiplies: holding the next chunk in registers during the multiplies (the earlier
+// design) cost ~16 registers per invocation and was 2-8% slower in every layer on the H100
+// (bench/RESULTS.md, 2026-11-25 night); the load latency is exposed either way with one
+// workgroup per SM, and the multiplies are a third of a chunk's time.
 // The accumulators go back through shared memory (fp16; channel-major for an NCHW output,
 // pixel-major for an HWC one) so that the epilogue (bias, activation, optional 2x2 max-pool)
 // writes the output with contiguous stores.
@@ -143,20 +146,25 @@
 #define NTS (NT + 8)
 #define MS (M_TILE + 8)
 #define X_VEC4 (HALO * CKS / 4)
+// A stage buffer: the patch, then (unless B_GLOBAL) the chunk's weights. B_GLOBAL (B fragments
+// straight from the packed weights, global memory, cached) keeps two patch buffers instead:
+// chunk c + 1 is stored into the other one while c is multiplied, so one barrier per chunk.
+// (Two stage buffers with the weights, "DBUF", fit 48 KiB only with small pixel tiles and were
+// slower on the H100 than one: bench/RESULTS.md, 2026-11-25 night.)
 #if B_GLOBAL
-// B fragments straight from the packed weights (global memory, cached): shared memory holds
-// two patch buffers instead (chunk c+1 is stored into the other one while c is multiplied, so
-// one barrier per chunk).
-#define W_VEC4 X_VEC4
+#define W_VEC4 0
+#define NBUF 2
 #else
 #define W_VEC4 (KK * CK * NTS / 4)
+#define NBUF 1
 #endif
+#define STAGE_VEC4 (X_VEC4 + W_VEC4)
 #if Y_HWC
 #define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
 #else
 #define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
 #endif
-#define SMEM_VEC4 ((X_VEC4 + W_VEC4) > OUT_VEC4 ? (X_VEC4 + W_VEC4) : OUT_VEC4)
+#define SMEM_VEC4 ((NBUF * STAGE_VEC4) > OUT_VEC4 ? (NBUF * STAGE_VEC4) : OUT_VEC4)
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
 #define W_ITEMS (KK * CK * NT / 4)
@@ -215,9 +223,8 @@ shared f16vec4 smem[SMEM_VEC4];
 
 #include "coopmat_ops.glsl"
 
-// The next chunk, held in registers while the current one is multiplied. One array serves
-// both input paths (the choice is made at run time, so separate arrays would both stay live
-// across the multiply loop: on the H100 that cost registers and so workgroups per SM).
+// A chunk between its global loads and its shared-memory stores. One array serves every input
+// path (the choice is made at run time; separate arrays cost registers on the H100).
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 #if HWC_ONLY
 #define STAGE_N (2 * HV_PER_T)
@@ -400,8 +407,8 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 #endif
 }
 
-// Stores the fetched chunk into the patch buffer at `xb` (f16vec4 units) and, unless B_GLOBAL,
-// the weights next to the first patch buffer.
+// Stores the fetched chunk into the stage buffer at `xb` (f16vec4 units): the patch and, unless
+// B_GLOBAL, the weights after it.
 void stash(uint t, int ix0, uint path, uint xb) {
   if (path == PATH_HWC8) {
 #if ANY_HWC_INPUT  // else never taken (and its register array not declared)
@@ -443,7 +450,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
     const uint e = t + i * WG_SIZE;
     if (e < W_ITEMS) {
       const uint row = e / (NT / 4), c4 = e % (NT / 4);
-      smem[X_VEC4 + row * (NTS / 4) + c4] = pw[i];
+      smem[xb + X_VEC4 + row * (NTS / 4) + c4] = pw[i];
     }
   }
 #endif
@@ -480,11 +487,17 @@ void main() {
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    path = chunk_path(chunk + 1, widths4);
-    if (more) fetch(chunk + 1, t, n, iy0, ix0, w_base, path);  // in flight during the multiplies
 #if B_GLOBAL
-    const uint xb = (chunk & 1u) * X_VEC4;  // this chunk's patch buffer (f16vec4 units)
+    const uint xb = (chunk & 1u) * STAGE_VEC4;  // this chunk's patch buffer (f16vec4 units)
     const uint wg = (w_base + chunk * W_ITEMS) * 4;  // this chunk's weights (halves)
+    // The other buffer was last read by chunk - 1, which every subgroup finished before the
+    // barrier ending that iteration: stage the next chunk there now (the other subgroups'
+    // multiplies cover this one's load latency), then one barrier.
+    if (more) {
+      path = chunk_path(chunk + 1, widths4);
+      fetch(chunk + 1, t, n, iy0, ix0, w_base, path);
+      stash(t, ix0, path, STAGE_VEC4 - xb);
+    }
 #else
     const uint xb = 0;
 #endif
@@ -512,14 +525,11 @@ void main() {
       }
     }
 #endif
-#if B_GLOBAL
-    // The other buffer was last read by chunk - 1, which every subgroup finished before the
-    // barrier ending that iteration: store the next chunk there, then one barrier.
-    if (more) stash(t, ix0, path, X_VEC4 - xb);
-    barrier();
-#else
     barrier();  // every subgroup is done reading this chunk
+#if !B_GLOBAL
     if (more) {
+      path = chunk_path(chunk + 1, widths4);
+      fetch(chunk + 1, t, n, iy0, ix0, w_base, path);
       stash(t, ix0, path, 0);
       barrier();
     }
