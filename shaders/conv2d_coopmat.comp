@@ -46,8 +46,9 @@
 //   ACC_F16            1: fp16 accumulators, 0: fp32
 //   HAS_BIAS ACT       (optional) bias binding, fused activation (common.glsl)
 //   CONCAT UPSAMPLE0 POOL (optional, default 0) fusions above
-//   B_GLOBAL           (optional) 1: B fragments loaded from the weights buffer (cached) instead
-//                      of shared memory; the freed space double-buffers the patch
+//   B_GLOBAL           (optional) 1: B fragments loaded from the weights buffer (cached; packed
+//                      column-major per tap) instead of shared memory; the freed space
+//                      double-buffers the patch
 //   PROFILE_SKIP_MMA / PROFILE_SKIP_FETCH (optional, benchmarks only: wrong results) 1: leave
 //                      out the fragment loads and multiplies / the global-memory loads, to see
 //                      what each part of the loop costs (bench/conv_layers.cpp, DENOX_BENCH_PROFILE)
@@ -516,7 +517,7 @@ void main() {
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
           const uint n0 = (sg_n * FN + j) * CM_N;
 #if B_GLOBAL
-          B_LOAD(wg + (tap * CK + kc * CM_K) * NT + n0);
+          B_LOAD(wg + (tap * NT + n0) * CK + kc * CM_K);  // column-major taps (pack_coop_weights)
 #else
           B_LOAD(X_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
 #endif

@@ -20,9 +20,10 @@
 #define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
 #define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor)
 #if B_GLOBAL
+// Column-major in the buffer (column n: CK consecutive k): see pack_coop_weights.
 #define B_LOAD(off)                                                    \
   coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
-  coopMatLoad(bm, wts, (off) / 4, NT / 4, gl_CooperativeMatrixLayoutRowMajor)
+  coopMatLoad(bm, wts, (off) / 4, CK / 4, gl_CooperativeMatrixLayoutColumnMajor)
 #else
 #define B_LOAD(off)                                                    \
   coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bm; \
@@ -47,10 +48,10 @@
 float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
 #if B_GLOBAL
 #define B_AT(idx) wts[(idx) >> 2][(idx) & 3]
-#define B_STRIDE NT
+#define B_OFF(q, c) ((c) * CK + (q))  // column-major
 #else
 #define B_AT(idx) smem_h(idx)
-#define B_STRIDE NTS
+#define B_OFF(q, c) ((q) * NTS + (c))
 #endif
 #define ACC_DECL                                       \
   float acc[FM * FN][EMU_ELEMS];                       \
@@ -69,7 +70,7 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
     float s_ = acc[(i) * FN + (j)][k_];                                                         \
     for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
-      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(B_AT(bm + q_ * B_STRIDE + c_))); \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
     acc[(i) * FN + (j)][k_] = s_;                                                               \
   }
 #define ACC_STORE(i, j, off)                                                                    \

@@ -132,7 +132,11 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
       const int64_t chunk = ci / c.ck, k = ci % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
-        const int64_t dst = (((tile * chunks + chunk) * kk + tap) * c.ck + k) * c.nt + j;
+        // B read from shared memory: row (tap, k) of nt channels; B read from the buffer
+        // (b_global): column-major, column (tap, j) of ck channels, so that the two consecutive
+        // k a fragment register holds are one aligned 4-byte load.
+        const int64_t block = (tile * chunks + chunk) * kk + tap;
+        const int64_t dst = c.b_global ? (block * c.nt + j) * c.ck + k : (block * c.ck + k) * c.nt + j;
         packed[static_cast<size_t>(dst)] = w[static_cast<size_t>((co * s.c_in + ci) * kk + tap)];
       }
     }

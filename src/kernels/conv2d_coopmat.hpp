@@ -73,6 +73,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, c
 
 // ONNX weights W[c_out][c_in][kh][kw] -> [co_tile][chunk][kh*kw][ck][nt], zero outside c_in /
 // c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
+// With b_global (B fragments loaded from the buffer) each tap's block is [nt][ck] instead.
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
 
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:

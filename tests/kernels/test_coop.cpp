@@ -288,6 +288,15 @@ TEST_CASE("coop weight packing: co_tile x chunk x tap x ck x nt blocks with zero
             nonzero += got != 0.0f;
           }
   CHECK(nonzero == w.size());
+
+  // B read from the buffer (b_global): each tap's block column-major, [nt][ck].
+  c.b_global = true;
+  const std::vector<float> cols = pack_coop_weights(w, s, c);
+  REQUIRE(cols.size() == packed.size());
+  for (int64_t block = 0; block < co_tiles * chunks * 9; ++block)
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t j = 0; j < 32; ++j)
+        REQUIRE(cols[static_cast<size_t>((block * 32 + j) * 16 + k)] == packed[static_cast<size_t>((block * 16 + k) * 32 + j)]);
 }
 
 TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2 convs give the direct result", "[kernels][coop-plan]") {
