@@ -136,7 +136,6 @@
 #endif
 #define HV_PER_T PER_T(MAX2(HV_U, HV_S))
 #define X_PER_T PER_T(MAX2(X_U, X_S))
-#define W_PER_T PER_T(WU_ITEMS)  // >= WS_ITEMS
 
 #if (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
     (NT % (CM_N * SG_N)) != 0
@@ -162,6 +161,7 @@ layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YU4 { uvec4 yu4[]; };
 layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
+layout(set = 0, binding = B_W) readonly buffer WBufU4 { uvec4 wtsu4[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
 #endif
@@ -198,7 +198,12 @@ shared f16vec4 smem[SMEM_VEC4];
 #define XV_LOOP MIN2(XV_PER_T, STAGE_N / 4)
 #define X_LOOP MIN2(X_PER_T, STAGE_N)
 f16vec4 stage[STAGE_N];
-f16vec4 pw[W_PER_T];
+// Weights staged 8 halves per item: one 16-byte load (NT is a multiple of 8, so a row of NT
+// halves is whole items and every item 16-byte aligned). On the H100 this made dec_conv3a 10%
+// faster than 8-byte items; in conv2d_coopmat, whose chunks hold fewer weights, it was 5-11%
+// slower (bench/RESULTS.md, 2026-11-25 night).
+#define W8_PER_T PER_T(WU_ITEMS / 2)
+uvec4 pw[W8_PER_T];
 
 // Where a chunk reads from: X0 at low resolution or X1 at full resolution (uniform).
 struct Source {
@@ -339,16 +344,20 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
 }
 
 void fetch_weights(uint wb, uint items, uint t) {
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+  LOOP_UNROLL for (uint i = 0; i < W8_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
-    if (e < items) pw[i] = wts[wb + e];
+    if (e < items / 2) pw[i] = wtsu4[(wb >> 1) + e];
   }
 }
 
 void stash_weights(uint sb, uint items, uint t) {
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+  LOOP_UNROLL for (uint i = 0; i < W8_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
-    if (e < items) smem[sb + (e / (NT / 4)) * (NTS / 4) + e % (NT / 4)] = pw[i];
+    if (e < items / 2) {
+      const uint at = sb + (e / (NT / 8)) * (NTS / 4) + 2 * (e % (NT / 8));
+      smem[at] = f16vec4(unpackFloat2x16(pw[i].x), unpackFloat2x16(pw[i].y));
+      smem[at + 1] = f16vec4(unpackFloat2x16(pw[i].z), unpackFloat2x16(pw[i].w));
+    }
   }
 }
 
