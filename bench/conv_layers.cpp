@@ -12,7 +12,8 @@
 // the other ops unfused, and the single fused coop dispatch.
 // End to end: OIDN balanced (pad/crop model) portable, coop unfused, coop fused (heuristic) and
 // coop tuned (every conv on its sweep winner): median of 24
-// (not serialized) and the fused plan's per-dispatch table.
+// (not serialized) and the fused plan's per-dispatch table. DENOX_BENCH_VARIANTS=FILE: kernel
+// experiments on the fused plan side by side (see the end of the test case).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

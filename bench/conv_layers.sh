@@ -8,7 +8,9 @@
 #         sizes), then the [coop-bench] per-layer table and the end-to-end numbers. Logs go to
 #         $OUT when set. DENOX_BENCH_SWEEP=0 skips the configuration sweep, DENOX_BENCH_SIZE=WxH,
 #         DENOX_BENCH_LAYERS=0 skips the per-layer table, DENOX_BENCH_PROFILE=1 adds the profile
-#         of the fused plan (coop pipelines without MMAs / without global loads).
+#         of the fused plan (coop pipelines without MMAs / without global loads),
+#         DENOX_BENCH_VARIANTS=FILE compares kernel variants (extra defines, per-conv configs;
+#         format in bench/conv_layers.cpp) per dispatch, DENOX_BENCH_PLAN_DIR keeps their plans.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
