@@ -213,6 +213,20 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Adds `defines` to every pipeline of the coop shader `families` in `p` and recompiles those
+// (benchmark variants: profiles and kernel experiments).
+void add_coop_defines(plan::Plan& p, const std::vector<std::pair<std::string, std::string>>& defines,
+                      const std::vector<std::string>& families) {
+  if (defines.empty()) return;
+  for (auto& pipe : p.pipelines) {
+    if (std::find(families.begin(), families.end(), pipe.family) == families.end()) continue;
+    for (const auto& d : defines) pipe.defines.push_back(d);
+    std::sort(pipe.defines.begin(), pipe.defines.end());
+    pipe.spirv.clear();
+  }
+  kernels::compile_pipelines(p, shader_compiler(), 0);
+}
+
 }  // namespace
 
 TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders and cooperative matrices", "[.][coop-bench]") {
@@ -383,13 +397,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
     const plan::Plan base = compile(g, plan::Precision::F16, coop);
     auto variant = [&](const char* define) {
       plan::Plan p = base;
-      for (auto& pipe : p.pipelines) {
-        if (pipe.family != "conv2d_coopmat" || !define) continue;
-        pipe.defines.push_back({define, "1"});
-        std::sort(pipe.defines.begin(), pipe.defines.end());
-        pipe.spirv.clear();
-      }
-      kernels::compile_pipelines(p, shader_compiler(), 0);
+      if (define) add_coop_defines(p, {{define, "1"}}, {"conv2d_coopmat"});
       return measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false);
     };
     const Timing full = variant(nullptr), no_mma = variant("PROFILE_SKIP_MMA"), no_fetch = variant("PROFILE_SKIP_FETCH");
@@ -441,15 +449,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         const size_t eq = d.find('=');
         extra.push_back({d.substr(0, eq), eq == std::string::npos ? "1" : d.substr(eq + 1)});
       }
-      if (!extra.empty()) {
-        for (auto& pipe : p.pipelines) {
-          if (pipe.family != "conv2d_coopmat" && pipe.family != "conv2d_coopmat_up2") continue;
-          for (const auto& [k, v] : extra) pipe.defines.push_back({k, v});
-          std::sort(pipe.defines.begin(), pipe.defines.end());
-          pipe.spirv.clear();
-        }
-        kernels::compile_pipelines(p, shader_compiler(), 0);
-      }
+      add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2"});
       if (plan_dir) {
         const std::vector<uint8_t> bytes = plan::serialize_plan(p);
         std::ofstream(std::string(plan_dir) + "/" + parts[0] + ".plan", std::ios::binary)

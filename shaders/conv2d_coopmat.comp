@@ -457,6 +457,14 @@ void stash(uint t, int ix0, uint path, uint xb) {
 #endif
 }
 
+// Loads chunk `chunk` and stores it into the stage buffer at `xb` (f16vec4 units), on the
+// staging path chunk_path picks for it.
+void stage_chunk(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool widths4, uint xb) {
+  const uint path = chunk_path(chunk, widths4);
+  fetch(chunk, t, n, iy0, ix0, w_base, path);
+  stash(t, ix0, path, xb);
+}
+
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint sg = gl_SubgroupID;
@@ -482,9 +490,7 @@ void main() {
 #endif
   const bool widths4 = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
-  uint path = chunk_path(0, widths4);
-  fetch(0, t, n, iy0, ix0, w_base, path);
-  stash(t, ix0, path, 0);
+  stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
@@ -494,11 +500,7 @@ void main() {
     // The other buffer was last read by chunk - 1, which every subgroup finished before the
     // barrier ending that iteration: stage the next chunk there now (the other subgroups'
     // multiplies cover this one's load latency), then one barrier.
-    if (more) {
-      path = chunk_path(chunk + 1, widths4);
-      fetch(chunk + 1, t, n, iy0, ix0, w_base, path);
-      stash(t, ix0, path, STAGE_VEC4 - xb);
-    }
+    if (more) stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, STAGE_VEC4 - xb);
 #else
     const uint xb = 0;
 #endif
@@ -529,9 +531,7 @@ void main() {
     barrier();  // every subgroup is done reading this chunk
 #if !B_GLOBAL
     if (more) {
-      path = chunk_path(chunk + 1, widths4);
-      fetch(chunk + 1, t, n, iy0, ix0, w_base, path);
-      stash(t, ix0, path, 0);
+      stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, 0);
       barrier();
     }
 #endif

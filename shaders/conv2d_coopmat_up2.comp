@@ -160,7 +160,6 @@ layout(set = 0, binding = B_X1) readonly buffer X1U4 { uvec4 x1u4[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YVec4 { f16vec4 yv4[]; };
 layout(set = 0, binding = B_Y) writeonly buffer YU4 { uvec4 yu4[]; };
-layout(set = 0, binding = B_W) readonly buffer WBuf { f16vec4 wts[]; };
 layout(set = 0, binding = B_W) readonly buffer WBufU4 { uvec4 wtsu4[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
