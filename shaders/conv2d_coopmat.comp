@@ -31,6 +31,17 @@
 // (never read: the memory past a tensor may hold anything, NaN included).
 // Fused epilogue: POOL=1 applies a 2x2/2 max-pool (floor or ceil mode: taps past the conv
 // output are skipped) and writes only the pooled tensor.
+// Narrow inputs (NARROW, e.g. a 3-channel image): a 16-channel chunk per tap would be mostly
+// zeros (K = 9 x 16 for 27 real values, and a 48-byte patch pixel for 6 bytes). Instead each
+// patch pixel gets an 8-half slot and the A fragments are loaded with a row stride of one slot
+// (16 bytes: the smallest stride coopMatLoad allows for 16 halves a row), so that the 16 halves
+// of a row span two consecutive slots, i.e. neighbouring taps of one kernel row. NARROW=2: a
+// slot holds pixels x and x+1 (4 channels each), so a row is taps kx .. kx+2 (x+1 twice: its
+// second copy has zero weights) and a 3x3 conv takes 3 K steps instead of 9; NARROW=1: a slot
+// is one pixel's 8 channels, a row two taps, 6 K steps. The rows of a fragment overlap in
+// shared memory, which costs nothing: 8 consecutive slots are 128 bytes, one bank-conflict-free
+// load phase.
+//
 // Folded without a macro (push constants only): a zero Pad before the conv or on X1 (wider
 // padding, tighter read bounds) and a crop after it (the padding shifted by the crop's start).
 //
@@ -55,6 +66,9 @@
 //   X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that tensor is NHWC (see Layouts above)
 //   HWC_ONLY           (optional, default 0) 1: every chunk takes the NHWC path (X0 and X1 NHWC,
 //                      channel counts multiples of 8): the other staging paths are left out
+//   NARROW             (optional, default 0) taps packed into K for inputs of at most 8 channels
+//                      (below): 2 for c_in <= 4, 1 for c_in <= 8; not with CONCAT, UPSAMPLE0 or
+//                      B_GLOBAL. The weights are packed to match (pack_coop_weights).
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
@@ -115,6 +129,12 @@
 #ifndef HWC_ONLY
 #define HWC_ONLY 0
 #endif
+#ifndef NARROW
+#define NARROW 0
+#endif
+#if NARROW && (CONCAT || UPSAMPLE0 || B_GLOBAL || HWC_ONLY || CK != 16)
+#error "conv2d_coopmat: NARROW is for plain convs (no concat, upsample, B_GLOBAL or HWC_ONLY; CK 16)"
+#endif
 // Whether any input is NHWC: if none is, the 16-byte path is left out.
 #if X0_HWC || (CONCAT && X1_HWC)
 #define ANY_HWC_INPUT 1
@@ -146,7 +166,22 @@
 #define CKS (CK + 8)
 #define NTS (NT + 8)
 #define MS (M_TILE + 8)
+#if NARROW
+// Slots of 8 halves (NARROW above): SLOT_W per patch row, one more than the halo so that the
+// second slot of every row a fragment reads exists (zero past the halo). KSX K steps per
+// kernel row, each starting at tap KX_STEP * ks.
+#define SLOT_W (HALO_W + 1)
+#define SLOTS (HALO_H * SLOT_W)
+#define KX_STEP (NARROW == 2 ? 3 : 2)
+#define KSX ((KW + KX_STEP - 1) / KX_STEP)
+#define X_VEC4 (SLOTS * 2)
+#define A_STRIDE 8
+#define KROWS (KH * KSX * CM_K)  // weight rows of the chunk (one chunk: c_in <= 8)
+#else
 #define X_VEC4 (HALO * CKS / 4)
+#define A_STRIDE CKS
+#define KROWS (KK * CK)
+#endif
 // A stage buffer: the patch, then (unless B_GLOBAL) the chunk's weights. B_GLOBAL (B fragments
 // straight from the packed weights, global memory, cached) keeps two patch buffers instead:
 // chunk c + 1 is stored into the other one while c is multiplied, so one barrier per chunk.
@@ -156,7 +191,7 @@
 #define W_VEC4 0
 #define NBUF 2
 #else
-#define W_VEC4 (KK * CK * NTS / 4)
+#define W_VEC4 (KROWS * NTS / 4)
 #define NBUF 1
 #endif
 #define STAGE_VEC4 (X_VEC4 + W_VEC4)
@@ -168,7 +203,7 @@
 #define SMEM_VEC4 ((NBUF * STAGE_VEC4) > OUT_VEC4 ? (NBUF * STAGE_VEC4) : OUT_VEC4)
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
-#define W_ITEMS (KK * CK * NT / 4)
+#define W_ITEMS (KROWS * NT / 4)
 #define X_PER_T ((X_ITEMS + WG_SIZE - 1) / WG_SIZE)
 // Fast path (input width a multiple of 4): 4 channels x 4 aligned pixels of one patch row per
 // item; NG aligned 4-pixel groups cover a patch row wherever it starts.
@@ -179,6 +214,9 @@
 // HWC path: 8 channels of one patch pixel per item (one 16-byte load, two stage slots).
 #define HV_ITEMS (HALO * (CK / 8))
 #define HV_PER_T ((HV_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#if NARROW
+#define NS_PER_T ((SLOTS + WG_SIZE - 1) / WG_SIZE)  // slots per invocation
+#endif
 
 #if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat: inconsistent tile macros"
@@ -227,7 +265,9 @@ shared f16vec4 smem[SMEM_VEC4];
 // A chunk between its global loads and its shared-memory stores. One array serves every input
 // path (the choice is made at run time; separate arrays cost registers on the H100).
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
-#if HWC_ONLY
+#if NARROW
+#define STAGE_N (2 * NS_PER_T)
+#elif HWC_ONLY
 #define STAGE_N (2 * HV_PER_T)
 #elif ANY_HWC_INPUT
 #define STAGE_N MAX2(MAX2(X_PER_T, 4 * XV_PER_T), 2 * HV_PER_T)
@@ -336,6 +376,31 @@ f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
 #endif
 }
 
+#if NARROW
+// The slots of the patch (NARROW above): slot (hy, sx) holds pixel (hy, sx) and, with NARROW=2,
+// pixel (hy, sx + 1), 8 / NARROW channels each; zero outside the input, past c_in and past the
+// halo.
+void fetch_slots(uint t, uint n, int iy0, int ix0) {
+  LOOP_UNROLL for (uint i = 0; i < NS_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    float16_t v[8];
+    [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = float16_t(0.0);
+    if (e < SLOTS) {
+      const uint hy = e / SLOT_W, sx = e % SLOT_W;
+      const int iy = iy0 + int(hy);
+      [[unroll]] for (uint q = 0; q < NARROW; ++q) {
+        const int ix = ix0 + int(sx + q);
+        if (sx + q < HALO_W && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
+          [[unroll]] for (uint c = 0; c < 8 / NARROW; ++c) v[q * (8 / NARROW) + c] = load_x(n, c, iy, ix);
+        }
+      }
+    }
+    stage[2 * i] = f16vec4(v[0], v[1], v[2], v[3]);
+    stage[2 * i + 1] = f16vec4(v[4], v[5], v[6], v[7]);
+  }
+}
+#endif
+
 void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path) {
 #if PROFILE_SKIP_FETCH
   // Registers get values that depend on the chunk (so nothing is folded away), no memory read.
@@ -346,6 +411,9 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 #endif
   return;
 #endif
+#if NARROW
+  fetch_slots(t, n, iy0, ix0);
+#else
   if (path == PATH_HWC8) {
 #if ANY_HWC_INPUT  // else never taken (and its register array not declared)
     // Item e: 8-channel group h8 (fastest) of patch pixel p: a warp reads 32-byte runs of
@@ -399,6 +467,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
     }
 #endif
   }
+#endif  // NARROW
 #if !B_GLOBAL
   const uint wb = w_base + chunk * W_ITEMS;
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
@@ -411,6 +480,15 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 // Stores the fetched chunk into the stage buffer at `xb` (f16vec4 units): the patch and, unless
 // B_GLOBAL, the weights after it.
 void stash(uint t, int ix0, uint path, uint xb) {
+#if NARROW
+  LOOP_UNROLL for (uint i = 0; i < NS_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < SLOTS) {
+      smem[xb + 2 * e] = stage[2 * i];
+      smem[xb + 2 * e + 1] = stage[2 * i + 1];
+    }
+  }
+#else
   if (path == PATH_HWC8) {
 #if ANY_HWC_INPUT  // else never taken (and its register array not declared)
     LOOP_UNROLL for (uint i = 0; i < HV_PER_T; ++i) {
@@ -446,6 +524,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
     }
 #endif
   }
+#endif  // NARROW
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
@@ -504,7 +583,25 @@ void main() {
 #else
     const uint xb = 0;
 #endif
-#if !PROFILE_SKIP_MMA
+#if !PROFILE_SKIP_MMA && NARROW
+    // K step (ky, ks): taps KX_STEP * ks .. of kernel row ky, read as two consecutive slots per
+    // A row (row stride one slot); weights rows (ky * KSX + ks) * 16 .. (pack_coop_weights).
+    LOOP_UNROLL for (uint ky = 0; ky < KH; ++ky) {
+      LOOP_UNROLL for (uint ks = 0; ks < KSX; ++ks) {
+        A_DECL;
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sg_m * FM + i;
+          const uint r = f / FRAGS_W, cs = f % FRAGS_W;
+          A_LOAD(i, ((r + ky) * SLOT_W + cs * CM_M + KX_STEP * ks) * 8);
+        }
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          const uint n0 = (sg_n * FN + j) * CM_N;
+          B_LOAD(X_VEC4 * 4 + ((ky * KSX + ks) * CM_K) * NTS + n0);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        }
+      }
+    }
+#elif !PROFILE_SKIP_MMA
     LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
       const uint ky = tap / KW, kx = tap % KW;
       LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {

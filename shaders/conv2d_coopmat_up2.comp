@@ -92,6 +92,7 @@
 #define FHALF (FHALO_W / 2)
 // Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
 #define CKS (CK + 8)
+#define A_STRIDE CKS
 #define NTS (NT + 8)
 #define MS (M_TILE + 8)
 #define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)

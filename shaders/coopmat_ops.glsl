@@ -1,7 +1,7 @@
 // The cooperative-matrix operations of the conv2d_coopmat shader family, on the tensor cores
 // or, with COOP_EMULATE=1, emulated by plain arithmetic (tests on devices without cooperative
 // matrices). Included after the including shader has defined: CM_M CM_N CM_K, ACC_T, FM FN
-// (fragments per subgroup along M and N), CKS (the A row stride in shared memory, halves), NTS
+// (fragments per subgroup along M and N), A_STRIDE (the A row stride in shared memory, halves), NTS
 // (the B row stride), MS (the accumulator column stride), SUBGROUP_SIZE, B_GLOBAL, and declared
 // `shared f16vec4 smem[]` (and the weights buffer `wts` of f16vec4 if B_GLOBAL).
 // A_DECL / A_LOAD(i, off): the subgroup's A fragments and a load of fragment i from smem at
@@ -18,7 +18,7 @@
   ACC_MAT acc[FM * FN];                                \
   [[unroll]] for (uint i_ = 0; i_ < FM * FN; ++i_) acc[i_] = ACC_MAT(0.0)
 #define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
-#define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, A_STRIDE / 4, gl_CooperativeMatrixLayoutRowMajor)
 #if B_GLOBAL
 // Column-major in the buffer (column n: CK consecutive k): see pack_coop_weights.
 #define B_LOAD(off)                                                    \
@@ -70,7 +70,7 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
     float s_ = acc[(i) * FN + (j)][k_];                                                         \
     for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
-      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * CKS + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * A_STRIDE + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
     acc[(i) * FN + (j)][k_] = s_;                                                               \
   }
 #define ACC_STORE(i, j, off)                                                                    \

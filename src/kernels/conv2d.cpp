@@ -201,6 +201,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const CoopConvConfig& c = how.config;
   const ConvIo io = conv_io(b, conv, shape, f);
   std::vector<float> packed_values;
+  int64_t narrow = 0;  // taps packed into K for an input of at most 8 channels (coop_narrow)
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.
@@ -209,7 +210,8 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
   } else {
-    packed_values = pack_coop_weights(*weight.f32_data, shape, c);
+    narrow = coop_narrow(shape, c, !f.concat && !f.upsample);
+    packed_values = pack_coop_weights(*weight.f32_data, shape, c, narrow);
   }
   const uint32_t packed = b.add_weights(weight.name + " (" + c.family() + " tiles)", packed_values);
 
@@ -225,11 +227,13 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
+  if (narrow) spec.defines.push_back({"NARROW", narrow});
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
   // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte
   // staging path is compiled (fewer registers).
   const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
-  const bool hwc_only = !c.up2 && x0_hwc && (!io.x1 || x1_hwc);  // up2 specializes per chunk kind itself
+  // (up2 specializes per chunk kind itself; NARROW stages its own way.)
+  const bool hwc_only = !c.up2 && !narrow && x0_hwc && (!io.x1 || x1_hwc);
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, how.y == Layout::NHWC}}) {
     const ValueId channels = b.extents4(t)[1];
     if (hwc && (!b.program().is_constant(channels) || b.program().constant_value(channels) % 8 != 0))

@@ -120,11 +120,45 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   return first_fitting(picks, s, target, false, true);
 }
 
-std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c) {
+int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {
+  if (!plain || c.up2 || c.b_global || c.ck != 16) return 0;
+  return s.c_in <= 4 ? 2 : s.c_in <= 8 ? 1 : 0;
+}
+
+namespace {
+
+// pack_coop_weights with narrow = 1 or 2: per co_tile, K steps (ky, ks) of 16 rows; row k is
+// slot k / 8 (the A row's first or second slot), which holds pixel q of the slot (narrow = 2:
+// q = k % 8 / 4, 4 channels a pixel; narrow = 1: q = 0, 8 channels), i.e. tap kx = step * ks +
+// slot + q. With narrow = 2 the second slot's first pixel is the first slot's second one again:
+// zero there, so each tap counts once.
+std::vector<float> pack_narrow(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c, int64_t narrow) {
+  if (s.c_in > 8 / narrow) fail(ErrorCode::Internal, "narrow coop packing of " + std::to_string(s.c_in) + " input channels");
+  const int64_t step = narrow == 2 ? 3 : 2, ksx = (s.kw + step - 1) / step, per_pixel = 8 / narrow;
+  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
+  std::vector<float> packed(static_cast<size_t>(co_tiles * s.kh * ksx * 16 * c.nt), 0.0f);
+  for (int64_t co = 0; co < s.c_out; ++co) {
+    const int64_t tile = co / c.nt, j = co % c.nt;
+    for (int64_t ky = 0; ky < s.kh; ++ky)
+      for (int64_t ks = 0; ks < ksx; ++ks)
+        for (int64_t k = 0; k < 16; ++k) {
+          const int64_t slot = k / 8, q = k % 8 / per_pixel, ci = k % per_pixel, kx = step * ks + slot + q;
+          if ((narrow == 2 && slot == 1 && q == 0) || ci >= s.c_in || kx >= s.kw) continue;
+          packed[static_cast<size_t>((((tile * s.kh + ky) * ksx + ks) * 16 + k) * c.nt + j)] =
+              w[static_cast<size_t>(((co * s.c_in + ci) * s.kh + ky) * s.kw + kx)];
+        }
+  }
+  return packed;
+}
+
+}  // namespace
+
+std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c, int64_t narrow) {
   const int64_t kk = s.kh * s.kw;
   if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * kk)
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * kk));
+  if (narrow == 1 || narrow == 2) return pack_narrow(w, s, c, narrow);
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, chunks = (s.c_in + c.ck - 1) / c.ck;
   std::vector<float> packed(static_cast<size_t>(co_tiles * chunks * kk * c.ck * c.nt), 0.0f);
   for (int64_t co = 0; co < s.c_out; ++co) {

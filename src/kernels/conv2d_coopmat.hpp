@@ -71,10 +71,19 @@ bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, co
 // The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target);
 
+// conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for
+// c_in <= 8, else 0; 0 too where the shader does not take it (up2, b_global, ck other than 16,
+// or a conv with a fused concat or upsample: `plain` false).
+int64_t coop_narrow(const Conv2dShape& shape, const CoopConvConfig& config, bool plain);
+
 // ONNX weights W[c_out][c_in][kh][kw] -> [co_tile][chunk][kh*kw][ck][nt], zero outside c_in /
 // c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
 // With b_global (B fragments loaded from the buffer) each tap's block is [nt][ck] instead.
-std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
+// With `narrow` (coop_narrow's value) the one chunk is [ky][ks][16][nt] instead: row
+// (ky, ks, k) is slot k / 8 of K step ks, whose channel and tap conv2d_coopmat.comp's NARROW
+// comment gives (zero where no tap or channel).
+std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config,
+                                     int64_t narrow = 0);
 
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
 // per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum

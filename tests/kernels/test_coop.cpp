@@ -299,6 +299,46 @@ TEST_CASE("coop weight packing: co_tile x chunk x tap x ck x nt blocks with zero
         REQUIRE(cols[static_cast<size_t>((block * 32 + j) * 16 + k)] == packed[static_cast<size_t>((block * 16 + k) * 32 + j)]);
 }
 
+TEST_CASE("coop narrow packing: taps packed into K (8-half slots read two per A row) give the direct conv", "[kernels][coop-plan]") {
+  struct Narrow {
+    int64_t c_in, kh, kw, narrow;
+  };
+  for (const Narrow& n : {Narrow{3, 3, 3, 2}, Narrow{4, 3, 3, 2}, Narrow{1, 1, 1, 2}, Narrow{2, 3, 5, 2}, Narrow{6, 3, 3, 1},
+                          Narrow{8, 1, 1, 1}, Narrow{5, 2, 7, 1}}) {
+    const Conv2dShape s{n.c_in, 11, n.kh, n.kw};
+    CoopConvConfig c;
+    c.nt = 16;
+    INFO("c_in " << n.c_in << ", " << n.kh << "x" << n.kw);
+    REQUIRE(coop_narrow(s, c, true) == n.narrow);
+    CHECK(coop_narrow(s, c, false) == 0);
+    const std::vector<float> w = random_values(static_cast<size_t>(11 * n.c_in * n.kh * n.kw), 5);
+    const std::vector<float> packed = pack_coop_weights(w, s, c, n.narrow);
+    const int64_t step = n.narrow == 2 ? 3 : 2, ksx = (n.kw + step - 1) / step, per_pixel = 8 / n.narrow;
+    REQUIRE(packed.size() == static_cast<size_t>(n.kh * ksx * 16 * 16));
+    // One output pixel (patch column 0) over patch rows of kw + 4 pixels x 8 channels, every
+    // value random (also past the kernel and past c_in: their weights must be zero).
+    const int64_t cols = n.kw + 4;
+    const std::vector<float> x = random_values(static_cast<size_t>(n.kh * cols * 8), 6);
+    auto at = [&](int64_t ky, int64_t px, int64_t ci) { return x[static_cast<size_t>((ky * cols + px) * 8 + ci)]; };
+    for (int64_t co = 0; co < 16; ++co) {
+      double direct = 0, packed_sum = 0;
+      if (co < 11)
+        for (int64_t ci = 0; ci < n.c_in; ++ci)
+          for (int64_t ky = 0; ky < n.kh; ++ky)
+            for (int64_t kx = 0; kx < n.kw; ++kx) direct += w[static_cast<size_t>(((co * n.c_in + ci) * n.kh + ky) * n.kw + kx)] * at(ky, kx, ci);
+      // As the shader multiplies: A row = slots (step * ks) and (step * ks + 1) of patch row ky;
+      // slot sx holds pixel sx (and, narrow 2, pixel sx + 1), per_pixel channels each.
+      for (int64_t ky = 0; ky < n.kh; ++ky)
+        for (int64_t ks = 0; ks < ksx; ++ks)
+          for (int64_t k = 0; k < 16; ++k) {
+            const int64_t sx = step * ks + k / 8, q = k % 8 / per_pixel, ci = k % per_pixel;
+            packed_sum += at(ky, sx + q, ci) * packed[static_cast<size_t>(((ky * ksx + ks) * 16 + k) * 16 + co)];
+          }
+      REQUIRE(packed_sum == Approx(direct).margin(1e-5));
+    }
+  }
+}
+
 TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2 convs give the direct result", "[kernels][coop-plan]") {
   // Upsampled X0 (c0 = 19 channels, 5x6 low resolution), full-resolution skip X1 (5 channels),
   // 3x3 padding 1 to 21 outputs: every output pixel computed directly and from the packed
@@ -416,17 +456,24 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(f.count("copy") == 0);              // the concats and the crop are gone
   CHECK(f.count("pad") == 0);               // read through by enc_conv0 and dec_conv1a
   CHECK(plan.dispatches.size() == 16);
-  int pools = 0, concats = 0;
+  int pools = 0, concats = 0, narrow = 0;
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family == "conv2d_coopmat_up2") concats += define(p, "CONCAT") == "1";
     if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_up2") continue;
     pools += define(p, "POOL") == "1";
+    // Only enc_conv0 (3 input channels) packs its taps into K.
+    if (!define(p, "NARROW").empty()) {
+      ++narrow;
+      CHECK(define(p, "NARROW") == "2");
+      CHECK(d.name.find("enc_conv0") != std::string::npos);
+    }
     concats += define(p, "CONCAT") == "1" && define(p, "UPSAMPLE0") == "1";
     CHECK(std::stoi(define(p, "SG_M")) * std::stoi(define(p, "SG_N")) * 32 == static_cast<int>(p.local_size[0]));
   }
   CHECK(pools == 4);
   CHECK(concats == 4);
+  CHECK(narrow == 1);
   // Every tensor between two convs is NHWC (the network's 3-channel input and output stay
   // NCHW): each conv reads or writes one, and no conversion is needed.
   CHECK(nhwc_dispatches(plan) == 16);
