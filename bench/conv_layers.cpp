@@ -196,6 +196,7 @@ CoopConvConfig parse_config(const std::string& text) {
     else if (tok == "f16acc" || tok == "f32acc") c.acc_f16 = tok == "f16acc";
     else if (tok == "bglobal") c.b_global = true;
     else if (tok == "up2") c.up2 = true;
+    else if (tok == "1ph") c.one_phase = true;
     else throw std::runtime_error("bad configuration token '" + tok + "' in '" + text + "'");
   }
   if (!tile || !c.valid()) throw std::runtime_error("invalid configuration '" + text + "'");

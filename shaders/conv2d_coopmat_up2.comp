@@ -22,7 +22,20 @@
 // ceil((c_in - c0) / CK) chunks of X1 ([3x3 tap][CK][NT]); each chunk's block is contiguous.
 // Pipelining, staging, padding, masking and layouts as in conv2d_coopmat.comp (which says why).
 //
-// Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32),
+// ONE_PHASE=1: a workgroup computes one output phase (py, px) only (gl_WorkGroupID.z % 4), i.e.
+// TILE_H x TILE_W pixels of the low-resolution grid, output pixels (2Y + py, 2X + px). Why: with
+// all 4 phases in a workgroup every X0 chunk stages the 4 phases' weights (16 taps x CK x NT,
+// 32 KB for NT 64) for TILE_H x TILE_W / 4 low-resolution pixels, and that staging bounds the
+// kernel on the H100; one phase stages 4 taps' weights for 4x the low-resolution pixels.
+// The skip X1 is then read at every other full-resolution column of 2 TILE_H + 1 rows, so
+// ONE_PHASE takes narrow skips only (at most 4 channels, e.g. OIDN's 3-channel image): slots of
+// two neighbouring same-row pixels (columns 2j + px - 1 and 2j + px, 4 channels each), A rows
+// two consecutive slots at a one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per
+// kernel row covers the 3 taps (the 4th position has zero weights); its weights are packed
+// [ky][16][NT] (pack_coop_up2_weights).
+//
+// Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
+//   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -30,7 +43,8 @@
 //   NCHW vector and scalar ones), and the register array is sized for those.
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
-// Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
+// Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)); with ONE_PHASE
+// (ceil(w0 / TILE_W), ceil(h0 / TILE_H), N * ceil(Cout / NT) * 4).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
@@ -65,6 +79,9 @@
 #ifndef Y_HWC
 #define Y_HWC 0
 #endif
+#ifndef ONE_PHASE
+#define ONE_PHASE 0
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -75,14 +92,44 @@
 #define CM_K 16
 #define SG_COUNT (SG_M * SG_N)
 #define WG_SIZE (SG_COUNT * SUBGROUP_SIZE)
+#define M_TILE (TILE_H * TILE_W)
+#define FN (NT / CM_N / SG_N)
+// Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
+#define CKS (CK + 8)
+#define A_STRIDE CKS
+#define NTS (NT + 8)
+#define MS (M_TILE + 8)
+#define WU_BLOCK (16 * CK * NT / 4)  // an X0 chunk's weights in the buffer: 4 phases x 4 taps
+#if ONE_PHASE
+#define FRAGS_W (TILE_W / CM_M)
+#define FRAGS_M (M_TILE / CM_M)
+#define FM (FRAGS_M / SG_M)
+// The low-resolution patch of X0 chunks: rows Y0+py-1 .. Y0+py-1+TILE_H, columns likewise.
+#define LHALO_H (TILE_H + 1)
+#define LHALO_W (TILE_W + 1)
+// The skip's slots: full-resolution rows 2Y0+py-1 .. 2Y0+py-1+2 TILE_H; slot j of a row holds
+// columns 2 (X0 + j) + px - 1 and + px, so SLOT_W = TILE_W + 1 covers the last A row's second slot.
+#define SROWS (2 * TILE_H + 1)
+#define SLOT_W (TILE_W + 1)
+#define SLOTS (SROWS * SLOT_W)
+#define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
+#define WS_ITEMS (3 * 16 * NT / 4)   // the skip chunk: 3 K steps (ky) of 16 rows
+#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
+#define SX_VEC4 (SLOTS * 2)
+#define FHALF 0  // (stash_patch's de-interleaving is for the full-resolution patch, not taken)
+#define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
+#if CONCAT
+#define STAGE_S (SX_VEC4 + 3 * 16 * NTS / 4)
+#else
+#define STAGE_S 0
+#endif
+#else
 #define LH (TILE_H / 2)
 #define LW (TILE_W / 2)
-#define M_TILE (TILE_H * TILE_W)
 #define FRAGS_W (LW / CM_M)
 #define FR_PH (LH * FRAGS_W)  // fragments per phase
 #define FRAGS_M (4 * FR_PH)
 #define FM (FRAGS_M / SG_M)
-#define FN (NT / CM_N / SG_N)
 // The low-resolution patch of X0 chunks: rows Y0-1 .. Y0+LH, columns X0-1 .. X0+LW.
 #define LHALO_H (LH + 2)
 #define LHALO_W (LW + 2)
@@ -90,20 +137,16 @@
 #define FHALO_H (TILE_H + 2)
 #define FHALO_W (TILE_W + 2)
 #define FHALF (FHALO_W / 2)
-// Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
-#define CKS (CK + 8)
-#define A_STRIDE CKS
-#define NTS (NT + 8)
-#define MS (M_TILE + 8)
 #define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
 #define FX_VEC4 (FHALO_H * FHALO_W * CKS / 4)
-#define WU_ITEMS (16 * CK * NT / 4)  // an X0 chunk's weights: 4 phases x 4 taps
+#define WU_ITEMS WU_BLOCK
 #define WS_ITEMS (9 * CK * NT / 4)   // an X1 chunk's weights: 9 taps
 #define STAGE_U (LX_VEC4 + 16 * CK * NTS / 4)
 #if CONCAT
 #define STAGE_S (FX_VEC4 + 9 * CK * NTS / 4)
 #else
 #define STAGE_S 0
+#endif
 #endif
 #if Y_HWC
 #define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
@@ -115,10 +158,10 @@
 // Work items per chunk, as conv2d_coopmat.comp's: fast path 4 channels x 4 aligned pixels,
 // scalar path 4 channels of one pixel; weights 4 consecutive halves of one (tap, k) row.
 #define NGL ((LHALO_W + 6) / 4)
-#define NGF ((FHALO_W + 6) / 4)
 #define XV_U ((CK / 4) * LHALO_H * NGL)
 #define X_U ((CK / 4) * LHALO_H * LHALO_W)
-#if CONCAT
+#if CONCAT && !ONE_PHASE
+#define NGF ((FHALO_W + 6) / 4)
 #define XV_S ((CK / 4) * FHALO_H * NGF)
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
 #define W_MAX WU_ITEMS > WS_ITEMS ? WU_ITEMS : WS_ITEMS
@@ -130,7 +173,7 @@
 #define XV_PER_T PER_T(MAX2(XV_U, XV_S))
 // HWC path: 8 channels of one patch pixel per item.
 #define HV_U (LHALO_H * LHALO_W * (CK / 8))
-#if CONCAT
+#if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
 #else
 #define HV_S 0
@@ -138,7 +181,11 @@
 #define HV_PER_T PER_T(MAX2(HV_U, HV_S))
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 
-#if (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
+#if ONE_PHASE
+#if (TILE_W % CM_M) != 0 || CK != 16 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || X1_HWC
+#error "conv2d_coopmat_up2: inconsistent tile macros (ONE_PHASE)"
+#endif
+#elif (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
     (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat_up2: inconsistent tile macros"
 #endif
@@ -186,6 +233,8 @@ shared f16vec4 smem[SMEM_VEC4];
 #endif
 #if !CONCAT
 #define STAGE_S_N 0
+#elif ONE_PHASE
+#define STAGE_S_N (2 * PER_T(SLOTS))
 #elif X1_HWC
 #define STAGE_S_N (2 * PER_T(HV_S))
 #else
@@ -202,7 +251,7 @@ f16vec4 stage[STAGE_N];
 // halves is whole items and every item 16-byte aligned). On the H100 this made dec_conv3a 10%
 // faster than 8-byte items; in conv2d_coopmat, whose chunks hold fewer weights, it was 5-11%
 // slower (bench/RESULTS.md, 2026-11-25 night).
-#define W8_PER_T PER_T(WU_ITEMS / 2)
+#define W8_PER_T PER_T(MAX2(WU_ITEMS, WS_ITEMS) / 2)
 uvec4 pw[W8_PER_T];
 
 // Where a chunk reads from: X0 at low resolution or X1 at full resolution (uniform).
@@ -343,6 +392,39 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
   }
 }
 
+#if ONE_PHASE && CONCAT
+// The skip's slots (ONE_PHASE above): slot (i, j) holds full-resolution pixels (s.y0 + i,
+// s.x0 + 2j + q), q = 0, 1, channels 0..3 each; zero outside the data and past its channels.
+void fetch_slots(const Source s, uint t) {
+  LOOP_UNROLL for (uint i = 0; i < PER_T(SLOTS); ++i) {
+    const uint e = t + i * WG_SIZE;
+    float16_t v[8];
+    [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = float16_t(0.0);
+    if (e < SLOTS) {
+      const int iy = s.y0 + int(e / SLOT_W), ix = s.x0 + 2 * int(e % SLOT_W);
+      [[unroll]] for (uint q = 0; q < 2; ++q) {
+        if (iy >= 0 && iy < int(s.bh) && ix + int(q) >= 0 && ix + int(q) < int(s.bw)) {
+          [[unroll]] for (uint c = 0; c < 4; ++c)
+            if (c < s.channels) v[4 * q + c] = load1(s, c, uint(iy), uint(ix + int(q)));
+        }
+      }
+    }
+    stage[2 * i] = f16vec4(v[0], v[1], v[2], v[3]);
+    stage[2 * i + 1] = f16vec4(v[4], v[5], v[6], v[7]);
+  }
+}
+
+void stash_slots(uint t) {
+  LOOP_UNROLL for (uint i = 0; i < PER_T(SLOTS); ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < SLOTS) {
+      smem[2 * e] = stage[2 * i];
+      smem[2 * e + 1] = stage[2 * i + 1];
+    }
+  }
+}
+#endif
+
 void fetch_weights(uint wb, uint items, uint t) {
   LOOP_UNROLL for (uint i = 0; i < W8_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
@@ -368,7 +450,9 @@ struct Chunk {
 };
 
 // `fast_u` / `fast_s`: the NCHW fast path may read X0 / X1 (row widths multiples of 4).
-Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool fast_u, bool fast_s) {
+// (oy0, ox0): the workgroup's first output pixel or, with ONE_PHASE, its first pixel of the
+// low-resolution grid and `ph` its phase.
+Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint ph, bool fast_u, bool fast_s) {
   Chunk c;
   c.s.n = n;
   if (chunk < cu) {
@@ -377,9 +461,14 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.first = chunk * CK;
     c.s.channels = pc.c0 - chunk * CK;
     c.s.path = X0_HWC != 0 ? PATH_HWC8 : fast_u ? PATH_NCHW4 : PATH_SCALAR;
+#if ONE_PHASE
+    c.s.y0 = oy0 + int(ph >> 1) - 1, c.s.x0 = ox0 + int(ph & 1u) - 1;
+    c.w_at = w_tile + chunk * WU_BLOCK + ph * WU_ITEMS;  // this phase's 4 taps of the chunk
+#else
     c.s.y0 = oy0 / 2 - 1, c.s.x0 = ox0 / 2 - 1;
+    c.w_at = w_tile + chunk * WU_BLOCK;
+#endif
     c.s.bh = pc.h0, c.s.bw = pc.w0;
-    c.w_at = w_tile + chunk * WU_ITEMS;
   } else {
     const uint k = chunk - cu;
     c.s.up = false;
@@ -387,9 +476,13 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, bool 
     c.s.first = k * CK;
     c.s.channels = pc.c_in - pc.c0 - k * CK;
     c.s.path = X1_HWC != 0 ? PATH_HWC8 : fast_s ? PATH_NCHW4 : PATH_SCALAR;
+#if ONE_PHASE
+    c.s.y0 = 2 * oy0 + int(ph >> 1) - 1, c.s.x0 = 2 * ox0 + int(ph & 1u) - 1;
+#else
     c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
+#endif
     c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
-    c.w_at = w_tile + cu * WU_ITEMS + k * WS_ITEMS;
+    c.w_at = w_tile + cu * WU_BLOCK + k * WS_ITEMS;
   }
   return c;
 }
@@ -399,7 +492,10 @@ void fetch(const Chunk c, uint t) {
     fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
-#if CONCAT
+#if CONCAT && ONE_PHASE
+    fetch_slots(c.s, t);
+    fetch_weights(c.w_at, WS_ITEMS, t);
+#elif CONCAT
     fetch_patch(c.s, t, FHALO_H, FHALO_W, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
@@ -411,7 +507,10 @@ void stash(const Chunk c, uint t) {
     stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
-#if CONCAT
+#if CONCAT && ONE_PHASE
+    stash_slots(t);
+    stash_weights(SX_VEC4, WS_ITEMS, t);
+#elif CONCAT
     stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
@@ -424,13 +523,21 @@ void main() {
   const uint sg_m = sg % SG_M, sg_n = sg / SG_M;
 
   const uint co_tiles = (pc.c_out + NT - 1) / NT;
+#if ONE_PHASE
+  // The workgroup's phase (py, px), then its channel tile and image; (oy0, ox0) on the
+  // low-resolution grid.
+  const uint ph = gl_WorkGroupID.z & 3u, zt = gl_WorkGroupID.z >> 2;
+  const uint ct = zt % co_tiles, n = zt / co_tiles;
+#else
   const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
+  // This subgroup's fragments are in one phase (py, px).
+  const uint ph = (sg_m * FM) / FR_PH;
+#endif
+  const uint py = ph >> 1, px = ph & 1u;
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
   const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
   const uint chunks = cu + cs;
-  const uint w_tile = ct * (cu * WU_ITEMS + cs * WS_ITEMS);
-  // This subgroup's fragments are in one phase (py, px).
-  const uint ph = (sg_m * FM) / FR_PH, py = ph >> 1, px = ph & 1u;
+  const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_ITEMS);
 
   ACC_DECL;
 
@@ -443,15 +550,32 @@ void main() {
 #endif
   const bool fast_out = (pc.out_w & 3u) == 0u;
 
-  Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
+  Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0, ph, fast_u, fast_s);
   fetch(cur, t);
   stash(cur, t);
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, fast_u, fast_s);
+    const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, ph, fast_u, fast_s);
     if (more) fetch(next, t);  // in flight during the multiplies
     if (chunk < cu) {
+#if ONE_PHASE
+      // Tap (dy, dx) of the phase: patch pixel (r + dy, c + dx) (the patch starts at the
+      // phase's offset); B: the staged 4 taps.
+      LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
+        const uint dy = tap >> 1, dx = tap & 1u;
+        A_DECL;
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
+          A_LOAD(i, ((r + dy) * LHALO_W + c16 * CM_M + dx) * CKS);
+        }
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          const uint n0 = (sg_n * FN + j) * CM_N;
+          B_LOAD(LX_VEC4 * 4 + tap * CK * NTS + n0);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        }
+      }
+#else
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
         const uint dy = tap >> 1, dx = tap & 1u;
         LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
@@ -468,8 +592,23 @@ void main() {
           }
         }
       }
+#endif
     } else {
-#if CONCAT
+#if CONCAT && ONE_PHASE
+      // K step ky: slot row 2r + ky, slots c .. c + 1 per A row (one-slot stride).
+      LOOP_UNROLL for (uint ky = 0; ky < 3; ++ky) {
+        A_DECL;
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
+          A_LOAD_STRIDE(i, ((2 * r + ky) * SLOT_W + c16 * CM_M) * 8, 8);
+        }
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          const uint n0 = (sg_n * FN + j) * CM_N;
+          B_LOAD(SX_VEC4 * 4 + ky * CM_K * NTS + n0);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        }
+      }
+#elif CONCAT
       LOOP_UNROLL for (uint tap = 0; tap < 9; ++tap) {
         const uint ky = tap / 3, kx = tap % 3, sx = px + kx;
         LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
@@ -512,7 +651,34 @@ void main() {
   barrier();
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
-#if Y_HWC
+#if ONE_PHASE && Y_HWC
+  // 8 channels of one output pixel per item (channel groups fastest): m = r * TILE_W + c is
+  // output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).
+  for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), m = e / (NT / 8);
+    const uint co = ct * NT + 8 * g8;
+    const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+    float v[8];
+    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
+  }
+#elif ONE_PHASE
+  // One value per item (every other pixel of a row belongs to this phase: no vector stores).
+  for (uint e = t; e < NT * M_TILE; e += WG_SIZE) {
+    const uint m = e % M_TILE, j = e / M_TILE;
+    const uint co = ct * NT + j;
+    const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+#if HAS_BIAS
+    const float b = float(bias[co]);
+#else
+    const float b = 0.0;
+#endif
+    const uint idx = j * MS + m;
+    y[((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w + ox] = float16_t(activate(float(smem[idx >> 2][idx & 3u]) + b, act_a, act_b));
+  }
+#elif Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): pixel (row, col) is
   // low-resolution pixel (row / 2, col / 2) of phase (row & 1, col & 1).
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {

@@ -5,7 +5,8 @@
 // (the B row stride), MS (the accumulator column stride), SUBGROUP_SIZE, B_GLOBAL, and declared
 // `shared f16vec4 smem[]` (and the weights buffer `wts` of f16vec4 if B_GLOBAL).
 // A_DECL / A_LOAD(i, off): the subgroup's A fragments and a load of fragment i from smem at
-// `off` halves; B_LOAD(off): one B fragment `bm`; MUL_ADD(i, j): acc[i][j] += a[i] * bm;
+// `off` halves (rows A_STRIDE halves apart; A_LOAD_STRIDE(i, off, stride) with another stride,
+// the same for every load after one A_DECL); B_LOAD(off): one B fragment `bm`; MUL_ADD(i, j): acc[i][j] += a[i] * bm;
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
 // ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n).
 // With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias`, `yu4`).
@@ -18,7 +19,8 @@
   ACC_MAT acc[FM * FN];                                \
   [[unroll]] for (uint i_ = 0; i_ < FM * FN; ++i_) acc[i_] = ACC_MAT(0.0)
 #define A_DECL coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a[FM]
-#define A_LOAD(i, off) coopMatLoad(a[i], smem, (off) / 4, A_STRIDE / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define A_LOAD_STRIDE(i, off, stride) coopMatLoad(a[i], smem, (off) / 4, (stride) / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define A_LOAD(i, off) A_LOAD_STRIDE(i, off, A_STRIDE)
 #if B_GLOBAL
 // Column-major in the buffer (column n: CK consecutive k): see pack_coop_weights.
 #define B_LOAD(off)                                                    \
@@ -57,8 +59,11 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
   float acc[FM * FN][EMU_ELEMS];                       \
   LOOP_UNROLL for (uint i_ = 0; i_ < FM * FN; ++i_)    \
     LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) acc[i_][k_] = 0.0
-#define A_DECL uint a[FM]
-#define A_LOAD(i, off) a[i] = (off)
+#define A_DECL \
+  uint a[FM];  \
+  uint a_stride_ = A_STRIDE
+#define A_LOAD_STRIDE(i, off, stride) a[i] = (off), a_stride_ = (stride)
+#define A_LOAD(i, off) A_LOAD_STRIDE(i, off, A_STRIDE)
 #define B_LOAD(off) const uint bm = (off)
 #if ACC_F16
 #define EMU_ROUND(v) float(float16_t(v))
@@ -70,7 +75,7 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
     float s_ = acc[(i) * FN + (j)][k_];                                                         \
     for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
-      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * A_STRIDE + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * a_stride_ + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
     acc[(i) * FN + (j)][k_] = s_;                                                               \
   }
 #define ACC_STORE(i, j, off)                                                                    \

@@ -227,6 +227,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
+  if (c.one_phase) spec.defines.push_back({"ONE_PHASE", 1});
   if (narrow) spec.defines.push_back({"NARROW", narrow});
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
   // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte
@@ -247,8 +248,12 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   spec.push_constant_count = static_cast<uint32_t>(io.push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
   const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
-  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
-                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
+                                   b.mul(io.conv_out[0], b.constant(co_tiles))};
+  if (c.one_phase) {  // tiles of X0's (low-resolution) grid, 4 phases each
+    const Extents4 x0e = b.extents4(io.x0);
+    groups = {b.ceil_div(x0e[3], c.tile_w), b.ceil_div(x0e[2], c.tile_h), b.mul(io.conv_out[0], b.constant(co_tiles * 4))};
+  }
   b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y}), io.push, groups);
 }
 

@@ -37,7 +37,8 @@ bool CoopConvConfig::valid() const {
   if (cm_n != 16 && cm_n != 8) return false;
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
   if (m_frags() % sg_m != 0) return false;
-  if (!up2) return true;
+  if (!up2) return !one_phase;
+  if (one_phase) return !b_global && ck == 16;
   // Phase-major fragments: each subgroup's must lie in one of the 4 phases.
   const int64_t per_phase = m_frags() / 4;
   return !b_global && tile_h % 2 == 0 && tile_w % 32 == 0 && per_phase % (m_frags() / sg_m) == 0;
@@ -47,6 +48,11 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
+  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
+    const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
+    const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
+    return 2 * std::max({low, slots, out});
+  }
   if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
     const int64_t full = (tile_h + 2) * (tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
@@ -60,7 +66,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
          std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
-         (b_global ? " bglobal" : "") + (up2 ? " up2" : "");
+         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -102,7 +108,10 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   return first_fitting(picks, s, target, even_tile_h, false);
 }
 
-std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target) {
+bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }
+
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
+  (void)skip_channels;
   if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
   // From the H100's exhaustive tuning of this family (bench/RESULTS.md, 2026-11-24, "up2"):
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
@@ -184,9 +193,11 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
   if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * 9)
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * 9));
+  if (!up2_skip_fits(c, s.c_in - c0))
+    fail(ErrorCode::Internal, "a one-phase conv2d_coopmat_up2 takes a skip of at most 4 channels, not " + std::to_string(s.c_in - c0));
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
   const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
-  const int64_t up_block = 16 * c.ck * c.nt, skip_block = 9 * c.ck * c.nt;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = c.one_phase ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
   // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
@@ -209,7 +220,13 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
       } else {
         const int64_t k = ci - c0;
         const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
-        for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
+        if (c.one_phase) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx)
+              packed[static_cast<size_t>(base + (ky * 16 + (kx / 2) * 8 + (kx % 2) * 4 + k) * c.nt + j)] = k3[ky * 3 + kx];
+        } else {
+          for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
+        }
       }
     }
   }

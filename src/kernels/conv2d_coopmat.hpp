@@ -32,6 +32,10 @@ struct CoopConvConfig {
   // conv2d_coopmat_up2.comp: a 3x3 conv of a nearest-2x upsample (+ concat), decomposed by
   // output phase (tile_h x tile_w output pixels; tile_h even, tile_w a multiple of 32).
   bool up2 = false;
+  // With up2: one output phase per workgroup (ONE_PHASE in the shader): tile_h x tile_w pixels of
+  // the low-resolution grid (tile_w a multiple of 16); the concatenated skip, if any, must have
+  // at most 4 channels (up2_one_phase_fits).
+  bool one_phase = false;
 
   bool operator==(const CoopConvConfig&) const = default;
 
@@ -42,7 +46,7 @@ struct CoopConvConfig {
   // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
-  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2")
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph")
   // The shader family that runs it.
   const char* family() const { return up2 ? "conv2d_coopmat_up2" : "conv2d_coopmat"; }
 };
@@ -69,7 +73,12 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
 // The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
-std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target);
+// `skip_channels`: the channels concatenated after the upsampled ones (0: none).
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
+
+// Whether an up2 configuration can take a conv whose concatenated skip has `skip_channels`
+// channels (0: no concat): a one-phase configuration reads only skips of at most 4.
+bool up2_skip_fits(const CoopConvConfig& config, int64_t skip_channels);
 
 // conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for
 // c_in <= 8, else 0; 0 too where the shader does not take it (up2, b_global, ck other than 16,
@@ -88,7 +97,9 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
 // per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum
 // of the 3x3 taps that read the same low-resolution pixel), then ceil((c_in - c0) / ck) chunks
-// of [3x3 tap][ck][nt]; zero outside c_in / c_out.
+// of [3x3 tap][ck][nt]; zero outside c_in / c_out. With one_phase the skip (at most 4 channels)
+// is one block of [ky][16][nt] instead: row k of K step ky is slot k / 8, pixel k % 8 / 4,
+// channel k % 4, i.e. tap kx = 2 * (k / 8) + k % 8 / 4 (zero for kx = 3).
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& shape, int64_t c0, const CoopConvConfig& config);
 
 }  // namespace denox::kernels

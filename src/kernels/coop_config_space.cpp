@@ -17,13 +17,14 @@ struct ConfigTemplate {
   int64_t cm_n;
   bool b_global;
   bool up2 = false;  // a conv2d_coopmat_up2 template (its own space and pruned list)
+  bool one_phase = false;  // up2 with one output phase per workgroup (tile: low-resolution pixels)
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
-         (t.b_global ? "1" : "0");
+         (t.b_global ? "1" : "0") + (t.one_phase ? "/p1" : "");
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -56,6 +57,7 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.sg_m = t.sg_m;
   c.b_global = t.b_global;
   c.up2 = t.up2;
+  c.one_phase = t.one_phase;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
@@ -87,6 +89,12 @@ std::vector<ConfigTemplate> up2_templates() {
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true});
+  // One output phase per workgroup: tiles of the low-resolution grid (a 16x16 one is 256 output
+  // pixels of one phase).
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 32}, {4, 64}, {8, 16}, {4, 32}, {16, 32}, {8, 64}})
+    for (int64_t nt : {0, 32, 48, 64})
+      for (int64_t cm_n : {16, 8})
+        for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true, true});
   return out;
 }
 

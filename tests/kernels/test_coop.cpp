@@ -262,6 +262,13 @@ std::vector<CoopConvConfig> forced_configs() {
   up2(4, 64, 64, 8, 2, 16, true);
   up2(8, 64, 32, 16, 1, 16, true);
   up2(8, 32, 48, 8, 1, 16, false);
+  // One output phase per workgroup (tiles of the low-resolution grid; skips of <= 4 channels).
+  up2(4, 16, 16, 4, 1, 8, false);  // index 17
+  v.back().one_phase = true;
+  up2(16, 16, 64, 8, 2, 16, true);
+  v.back().one_phase = true;
+  up2(8, 32, 32, 16, 1, 16, true);
+  v.back().one_phase = true;
   return v;
 }
 
@@ -384,6 +391,47 @@ TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2
   CHECK(packed[static_cast<size_t>(cu * 4096 + (0 * 16 + 5) * 16)] == 0.0f);  // X1 channel 5 does not exist
 }
 
+TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slots per row) give the direct 3x3 conv",
+          "[kernels][coop-plan]") {
+  const Conv2dShape s{22, 21, 3, 3};  // 19 upsampled channels + a 3-channel skip
+  const int64_t c0 = 19, h = 6, w = 8;
+  CoopConvConfig c;
+  c.up2 = true, c.one_phase = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 16, c.sg_m = 4, c.sg_n = 1;
+  REQUIRE(c.valid());
+  CHECK(up2_skip_fits(c, 4));
+  CHECK_FALSE(up2_skip_fits(c, 5));
+  const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
+  const std::vector<float> x1 = random_values(static_cast<size_t>(3 * h * w), 9);
+  const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
+  const int64_t cu = 2, tile = cu * 16 * 16 * 16 + 3 * 16 * 16;
+  REQUIRE(packed.size() == static_cast<size_t>(2 * tile));
+  auto skip = [&](int64_t ci, int64_t y, int64_t x) -> double {
+    return y < 0 || y >= h || x < 0 || x >= w ? 0.0 : x1[static_cast<size_t>((ci * h + y) * w + x)];
+  };
+  double worst = 0;
+  for (int64_t co = 0; co < 21; ++co)
+    for (int64_t oy = 0; oy < h; ++oy)
+      for (int64_t ox = 0; ox < w; ++ox) {
+        double direct = 0, slots = 0;
+        for (int64_t ci = 0; ci < 3; ++ci)
+          for (int64_t t = 0; t < 9; ++t)
+            direct += wts[static_cast<size_t>((co * 22 + c0 + ci) * 9 + t)] * skip(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        // Row k of K step ky: slot k / 8 (columns ox - 1 + 2 (k / 8) and + 1), pixel k % 8 / 4,
+        // channel k % 4 (the 4th channel and the 4th column, kx = 3, read real data here).
+        const int64_t base = (co / 16) * tile + cu * 4096, j = co % 16;
+        for (int64_t ky = 0; ky < 3; ++ky)
+          for (int64_t k = 0; k < 16; ++k) {
+            const int64_t kx = 2 * (k / 8) + k % 8 / 4, ci = k % 4;
+            const double v = ci < 3 ? skip(ci, oy + ky - 1, ox + kx - 1) : 1.0;
+            slots += packed[static_cast<size_t>(base + (ky * 16 + k) * 16 + j)] * v;
+          }
+        worst = std::max(worst, std::abs(direct - slots));
+      }
+  CHECK(worst < 1e-4);
+  // A skip of 5 channels does not fit the slots.
+  CHECK_THROWS(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c));
+}
+
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
   const CoopTarget full = h100_like();
   for (int64_t c_in : {3, 9, 32, 67, 160})
@@ -402,7 +450,7 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
   // The phase-decomposed family: 3x3 only, never with a pool, within shared memory.
   for (int64_t c_out : {3, 32, 64, 96, 112, 200}) {
     const Conv2dShape s{c_out + 3, c_out, 3, 3};
-    const auto c = choose_coop_up2_config(s, full);
+    const auto c = choose_coop_up2_config(s, full, 3);
     REQUIRE(c);
     CHECK(c->up2);
     CHECK(c->valid());
@@ -411,7 +459,7 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
     CHECK(c->shared_bytes(3, 3) <= 49152);
     CHECK(std::string(c->family()) == "conv2d_coopmat_up2");
   }
-  CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full));
+  CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full, 0));
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
   narrow.shapes = {{16, 8, 16, false}};
@@ -517,7 +565,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    for (int variant : {-2, -1, 0, 1, 5, 12, 13}) {
+    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17}) {
       if (variant == -2 && !c.nhwc) continue;
       target.nhwc = variant != -2;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
