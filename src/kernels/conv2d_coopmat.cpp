@@ -48,10 +48,11 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
-  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
+  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's patch
+    // (as a full-resolution patch: its slots, SKIP_SLOTS, take less)
     const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
-    const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
-    return 2 * std::max({low, slots, out});
+    const int64_t full = (2 * tile_h + 1) * (2 * tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
+    return 2 * std::max({low, full, out});
   }
   if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
@@ -108,7 +109,7 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   return first_fitting(picks, s, target, even_tile_h, false);
 }
 
-bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }
+bool up2_skip_slots(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > 0 && skip_channels <= 4; }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
   (void)skip_channels;
@@ -193,11 +194,10 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
   if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * 9)
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * 9));
-  if (!up2_skip_fits(c, s.c_in - c0))
-    fail(ErrorCode::Internal, "a one-phase conv2d_coopmat_up2 takes a skip of at most 4 channels, not " + std::to_string(s.c_in - c0));
+  const bool slots = up2_skip_slots(c, s.c_in - c0);
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
   const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
-  const int64_t up_block = 16 * c.ck * c.nt, skip_block = c.one_phase ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = slots ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
   // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
@@ -220,7 +220,7 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
       } else {
         const int64_t k = ci - c0;
         const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
-        if (c.one_phase) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
+        if (slots) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
           for (int64_t ky = 0; ky < 3; ++ky)
             for (int64_t kx = 0; kx < 3; ++kx)
               packed[static_cast<size_t>(base + (ky * 16 + (kx / 2) * 8 + (kx % 2) * 4 + k) * c.nt + j)] = k3[ky * 3 + kx];

@@ -398,8 +398,10 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
   CoopConvConfig c;
   c.up2 = true, c.one_phase = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 16, c.sg_m = 4, c.sg_n = 1;
   REQUIRE(c.valid());
-  CHECK(up2_skip_fits(c, 4));
-  CHECK_FALSE(up2_skip_fits(c, 5));
+  CHECK(up2_skip_slots(c, 3));
+  CHECK(up2_skip_slots(c, 4));
+  CHECK_FALSE(up2_skip_slots(c, 5));
+  CHECK_FALSE(up2_skip_slots(c, 0));
   const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
   const std::vector<float> x1 = random_values(static_cast<size_t>(3 * h * w), 9);
   const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
@@ -428,8 +430,9 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
         worst = std::max(worst, std::abs(direct - slots));
       }
   CHECK(worst < 1e-4);
-  // A skip of 5 channels does not fit the slots.
-  CHECK_THROWS(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c));
+  // A skip of 5 channels is a full-resolution patch: 9 taps of a 16-channel chunk.
+  CHECK(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c).size() ==
+        static_cast<size_t>(2 * (cu * 16 * 16 * 16 + 9 * 16 * 16)));
 }
 
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
