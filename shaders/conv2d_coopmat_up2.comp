@@ -27,17 +27,15 @@
 // all 4 phases in a workgroup every X0 chunk stages the 4 phases' weights (16 taps x CK x NT,
 // 32 KB for NT 64) for TILE_H x TILE_W / 4 low-resolution pixels, and that staging bounds the
 // kernel on the H100; one phase stages 4 taps' weights for 4x the low-resolution pixels.
-// The skip X1 is then staged as a full-resolution patch of 2 TILE_H + 1 rows, de-interleaved
-// by column parity as without ONE_PHASE, of which the workgroup's phase reads every pixel at
-// 9 taps. With SKIP_SLOTS=1 (a narrow skip of at most 4 channels, e.g. OIDN's 3-channel image)
-// it is staged as slots of two neighbouring pixels of a row (columns 2j + px - 1 and 2j + px, 4
-// channels each) instead, A rows two consecutive slots at a one-slot stride (conv2d_coopmat.comp's
-// NARROW), so one K step per kernel row covers the 3 taps (the 4th position has zero weights);
-// those weights are packed [ky][16][NT] (pack_coop_up2_weights).
+// The skip X1 is then read at every other full-resolution column of 2 TILE_H + 1 rows, so
+// ONE_PHASE takes narrow skips only (at most 4 channels, e.g. OIDN's 3-channel image): slots of
+// two neighbouring same-row pixels (columns 2j + px - 1 and 2j + px, 4 channels each), A rows
+// two consecutive slots at a one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per
+// kernel row covers the 3 taps (the 4th position has zero weights); its weights are packed
+// [ky][16][NT] (pack_coop_up2_weights).
 //
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
-//   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE and
-//   SKIP_SLOTS (optional, default 0; SKIP_SLOTS with ONE_PHASE and CONCAT only),
+//   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -84,9 +82,6 @@
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
-#ifndef SKIP_SLOTS
-#define SKIP_SLOTS 0
-#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -112,32 +107,21 @@
 // The low-resolution patch of X0 chunks: rows Y0+py-1 .. Y0+py-1+TILE_H, columns likewise.
 #define LHALO_H (TILE_H + 1)
 #define LHALO_W (TILE_W + 1)
-#define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
-#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
-#define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
-#if SKIP_SLOTS
 // The skip's slots: full-resolution rows 2Y0+py-1 .. 2Y0+py-1+2 TILE_H; slot j of a row holds
 // columns 2 (X0 + j) + px - 1 and + px, so SLOT_W = TILE_W + 1 covers the last A row's second slot.
 #define SROWS (2 * TILE_H + 1)
 #define SLOT_W (TILE_W + 1)
 #define SLOTS (SROWS * SLOT_W)
+#define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
 #define WS_ITEMS (3 * 16 * NT / 4)   // the skip chunk: 3 K steps (ky) of 16 rows
+#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
 #define SX_VEC4 (SLOTS * 2)
 #define FHALF 0  // (stash_patch's de-interleaving is for the full-resolution patch, not taken)
+#define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
+#if CONCAT
 #define STAGE_S (SX_VEC4 + 3 * 16 * NTS / 4)
 #else
-// The skip's full-resolution patch: rows 2Y0+py-1 .. 2Y0+py-1+2 TILE_H, columns 2X0+px-1 ..
-// 2X0+px+2 TILE_W (an even count, so the two parity halves are FHALF wide each).
-#define FHALO_H (2 * TILE_H + 1)
-#define FHALO_W (2 * TILE_W + 2)
-#define FHALF (FHALO_W / 2)
-#define FX_VEC4 (FHALO_H * FHALO_W * CKS / 4)
-#define WS_ITEMS (9 * CK * NT / 4)   // an X1 chunk's weights: 9 taps
-#if CONCAT
-#define STAGE_S (FX_VEC4 + 9 * CK * NTS / 4)
-#else
 #define STAGE_S 0
-#endif
 #endif
 #else
 #define LH (TILE_H / 2)
@@ -176,7 +160,7 @@
 #define NGL ((LHALO_W + 6) / 4)
 #define XV_U ((CK / 4) * LHALO_H * NGL)
 #define X_U ((CK / 4) * LHALO_H * LHALO_W)
-#if CONCAT && !SKIP_SLOTS
+#if CONCAT && !ONE_PHASE
 #define NGF ((FHALO_W + 6) / 4)
 #define XV_S ((CK / 4) * FHALO_H * NGF)
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
@@ -189,7 +173,7 @@
 #define XV_PER_T PER_T(MAX2(XV_U, XV_S))
 // HWC path: 8 channels of one patch pixel per item.
 #define HV_U (LHALO_H * LHALO_W * (CK / 8))
-#if CONCAT && !SKIP_SLOTS
+#if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
 #else
 #define HV_S 0
@@ -198,10 +182,10 @@
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 
 #if ONE_PHASE
-#if (TILE_W % CM_M) != 0 || CK != 16 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || (SKIP_SLOTS && (X1_HWC || !CONCAT))
+#if (TILE_W % CM_M) != 0 || CK != 16 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || X1_HWC
 #error "conv2d_coopmat_up2: inconsistent tile macros (ONE_PHASE)"
 #endif
-#elif SKIP_SLOTS || (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
+#elif (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
     (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat_up2: inconsistent tile macros"
 #endif
@@ -249,7 +233,7 @@ shared f16vec4 smem[SMEM_VEC4];
 #endif
 #if !CONCAT
 #define STAGE_S_N 0
-#elif SKIP_SLOTS
+#elif ONE_PHASE
 #define STAGE_S_N (2 * PER_T(SLOTS))
 #elif X1_HWC
 #define STAGE_S_N (2 * PER_T(HV_S))
@@ -408,7 +392,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
   }
 }
 
-#if SKIP_SLOTS
+#if ONE_PHASE && CONCAT
 // The skip's slots (ONE_PHASE above): slot (i, j) holds full-resolution pixels (s.y0 + i,
 // s.x0 + 2j + q), q = 0, 1, channels 0..3 each; zero outside the data and past its channels.
 void fetch_slots(const Source s, uint t) {
@@ -508,7 +492,7 @@ void fetch(const Chunk c, uint t) {
     fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
-#if SKIP_SLOTS
+#if CONCAT && ONE_PHASE
     fetch_slots(c.s, t);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT
@@ -523,7 +507,7 @@ void stash(const Chunk c, uint t) {
     stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
-#if SKIP_SLOTS
+#if CONCAT && ONE_PHASE
     stash_slots(t);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT
@@ -610,7 +594,7 @@ void main() {
       }
 #endif
     } else {
-#if SKIP_SLOTS
+#if CONCAT && ONE_PHASE
       // K step ky: slot row 2r + ky, slots c .. c + 1 per A row (one-slot stride).
       LOOP_UNROLL for (uint ky = 0; ky < 3; ++ky) {
         A_DECL;
@@ -622,24 +606,6 @@ void main() {
           const uint n0 = (sg_n * FN + j) * CM_N;
           B_LOAD(SX_VEC4 * 4 + ky * CM_K * NTS + n0);
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
-        }
-      }
-#elif CONCAT && ONE_PHASE
-      LOOP_UNROLL for (uint tap = 0; tap < 9; ++tap) {
-        const uint ky = tap / 3, kx = tap % 3;
-        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
-          // Full-resolution row 2r + ky, column 2 (c16*16 + m) + kx of the patch: in the
-          // de-interleaved patch, half (kx & 1), index c16*16 + m + kx / 2.
-          A_DECL;
-          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-            const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
-            A_LOAD(i, ((2 * r + ky) * FHALO_W + (kx & 1u) * FHALF + c16 * CM_M + (kx >> 1)) * CKS + kc * CM_K);
-          }
-          LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-            const uint n0 = (sg_n * FN + j) * CM_N;
-            B_LOAD(FX_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
-            LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
-          }
         }
       }
 #elif CONCAT

@@ -201,8 +201,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const CoopConvConfig& c = how.config;
   const ConvIo io = conv_io(b, conv, shape, f);
   std::vector<float> packed_values;
-  int64_t narrow = 0;       // taps packed into K for an input of at most 8 channels (coop_narrow)
-  bool skip_slots = false;  // a one-phase up2 conv's narrow skip in slots (up2_skip_slots)
+  int64_t narrow = 0;  // taps packed into K for an input of at most 8 channels (coop_narrow)
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.
@@ -210,7 +209,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
-    skip_slots = up2_skip_slots(c, shape.c_in - b.program().constant_value(c0));
   } else {
     narrow = coop_narrow(shape, c, !f.concat && !f.upsample);
     packed_values = pack_coop_weights(*weight.f32_data, shape, c, narrow);
@@ -230,7 +228,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (c.one_phase) spec.defines.push_back({"ONE_PHASE", 1});
-  if (skip_slots) spec.defines.push_back({"SKIP_SLOTS", 1});
   if (narrow) spec.defines.push_back({"NARROW", narrow});
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
   // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte

@@ -13,6 +13,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // One candidate of a heuristic's preference list.
 struct Pick {
   int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
+  bool one_phase = false;
 };
 
 // The first pick that fits, with the preferred accumulator first, each pick with its coop N
@@ -24,7 +25,7 @@ std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, cons
       for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
         CoopConvConfig c;
         c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
-        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2;
+        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2, c.one_phase = p.one_phase;
         if (coop_config_fits(c, s, target, even_tile_h)) return c;  // (nt 8 with coop N 16 is not valid())
       }
   return std::nullopt;
@@ -48,11 +49,10 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
-  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's patch
-    // (as a full-resolution patch: its slots, SKIP_SLOTS, take less)
+  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
     const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
-    const int64_t full = (2 * tile_h + 1) * (2 * tile_w + 2) * (ck + 8) + 9 * ck * (nt + 8);
-    return 2 * std::max({low, full, out});
+    const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
+    return 2 * std::max({low, slots, out});
   }
   if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
@@ -109,21 +109,23 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   return first_fitting(picks, s, target, even_tile_h, false);
 }
 
-bool up2_skip_slots(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > 0 && skip_channels <= 4; }
+bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
-  (void)skip_channels;
   if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
   // From the H100's exhaustive tuning of this family (bench/RESULTS.md, 2026-11-24, "up2"):
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
   // 48-channel tiles (16x8x16); wider ones in 64-channel 4x64 tiles. Then smaller tiles where
-  // shared memory is short.
+  // shared memory is short. A conv without a skip or with a narrow one (OIDN's dec_conv1a, the
+  // image concatenated at full resolution) up to 64 channels: one phase per workgroup, 8x16
+  // low-resolution pixels on 4x2 subgroups (2026-11-25: dec_conv1a 0.661 -> 0.538 ms).
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
-  if (full <= 32) picks = {{8, 64, 16, 1, full, 16}};
-  else if (full <= 64) picks = {{8, 32, 8, 2, full, 16}};
-  else if (full == 96) picks = {{8, 32, 8, 2, 48, 8}};
-  else picks = {{4, 64, 8, 2, 64, 16}};
+  if (skip_channels <= 4 && full <= 64) picks = {{8, 16, 4, 2, full, 16, true}};
+  if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
+  else if (full <= 64) picks.push_back({8, 32, 8, 2, full, 16});
+  else if (full == 96) picks.push_back({8, 32, 8, 2, 48, 8});
+  else picks.push_back({4, 64, 8, 2, 64, 16});
   for (int64_t nt : {std::min<int64_t>(full, 64), std::min<int64_t>(full, 32)})
     for (const Pick& p : {Pick{8, 32, 8, 2, nt, 16}, Pick{4, 64, 8, 2, nt, 16}, Pick{4, 32, 4, 2, nt, 16}, Pick{4, 32, 8, 1, nt, 16}})
       picks.push_back(p);
@@ -194,10 +196,11 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
   if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * 9)
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
                                   std::to_string(s.c_out * s.c_in * 9));
-  const bool slots = up2_skip_slots(c, s.c_in - c0);
+  if (!up2_skip_fits(c, s.c_in - c0))
+    fail(ErrorCode::Internal, "a one-phase conv2d_coopmat_up2 takes a skip of at most 4 channels, not " + std::to_string(s.c_in - c0));
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
   const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
-  const int64_t up_block = 16 * c.ck * c.nt, skip_block = slots ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
+  const int64_t up_block = 16 * c.ck * c.nt, skip_block = c.one_phase ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
   // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
@@ -220,7 +223,7 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
       } else {
         const int64_t k = ci - c0;
         const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
-        if (slots) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
+        if (c.one_phase) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
           for (int64_t ky = 0; ky < 3; ++ky)
             for (int64_t kx = 0; kx < 3; ++kx)
               packed[static_cast<size_t>(base + (ky * 16 + (kx / 2) * 8 + (kx % 2) * 4 + k) * c.nt + j)] = k3[ky * 3 + kx];

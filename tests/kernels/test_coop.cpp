@@ -265,9 +265,9 @@ std::vector<CoopConvConfig> forced_configs() {
   // One output phase per workgroup (tiles of the low-resolution grid; skips of <= 4 channels).
   up2(4, 16, 16, 4, 1, 8, false);  // index 17
   v.back().one_phase = true;
-  up2(16, 16, 64, 8, 2, 16, true);
+  up2(8, 16, 64, 4, 2, 16, true);  // the H100's dec_conv1a winner
   v.back().one_phase = true;
-  up2(8, 32, 32, 16, 1, 16, true);
+  up2(16, 16, 32, 8, 2, 8, true);
   v.back().one_phase = true;
   return v;
 }
@@ -398,10 +398,8 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
   CoopConvConfig c;
   c.up2 = true, c.one_phase = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 16, c.sg_m = 4, c.sg_n = 1;
   REQUIRE(c.valid());
-  CHECK(up2_skip_slots(c, 3));
-  CHECK(up2_skip_slots(c, 4));
-  CHECK_FALSE(up2_skip_slots(c, 5));
-  CHECK_FALSE(up2_skip_slots(c, 0));
+  CHECK(up2_skip_fits(c, 4));
+  CHECK_FALSE(up2_skip_fits(c, 5));
   const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
   const std::vector<float> x1 = random_values(static_cast<size_t>(3 * h * w), 9);
   const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
@@ -430,9 +428,8 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
         worst = std::max(worst, std::abs(direct - slots));
       }
   CHECK(worst < 1e-4);
-  // A skip of 5 channels is a full-resolution patch: 9 taps of a 16-channel chunk.
-  CHECK(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c).size() ==
-        static_cast<size_t>(2 * (cu * 16 * 16 * 16 + 9 * 16 * 16)));
+  // A skip of 5 channels does not fit the slots.
+  CHECK_THROWS(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c));
 }
 
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
@@ -463,6 +460,10 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
     CHECK(std::string(c->family()) == "conv2d_coopmat_up2");
   }
   CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full, 0));
+  // One phase per workgroup only where the skip is narrow (or absent).
+  CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->one_phase);
+  CHECK(choose_coop_up2_config({64, 64, 3, 3}, full, 0)->one_phase);
+  CHECK_FALSE(choose_coop_up2_config({96, 64, 3, 3}, full, 32)->one_phase);
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
   narrow.shapes = {{16, 8, 16, false}};
