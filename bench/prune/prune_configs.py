@@ -24,16 +24,17 @@ import sys
 
 
 def template_of(config, c_out):
-    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
-    # ("/ck32" appended for ck32); the layouts are part of the layer, not of the template
-    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( nhwc\([^)]*\))?$", config)
+    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ 1ph][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
+    # ("/ck32" appended for ck32, "/p1" for one phase per workgroup); the layouts are part of the
+    # layer, not of the template
+    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( 1ph)?( nhwc\([^)]*\))?$", config)
     if not m:
         return None
-    th, tw, nt, ck, sgm, sgn, cmn, bg, _, _ = m.groups()
+    th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, _ = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full else nt
     ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
-    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}"
+    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}"
 
 
 def load(path, family):
