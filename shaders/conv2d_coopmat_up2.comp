@@ -182,7 +182,7 @@
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 
 #if ONE_PHASE
-#if (TILE_W % CM_M) != 0 || CK != 16 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || X1_HWC
+#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || X1_HWC
 #error "conv2d_coopmat_up2: inconsistent tile macros (ONE_PHASE)"
 #endif
 #elif (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
@@ -564,15 +564,17 @@ void main() {
       // phase's offset); B: the staged 4 taps.
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
         const uint dy = tap >> 1, dx = tap & 1u;
-        A_DECL;
-        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-          const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
-          A_LOAD(i, ((r + dy) * LHALO_W + c16 * CM_M + dx) * CKS);
-        }
-        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-          const uint n0 = (sg_n * FN + j) * CM_N;
-          B_LOAD(LX_VEC4 * 4 + tap * CK * NTS + n0);
-          LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+          A_DECL;
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
+            A_LOAD(i, ((r + dy) * LHALO_W + c16 * CM_M + dx) * CKS + kc * CM_K);
+          }
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+            const uint n0 = (sg_n * FN + j) * CM_N;
+            B_LOAD(LX_VEC4 * 4 + (tap * CK + kc * CM_K) * NTS + n0);
+            LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+          }
         }
       }
 #else

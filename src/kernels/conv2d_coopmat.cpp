@@ -39,7 +39,7 @@ bool CoopConvConfig::valid() const {
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
   if (m_frags() % sg_m != 0) return false;
   if (!up2) return !one_phase;
-  if (one_phase) return !b_global && ck == 16;
+  if (one_phase) return !b_global;
   // Phase-major fragments: each subgroup's must lie in one of the 4 phases.
   const int64_t per_phase = m_frags() / 4;
   return !b_global && tile_h % 2 == 0 && tile_w % 32 == 0 && per_phase % (m_frags() / sg_m) == 0;

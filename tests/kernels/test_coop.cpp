@@ -269,6 +269,8 @@ std::vector<CoopConvConfig> forced_configs() {
   v.back().one_phase = true;
   up2(16, 16, 32, 8, 2, 8, true);
   v.back().one_phase = true;
+  add(4, 16, 16, 32, 4, 1, 8, true, false);  // index 20: one phase, 32-channel chunks
+  v.back().up2 = v.back().one_phase = true;
   return v;
 }
 
@@ -569,7 +571,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17}) {
+    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 20}) {
       if (variant == -2 && !c.nhwc) continue;
       target.nhwc = variant != -2;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
