@@ -22,7 +22,7 @@
 // ceil((c_in - c0) / CK) chunks of X1 ([3x3 tap][CK][NT]); each chunk's block is contiguous.
 // Pipelining, staging, padding, masking and layouts as in conv2d_coopmat.comp (which says why).
 //
-// ONE_PHASE=1: a workgroup computes one output phase (py, px) only (gl_WorkGroupID.z % 4), i.e.
+// ONE_PHASE=1: a workgroup computes one output phase (py, px) only (gl_WorkGroupID.x % 4), i.e.
 // TILE_H x TILE_W pixels of the low-resolution grid, output pixels (2Y + py, 2X + px). Why: with
 // all 4 phases in a workgroup every X0 chunk stages the 4 phases' weights (16 taps x CK x NT,
 // 32 KB for NT 64) for TILE_H x TILE_W / 4 low-resolution pixels, and that staging bounds the
@@ -44,7 +44,7 @@
 // Bindings and push constants: conv2d_coopmat.comp's (pad_top / pad_left are 1 and ignored;
 // the lowering checks h = 2 h0, w = 2 w0 and output extents = input extents).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)); with ONE_PHASE
-// (ceil(w0 / TILE_W), ceil(h0 / TILE_H), N * ceil(Cout / NT) * 4).
+// (ceil(w0 / TILE_W) * 4, ceil(h0 / TILE_H), N * ceil(Cout / NT)).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
@@ -524,17 +524,19 @@ void main() {
 
   const uint co_tiles = (pc.c_out + NT - 1) / NT;
 #if ONE_PHASE
-  // The workgroup's phase (py, px), then its channel tile and image; (oy0, ox0) on the
-  // low-resolution grid.
-  const uint ph = gl_WorkGroupID.z & 3u, zt = gl_WorkGroupID.z >> 2;
-  const uint ct = zt % co_tiles, n = zt / co_tiles;
+  // The workgroup's phase (py, px) is the fastest-varying part of x: the 4 workgroups of one
+  // tile, which read the same low-resolution patch, run back to back and share it through L2
+  // (with the phase in z, X0 came from DRAM once per phase). (oy0, ox0) on the low-resolution grid.
+  const uint ph = gl_WorkGroupID.x & 3u, tx = gl_WorkGroupID.x >> 2;
+  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
+  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(tx * TILE_W);
 #else
   const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
   // This subgroup's fragments are in one phase (py, px).
   const uint ph = (sg_m * FM) / FR_PH;
+  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
 #endif
   const uint py = ph >> 1, px = ph & 1u;
-  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
   const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
   const uint chunks = cu + cs;
   const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_ITEMS);

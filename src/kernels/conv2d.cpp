@@ -250,9 +250,9 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
   std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
                                    b.mul(io.conv_out[0], b.constant(co_tiles))};
-  if (c.one_phase) {  // tiles of X0's (low-resolution) grid, 4 phases each
+  if (c.one_phase) {  // tiles of X0's (low-resolution) grid, 4 phases each (the fastest part of x)
     const Extents4 x0e = b.extents4(io.x0);
-    groups = {b.ceil_div(x0e[3], c.tile_w), b.ceil_div(x0e[2], c.tile_h), b.mul(io.conv_out[0], b.constant(co_tiles * 4))};
+    groups = {b.mul(b.ceil_div(x0e[3], c.tile_w), b.constant(4)), b.ceil_div(x0e[2], c.tile_h), groups[2]};
   }
   b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y}), io.push, groups);
 }
