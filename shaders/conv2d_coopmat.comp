@@ -132,11 +132,6 @@
 #ifndef NARROW
 #define NARROW 0
 #endif
-// DIRECT_EPILOGUE (default 1): NHWC outputs without a pool store tiles that lie wholly inside the
-// output straight from the accumulators (coopmat_ops.glsl, DIRECT_STORE).
-#ifndef DIRECT_EPILOGUE
-#define DIRECT_EPILOGUE 1
-#endif
 #if NARROW && (CONCAT || UPSAMPLE0 || B_GLOBAL || HWC_ONLY || CK != 16)
 #error "conv2d_coopmat: NARROW is for plain convs (no concat, upsample, B_GLOBAL or HWC_ONLY; CK 16)"
 #endif
@@ -639,23 +634,6 @@ void main() {
 #endif
   }
 
-  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
-#if Y_HWC && !POOL && DIRECT_EPILOGUE
-  // A tile wholly inside the output (pixels and channels; uniform per workgroup): each
-  // accumulator goes straight to the NHWC output, 16 consecutive pixels of a tile row x CM_N
-  // channels (DIRECT_STORE), without the shared-memory round trip and its barrier.
-  if (uint(oy0) + TILE_H <= pc.out_h && uint(ox0) + TILE_W <= pc.out_w && (ct + 1) * NT <= pc.c_out) {
-    LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-      const uint m0 = (sg_m * FM + i) * CM_M;
-      const uint oy = uint(oy0) + m0 / TILE_W, ox = uint(ox0) + m0 % TILE_W;
-      LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-        const uint co = ct * NT + (sg_n * FN + j) * CM_N;
-        DIRECT_STORE(i, j, ((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, pc.c_out, co, act_a, act_b);
-      }
-    }
-    return;
-  }
-#endif
   // Accumulators -> shared: element (pixel m, channel j) at j * MS + m (NCHW output) or at
   // m * NTS + j (HWC output).
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
@@ -671,6 +649,7 @@ void main() {
   }
   barrier();
 
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
 #if Y_HWC && !POOL
   // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {

@@ -82,10 +82,6 @@
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
-// DIRECT_EPILOGUE (default 1): as conv2d_coopmat.comp's (NHWC outputs, tiles wholly inside).
-#ifndef DIRECT_EPILOGUE
-#define DIRECT_EPILOGUE 1
-#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -643,32 +639,6 @@ void main() {
     }
   }
 
-  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
-#if Y_HWC && DIRECT_EPILOGUE
-  // A tile wholly inside the output (uniform per workgroup): each accumulator straight to the
-  // NHWC output (DIRECT_STORE); its 16 rows are pixels of one phase, 2 output columns apart.
-#if ONE_PHASE
-  const bool inside = 2 * (uint(oy0) + TILE_H) <= pc.out_h && 2 * (uint(ox0) + TILE_W) <= pc.out_w;
-#else
-  const bool inside = uint(oy0) + TILE_H <= pc.out_h && uint(ox0) + TILE_W <= pc.out_w;
-#endif
-  if (inside && (ct + 1) * NT <= pc.c_out) {
-    LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-#if ONE_PHASE
-      const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
-      const uint oy = 2 * (uint(oy0) + r) + py, ox = 2 * (uint(ox0) + c16 * CM_M) + px;
-#else
-      const uint fi = (sg_m * FM + i) % FR_PH, r = fi / FRAGS_W, c16 = fi % FRAGS_W;
-      const uint oy = uint(oy0) + 2 * r + py, ox = uint(ox0) + 2 * c16 * CM_M + px;
-#endif
-      LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-        const uint co = ct * NT + (sg_n * FN + j) * CM_N;
-        DIRECT_STORE(i, j, ((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, 2 * pc.c_out, co, act_a, act_b);
-      }
-    }
-    return;
-  }
-#endif
   // Accumulators -> shared: element (m, channel j) at j * MS + m (NCHW output) or m * NTS + j
   // (HWC output), m phase-major.
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
@@ -684,6 +654,7 @@ void main() {
   }
   barrier();
 
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
 #if ONE_PHASE && Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): m = r * TILE_W + c is
   // output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).

@@ -93,44 +93,6 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
 #endif
 
 #if Y_HWC
-// DIRECT_STORE(i, j, at, stride, co, act_a, act_b): accumulator (i, j) + bias (channels co ..,
-// broadcast to every row by a stride-0 load), activated, stored straight to the NHWC output:
-// element (m, n) at y[at + m * stride + n] (`at` and `stride` multiples of 8 halves). For tiles
-// wholly inside the output: no shared-memory round trip, no barrier.
-#if !COOP_EMULATE
-#if HAS_BIAS
-#define DIRECT_BIAS_(r_, co)                                                                   \
-  {                                                                                            \
-    coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> b16_;           \
-    coopMatLoad(b16_, bias, (co), 0, gl_CooperativeMatrixLayoutRowMajor);                      \
-    r_ += coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(b16_);         \
-  }
-#else
-#define DIRECT_BIAS_(r_, co)
-#endif
-#define DIRECT_STORE(i, j, at, stride, co, a_, b_)                                                               \
-  {                                                                                                              \
-    coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> r_ =                                   \
-        coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]);              \
-    DIRECT_BIAS_(r_, co)                                                                                         \
-    for (int k_ = 0; k_ < r_.length(); ++k_) r_[k_] = activate(r_[k_], a_, b_);                                  \
-    coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(r_), y, (at), (stride), \
-                 gl_CooperativeMatrixLayoutRowMajor);                                                            \
-  }
-#else
-#if HAS_BIAS
-#define DIRECT_BIAS_AT_(c) float(bias[c])
-#else
-#define DIRECT_BIAS_AT_(c) 0.0
-#endif
-#define DIRECT_STORE(i, j, at, stride, co, a_, b_)                                                \
-  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                           \
-    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
-    const float v_ = float(float16_t(acc[(i) * FN + (j)][k_])) + DIRECT_BIAS_AT_((co) + c_);     \
-    y[(at) + r_ * (stride) + c_] = float16_t(activate(v_, a_, b_));                               \
-  }
-#endif
-
 // The NHWC epilogue of both coop shaders. An NHWC tensor's channel count is a multiple of 8 (the
 // lowering checks), so the 8 channels co .. co + 7 of an item are all in range.
 // 8 activated values of one output pixel from the pixel-major accumulators (smem offset `at`,
