@@ -652,23 +652,29 @@ void main() {
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
 #if Y_HWC && !POOL
   // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
+  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), m = e / (NT / 8);
     const uint co = ct * NT + 8 * g8;
     const uint oy = uint(oy0) + m / TILE_W, ox = uint(ox0) + m % TILE_W;
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     float v[8];
-    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    if (!G8_FIXED) bias8(co, b8);
+    activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
     store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #elif Y_HWC
   // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (NaN propagates).
+  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < (M_TILE / 4) * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), q = e / (NT / 8);
     const uint pr = q / (TILE_W / 2), pcl = q % (TILE_W / 2);
     const uint co = ct * NT + 8 * g8;
     const uint py = uint(oy0) / 2 + pr, pxo = uint(ox0) / 2 + pcl;
     if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
+    if (!G8_FIXED) bias8(co, b8);
     float r[8];
     [[unroll]] for (uint c = 0; c < 8; ++c) r[c] = uintBitsToFloat(0xff800000u);
     [[unroll]] for (uint k = 0; k < 4; ++k) {
@@ -676,7 +682,7 @@ void main() {
       if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
       const uint m = (2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2;
       float v[8];
-      activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+      activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
       [[unroll]] for (uint c = 0; c < 8; ++c)
         if (v[c] > r[c] || isnan(v[c])) r[c] = v[c];
     }

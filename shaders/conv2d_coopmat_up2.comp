@@ -658,13 +658,16 @@ void main() {
 #if ONE_PHASE && Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): m = r * TILE_W + c is
   // output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).
+  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), m = e / (NT / 8);
     const uint co = ct * NT + 8 * g8;
     const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     float v[8];
-    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    if (!G8_FIXED) bias8(co, b8);
+    activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
     store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #elif ONE_PHASE
@@ -685,6 +688,8 @@ void main() {
 #elif Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): pixel (row, col) is
   // low-resolution pixel (row / 2, col / 2) of phase (row & 1, col & 1).
+  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), q = e / (NT / 8), row = q / TILE_W, col = q % TILE_W;
     const uint co = ct * NT + 8 * g8;
@@ -692,7 +697,8 @@ void main() {
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     const uint m = (((row & 1u) * 2 + (col & 1u)) * LH + (row >> 1)) * LW + (col >> 1);
     float v[8];
-    activated8(m * NTS + 8 * g8, co, act_a, act_b, v);
+    if (!G8_FIXED) bias8(co, b8);
+    activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
     store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #else

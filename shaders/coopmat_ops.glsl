@@ -95,18 +95,30 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
 #if Y_HWC
 // The NHWC epilogue of both coop shaders. An NHWC tensor's channel count is a multiple of 8 (the
 // lowering checks), so the 8 channels co .. co + 7 of an item are all in range.
-// 8 activated values of one output pixel from the pixel-major accumulators (smem offset `at`,
-// in halves), channels co .. co + 7.
-void activated8(uint at, uint co, float act_a, float act_b, out float v[8]) {
-  const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
+// The bias of channels co .. co + 7 (zeros without a bias, or from c_out on).
+void bias8(uint co, out float b[8]) {
   [[unroll]] for (uint k = 0; k < 8; ++k) {
 #if HAS_BIAS
-    const float b = float(bias[co + k]);
+    b[k] = co < pc.c_out ? float(bias[co + k]) : 0.0;
 #else
-    const float b = 0.0;
+    b[k] = 0.0;
 #endif
-    v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b, act_a, act_b);
   }
+}
+
+// Whether every epilogue item of an invocation has the same 8-channel group (items e = t +
+// i * WG_SIZE, group e % (NT / 8)): then the invocation loads its 8 biases once, before the
+// item loop, instead of per item.
+#ifndef BIAS_ONCE
+#define BIAS_ONCE 1
+#endif
+#define G8_FIXED (BIAS_ONCE != 0 && (WG_SIZE % (NT / 8)) == 0)
+
+// 8 activated values of one output pixel from the pixel-major accumulators (smem offset `at`,
+// in halves), with biases b.
+void activated8(uint at, const float b[8], float act_a, float act_b, out float v[8]) {
+  const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
+  [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b[k], act_a, act_b);
 }
 
 // Writes 8 channels to the NHWC output at element `base` (a multiple of 8): one 16-byte store.
