@@ -221,6 +221,14 @@
 #if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat: inconsistent tile macros"
 #endif
+// A_REUSE (default 1; taken where the tile allows): a subgroup's FM fragments are the same
+// 16-pixel column segment of FM consecutive tile rows, so the A fragment of patch row r0 + p at
+// tap column kx is kernel row p - i of fragment i: per (kx, 16-channel step) a subgroup loads
+// FM + KH - 1 A fragments instead of FM * KH, holding that kernel column's KH * FN B fragments.
+#ifndef A_REUSE
+#define A_REUSE 1
+#endif
+#define A_REUSE_ON (A_REUSE && !NARROW && !B_GLOBAL && FM >= 2 && KH >= 2 && (TILE_H % FM) == 0 && SG_M == (TILE_H / FM) * FRAGS_W)
 #if POOL && (TILE_H % 2) != 0
 #error "conv2d_coopmat: POOL needs an even TILE_H"
 #endif
@@ -544,6 +552,16 @@ void stage_chunk(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, bool
   stash(t, ix0, path, xb);
 }
 
+// Tile row r and 16-pixel column segment cs of fragment i of subgroup row sg_m.
+void frag_pos(uint sg_m, uint i, out uint r, out uint cs) {
+#if A_REUSE_ON
+  r = (sg_m / FRAGS_W) * FM + i, cs = sg_m % FRAGS_W;
+#else
+  const uint f = sg_m * FM + i;
+  r = f / FRAGS_W, cs = f % FRAGS_W;
+#endif
+}
+
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint sg = gl_SubgroupID;
@@ -590,14 +608,35 @@ void main() {
       LOOP_UNROLL for (uint ks = 0; ks < KSX; ++ks) {
         A_DECL;
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-          const uint f = sg_m * FM + i;
-          const uint r = f / FRAGS_W, cs = f % FRAGS_W;
+          uint r, cs;
+          frag_pos(sg_m, i, r, cs);
           A_LOAD(i, ((r + ky) * SLOT_W + cs * CM_M + KX_STEP * ks) * 8);
         }
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
           const uint n0 = (sg_n * FN + j) * CM_N;
           B_LOAD(X_VEC4 * 4 + ((ky * KSX + ks) * CM_K) * NTS + n0);
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+        }
+      }
+    }
+#elif !PROFILE_SKIP_MMA && A_REUSE_ON
+    uint r0, cs0;
+    frag_pos(sg_m, 0, r0, cs0);
+    LOOP_UNROLL for (uint kx = 0; kx < KW; ++kx) {
+      LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+        BS_DECL(KH * FN);
+        LOOP_UNROLL for (uint ky = 0; ky < KH; ++ky) {
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j)
+            BS_LOAD(ky * FN + j, X_VEC4 * 4 + ((ky * KW + kx) * CK + kc * CM_K) * NTS + (sg_n * FN + j) * CM_N);
+        }
+        LOOP_UNROLL for (uint p = 0; p < FM + KH - 1; ++p) {
+          A_DECL;  // a[0] only: patch row r0 + p, columns cs0*16 + kx ..
+          A_LOAD(0, xb * 4 + ((r0 + p) * HALO_W + cs0 * CM_M + kx) * CKS + kc * CM_K);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            if (p >= i && p - i < KH) {
+              LOOP_UNROLL for (uint j = 0; j < FN; ++j) MUL_ADD_AB(i, j, 0, (p - i) * FN + j);
+            }
+          }
         }
       }
     }
@@ -609,8 +648,8 @@ void main() {
         // B fragment j: rows (tap, 16 channels), columns n0 .. n0 + CM_N. Offsets in halves.
         A_DECL;
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-          const uint f = sg_m * FM + i;
-          const uint r = f / FRAGS_W, cs = f % FRAGS_W;
+          uint r, cs;
+          frag_pos(sg_m, i, r, cs);
           A_LOAD(i, xb * 4 + ((r + ky) * HALO_W + cs * CM_M + kx) * CKS + kc * CM_K);
         }
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
@@ -637,7 +676,9 @@ void main() {
   // Accumulators -> shared: element (pixel m, channel j) at j * MS + m (NCHW output) or at
   // m * NTS + j (HWC output).
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-    const uint m0 = (sg_m * FM + i) * CM_M;
+    uint r, cs;
+    frag_pos(sg_m, i, r, cs);
+    const uint m0 = (r * FRAGS_W + cs) * CM_M;
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sg_n * FN + j) * CM_N;
 #if Y_HWC

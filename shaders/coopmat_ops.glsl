@@ -32,6 +32,11 @@
   coopMatLoad(bm, smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
 #endif
 #define MUL_ADD(i, j) acc[(i) * FN + (j)] = coopMatMulAdd(a[i], bm, acc[(i) * FN + (j)])
+// BS_DECL(n) / BS_LOAD(k, off): n B fragments held at once (bs[k] from smem at `off` halves);
+// MUL_ADD_AB(i, j, ia, k): acc[i][j] += a[ia] * bs[k].
+#define BS_DECL(n) coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bs[n]
+#define BS_LOAD(k, off) coopMatLoad(bs[k], smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define MUL_ADD_AB(i, j, ia, k) acc[(i) * FN + (j)] = coopMatMulAdd(a[ia], bs[k], acc[(i) * FN + (j)])
 #define ACC_STORE(i, j, off)                                                                            \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
                smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
@@ -76,6 +81,16 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     float s_ = acc[(i) * FN + (j)][k_];                                                         \
     for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
       s_ = EMU_ROUND(s_ + float(smem_h(a[i] + r_ * a_stride_ + q_)) * float(B_AT(bm + B_OFF(q_, c_)))); \
+    acc[(i) * FN + (j)][k_] = s_;                                                               \
+  }
+#define BS_DECL(n) uint bs[n]
+#define BS_LOAD(k, off) bs[k] = (off)
+#define MUL_ADD_AB(i, j, ia, k)                                                                \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
+    float s_ = acc[(i) * FN + (j)][k_];                                                         \
+    for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
+      s_ = EMU_ROUND(s_ + float(smem_h(a[ia] + r_ * a_stride_ + q_)) * float(smem_h(bs[k] + q_ * NTS + c_))); \
     acc[(i) * FN + (j)][k_] = s_;                                                               \
   }
 #define ACC_STORE(i, j, off)                                                                    \
