@@ -82,12 +82,6 @@
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
-// A_REUSE (default 1): with ONE_PHASE and one 16-pixel column segment per tile row (FRAGS_W 1),
-// a subgroup's FM >= 2 fragments are consecutive tile rows, so one A fragment serves several
-// kernel rows (as in conv2d_coopmat.comp).
-#ifndef A_REUSE
-#define A_REUSE 1
-#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -110,7 +104,6 @@
 #define FRAGS_W (TILE_W / CM_M)
 #define FRAGS_M (M_TILE / CM_M)
 #define FM (FRAGS_M / SG_M)
-#define A_REUSE_1PH (A_REUSE && FRAGS_W == 1 && FM >= 2)
 // The low-resolution patch of X0 chunks: rows Y0+py-1 .. Y0+py-1+TILE_H, columns likewise.
 #define LHALO_H (TILE_H + 1)
 #define LHALO_W (TILE_W + 1)
@@ -131,7 +124,6 @@
 #define STAGE_S 0
 #endif
 #else
-#define A_REUSE_1PH 0
 #define LH (TILE_H / 2)
 #define LW (TILE_W / 2)
 #define FRAGS_W (LW / CM_M)
@@ -569,29 +561,7 @@ void main() {
     const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, ph, fast_u, fast_s);
     if (more) fetch(next, t);  // in flight during the multiplies
     if (chunk < cu) {
-#if A_REUSE_1PH
-      // Fragment i is tile row r0 + i: the A fragment of patch row r0 + p serves kernel row
-      // dy = p - i of fragment i (conv2d_coopmat.comp's A_REUSE), B of the column held.
-      const uint r0 = sg_m * FM;
-      LOOP_UNROLL for (uint dx = 0; dx < 2; ++dx) {
-        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
-          BS_DECL(2 * FN);
-          LOOP_UNROLL for (uint dy = 0; dy < 2; ++dy) {
-            LOOP_UNROLL for (uint j = 0; j < FN; ++j)
-              BS_LOAD(dy * FN + j, LX_VEC4 * 4 + ((dy * 2 + dx) * CK + kc * CM_K) * NTS + (sg_n * FN + j) * CM_N);
-          }
-          LOOP_UNROLL for (uint p = 0; p < FM + 1; ++p) {
-            A_DECL;
-            A_LOAD(0, ((r0 + p) * LHALO_W + dx) * CKS + kc * CM_K);
-            LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-              if (p >= i && p - i < 2) {
-                LOOP_UNROLL for (uint j = 0; j < FN; ++j) MUL_ADD_AB(i, j, 0, (p - i) * FN + j);
-              }
-            }
-          }
-        }
-      }
-#elif ONE_PHASE
+#if ONE_PHASE
       // Tap (dy, dx) of the phase: patch pixel (r + dy, c + dx) (the patch starts at the
       // phase's offset); B: the staged 4 taps.
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
@@ -628,24 +598,7 @@ void main() {
       }
 #endif
     } else {
-#if CONCAT && A_REUSE_1PH
-      // Fragment i (tile row r0 + i) reads slot rows 2 (r0 + i) + ky: slot row 2 r0 + q serves
-      // ky = q - 2i; the 3 K steps' B fragments held.
-      const uint r0 = sg_m * FM;
-      BS_DECL(3 * FN);
-      LOOP_UNROLL for (uint ky = 0; ky < 3; ++ky) {
-        LOOP_UNROLL for (uint j = 0; j < FN; ++j) BS_LOAD(ky * FN + j, SX_VEC4 * 4 + ky * CM_K * NTS + (sg_n * FN + j) * CM_N);
-      }
-      LOOP_UNROLL for (uint q = 0; q < 2 * FM + 1; ++q) {
-        A_DECL;
-        A_LOAD_STRIDE(0, ((2 * r0 + q) * SLOT_W) * 8, 8);
-        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-          if (q >= 2 * i && q - 2 * i < 3) {
-            LOOP_UNROLL for (uint j = 0; j < FN; ++j) MUL_ADD_AB(i, j, 0, (q - 2 * i) * FN + j);
-          }
-        }
-      }
-#elif CONCAT && ONE_PHASE
+#if CONCAT && ONE_PHASE
       // K step ky: slot row 2r + ky, slots c .. c + 1 per A row (one-slot stride).
       LOOP_UNROLL for (uint ky = 0; ky < 3; ++ky) {
         A_DECL;

@@ -571,7 +571,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 18, 20}) {
+    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 20}) {
       if (variant == -2 && !c.nhwc) continue;
       target.nhwc = variant != -2;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
