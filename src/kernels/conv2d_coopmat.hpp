@@ -34,7 +34,7 @@ struct CoopConvConfig {
   bool up2 = false;
   // With up2: one output phase per workgroup (ONE_PHASE in the shader): tile_h x tile_w pixels of
   // the low-resolution grid (tile_w a multiple of 16); the concatenated skip, if any, must have
-  // at most 4 channels (up2_one_phase_fits).
+  // at most 4 channels (up2_skip_fits).
   bool one_phase = false;
 
   bool operator==(const CoopConvConfig&) const = default;
