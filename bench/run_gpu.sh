@@ -28,6 +28,12 @@ echo "## tuning: heuristic (cost model, nothing measured) and measure (tuned on 
 printf '%-10s %10s %-10s %10s %10s %10s %12s\n' arch size tuning median_ms min_ms max_ms record_us
 for arch in balanced small; do
   for size in 1280x720 1920x1088 3840x2160; do
+    # Tune in a process of its own, so the timed process loads the plan from the cache: timed
+    # right after the in-process tune, the GPU's clock can still be down (bench/RESULTS.md,
+    # 2026-11-25 morning: small 3840x2160 read 5.52 ms that way, 5.10 from the cache).
+    denox compile "$work/models/oidn-$arch.onnx" --size "$size" --tuning measure --quiet >/dev/null 2>&1 ||
+      echo "$arch $size: tuning FAILED"
+    sleep 5
     for tuning in heuristic measure; do
       json=$(denox bench "$work/models/oidn-$arch.onnx" --size "$size" --tuning "$tuning" --runs 30 --warmup 5 --json) || { echo "$arch $size $tuning FAILED"; continue; }
       echo "$json" >> "$out/denox.jsonl"
