@@ -69,6 +69,8 @@
 //   NARROW             (optional, default 0) taps packed into K for inputs of at most 8 channels
 //                      (below): 2 for c_in <= 4, 1 for c_in <= 8; not with CONCAT, UPSAMPLE0 or
 //                      B_GLOBAL. The weights are packed to match (pack_coop_weights).
+//   A_REUSE BIAS_ONCE  (optional, default 1) experiment switches of two optimizations (at their
+//                      definitions here and in coopmat_ops.glsl); 0 turns them off
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
