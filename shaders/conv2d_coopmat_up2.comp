@@ -164,7 +164,6 @@
 #define NGF ((FHALO_W + 6) / 4)
 #define XV_S ((CK / 4) * FHALO_H * NGF)
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
-#define W_MAX WU_ITEMS > WS_ITEMS ? WU_ITEMS : WS_ITEMS
 #else
 #define XV_S 0
 #define X_S 0

@@ -98,11 +98,11 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   // preferred one.
   const int64_t nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
   std::vector<Pick> picks;
-  // Narrow inputs (NARROW: at most 8 channels, taps packed into K) up to 32 output channels:
-  // 8x16 on 4 subgroups (enc_conv0 on the H100, 2026-11-25: 0.097 ms, 8x64 sg16x1 0.106).
-  if (s.c_in <= 8 && nt <= 32 && nt >= 16) picks = {{8, 16, 4, 1, nt, 16}};
   if (nt == 8) picks = {{8, 16, 4, 1, nt, 8}, {16, 16, 8, 1, nt, 8}};  // dec_conv0: 0.135 vs 0.145 ms
-  else if (nt <= 32) picks.insert(picks.end(), {{8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}});
+  // Narrow inputs (NARROW: at most 8 channels, taps packed into K) first take 8x16 on 4
+  // subgroups (enc_conv0 on the H100, 2026-11-25: 0.097 ms, 8x64 sg16x1 0.106).
+  else if (nt <= 32 && s.c_in <= 8) picks = {{8, 16, 4, 1, nt, 16}, {8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
+  else if (nt <= 32) picks = {{8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
   else if (nt == 48) picks = {{16, 16, 8, 2, nt, 8}, {8, 32, 8, 2, nt, 8}};
   else if (nt == 64) picks = {{16, 16, 8, 2, nt, 16}, {4, 64, 8, 2, nt, 16}};
   else if ((nt / 16) % 2 == 0) picks = {{8, 16, 4, 2, nt, 16}, {4, 32, 8, 2, nt, 16}};  // 96, 128

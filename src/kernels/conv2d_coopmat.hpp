@@ -76,8 +76,8 @@ bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, co
 // `skip_channels`: the channels concatenated after the upsampled ones (0: none).
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
 
-// Whether an up2 configuration can take a conv whose concatenated skip has `skip_channels`
-// channels (0: no concat): a one-phase configuration reads only skips of at most 4.
+// Whether a configuration can take a conv whose concatenated skip has `skip_channels` channels
+// (0: no concat): a one-phase up2 configuration reads only skips of at most 4; any other, any.
 bool up2_skip_fits(const CoopConvConfig& config, int64_t skip_channels);
 
 // conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for

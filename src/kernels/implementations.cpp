@@ -193,7 +193,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
   auto usable = [&](const CoopConvConfig& c) {
-    return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && (!up2 || up2_skip_fits(c, skip_channels));
+    return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && up2_skip_fits(c, skip_channels);
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
@@ -203,7 +203,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
   if (space == ConfigSpace::Full) more = up2 ? coop_up2_config_space(shape, target.coop) : coop_config_space(shape, target.coop, pool);
   for (const CoopConvConfig& c : more)
-    if ((!up2 || up2_skip_fits(c, skip_channels)) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    if (up2_skip_fits(c, skip_channels) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
 }
 

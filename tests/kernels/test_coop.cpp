@@ -348,6 +348,20 @@ TEST_CASE("coop narrow packing: taps packed into K (8-half slots read two per A 
   }
 }
 
+namespace {
+
+// Output (co, oy, ox) of a 3x3 padding-1 conv with ONNX weights w[c_out][c_in][3][3], summed over
+// input channels [first, end) of `in(ci, y, x)` (0 outside the image): the packing tests' reference.
+template <class In>
+double direct_conv3x3(const std::vector<float>& w, int64_t c_in, int64_t co, int64_t first, int64_t end, int64_t oy, int64_t ox, In in) {
+  double sum = 0;
+  for (int64_t ci = first; ci < end; ++ci)
+    for (int64_t t = 0; t < 9; ++t) sum += w[static_cast<size_t>((co * c_in + ci) * 9 + t)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+  return sum;
+}
+
+}  // namespace
+
 TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2 convs give the direct result", "[kernels][coop-plan]") {
   // Upsampled X0 (c0 = 19 channels, 5x6 low resolution), full-resolution skip X1 (5 channels),
   // 3x3 padding 1 to 21 outputs: every output pixel computed directly and from the packed
@@ -373,9 +387,8 @@ TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2
   for (int64_t co = 0; co < 21; ++co)
     for (int64_t oy = 0; oy < h; ++oy)
       for (int64_t ox = 0; ox < w; ++ox) {
-        double direct = 0, phased = 0;
-        for (int64_t ci = 0; ci < 24; ++ci)
-          for (int64_t t = 0; t < 9; ++t) direct += wts[static_cast<size_t>((co * 24 + ci) * 9 + t)] * in(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        const double direct = direct_conv3x3(wts, 24, co, 0, 24, oy, ox, in);
+        double phased = 0;
         const int64_t py = oy % 2, px = ox % 2, ph = py * 2 + px, base = (co / 16) * tile, j = co % 16;
         for (int64_t ci = 0; ci < c0; ++ci)
           for (int64_t t = 0; t < 4; ++t) {
@@ -414,10 +427,8 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
   for (int64_t co = 0; co < 21; ++co)
     for (int64_t oy = 0; oy < h; ++oy)
       for (int64_t ox = 0; ox < w; ++ox) {
-        double direct = 0, slots = 0;
-        for (int64_t ci = 0; ci < 3; ++ci)
-          for (int64_t t = 0; t < 9; ++t)
-            direct += wts[static_cast<size_t>((co * 22 + c0 + ci) * 9 + t)] * skip(ci, oy + t / 3 - 1, ox + t % 3 - 1);
+        const double direct = direct_conv3x3(wts, 22, co, c0, 22, oy, ox, [&](int64_t ci, int64_t y, int64_t x) { return skip(ci - c0, y, x); });
+        double slots = 0;
         // Row k of K step ky: slot k / 8 (columns ox - 1 + 2 (k / 8) and + 1), pixel k % 8 / 4,
         // channel k % 4 (the 4th channel and the 4th column, kx = 3, read real data here).
         const int64_t base = (co / 16) * tile + cu * 4096, j = co % 16;
