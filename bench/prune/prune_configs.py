@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Chooses conv2d_coopmat's (or, with --family conv2d_coopmat_up2, that family's) reduced configuration set (pipeline step 5, "prune") from measured
-data, and writes it as src/kernels/coop_configs_pruned.inc.
+"""Chooses conv2d_coopmat's (or, with --family conv2d_coopmat_up2 / conv2d_coopmat_tapsum, that family's) reduced configuration set
+(pipeline step 5, "prune") from measured data, and writes it as src/kernels/coop_configs_pruned.inc.
 
 Input: the measurement store of an exhaustive tuning run (`denox compile --exhaustive`, or
 bench/tune_gpu.sh, which copies it to $OUT): an SQLite cache file whose `measurements` table
@@ -15,7 +15,8 @@ most until K are chosen; greedy is within (1 - 1/e) of the optimum for this mono
 submodular objective, and K is small enough to check by hand.
 
 Usage: prune_configs.py CACHE.sqlite3 [-k 8] [--family F] [--out src/kernels/coop_configs_pruned.inc]
-(conv2d_coopmat_up2's set goes to src/kernels/coop_up2_configs_pruned.inc)
+(conv2d_coopmat_up2's set goes to src/kernels/coop_up2_configs_pruned.inc, conv2d_coopmat_tapsum's to
+src/kernels/coop_tapsum_configs_pruned.inc)
 """
 import argparse
 import re
@@ -24,17 +25,19 @@ import sys
 
 
 def template_of(config, c_out):
-    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ 1ph][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
-    # ("/ck32" appended for ck32, "/p1" for one phase per workgroup); the layouts are part of the
-    # layer, not of the template
-    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( 1ph)?( nhwc\([^)]*\))?$", config)
+    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ 1ph][ tapsum][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
+    # ("/ck32" appended for ck32, "/p1" for one phase per workgroup, "/ts" for tap-sum, whose N is
+    # always the layer's taps x channels: "full"); the layouts are part of the layer, not of the
+    # template
+    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( 1ph)?( tapsum)?( nhwc\([^)]*\))?$",
+                 config)
     if not m:
         return None
-    th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, _ = m.groups()
+    th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, tap_sum, _ = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
-    nt_s = "full" if int(nt) == full else nt
+    nt_s = "full" if int(nt) == full or tap_sum else nt
     ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
-    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}"
+    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}{'/ts' if tap_sum else ''}"
 
 
 def load(path, family):
@@ -92,7 +95,7 @@ def main():
     ap.add_argument("cache")
     ap.add_argument("-k", type=int, default=8)
     ap.add_argument("--uncovered", type=float, default=3.0)
-    ap.add_argument("--family", default="conv2d_coopmat", choices=["conv2d_coopmat", "conv2d_coopmat_up2"])
+    ap.add_argument("--family", default="conv2d_coopmat", choices=["conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_tapsum"])
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     layers = load(a.cache, a.family)

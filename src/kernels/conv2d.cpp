@@ -209,6 +209,11 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
+  } else if (c.tap_sum) {
+    // The enumeration offers tap-sum configurations to plain convs only (coop_configs).
+    if (f.concat || f.upsample || f.pool)
+      fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_tapsum takes no fused concat, upsample or pool");
+    packed_values = pack_coop_tapsum_weights(*weight.f32_data, shape, c);
   } else {
     narrow = coop_narrow(shape, c, !f.concat && !f.upsample);
     packed_values = pack_coop_weights(*weight.f32_data, shape, c, narrow);
@@ -221,7 +226,11 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
                   {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code},
                   {"CONCAT", f.concat ? 1 : 0}};
-  if (!c.up2) {
+  if (c.tap_sum) {
+    spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"COUT", shape.c_out}, {"TILE_H", c.tile_h}, {"TILE_W", c.tile_w},
+                    {"NT", c.nt}, {"CK", c.ck}, {"SG_M", c.sg_m}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
+                    {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code}};
+  } else if (!c.up2) {
     spec.defines.insert(spec.defines.begin(), {{"KH", shape.kh}, {"KW", shape.kw}});
     spec.defines.push_back({"UPSAMPLE0", f.upsample ? 1 : 0});
     spec.defines.push_back({"POOL", f.pool ? 1 : 0});
@@ -234,7 +243,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   // staging path is compiled (fewer registers).
   const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
   // (up2 specializes per chunk kind itself; NARROW stages its own way.)
-  const bool hwc_only = !c.up2 && !narrow && x0_hwc && (!io.x1 || x1_hwc);
+  const bool hwc_only = !c.up2 && !c.tap_sum && !narrow && x0_hwc && (!io.x1 || x1_hwc);
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, how.y == Layout::NHWC}}) {
     const ValueId channels = b.extents4(t)[1];
     if (hwc && (!b.program().is_constant(channels) || b.program().constant_value(channels) % 8 != 0))

@@ -37,6 +37,7 @@ bool CoopConvConfig::valid() const {
   if (tile_h < 1 || tile_w < 16 || tile_w % 16 != 0 || ck < 16 || ck % 16 != 0) return false;
   if (cm_n != 16 && cm_n != 8) return false;
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
+  if (tap_sum) return !up2 && !one_phase && !b_global && sg_n == 1 && nt <= 64 && (ck == 16 || ck == 32);
   if (m_frags() % sg_m != 0) return false;
   if (!up2) return !one_phase;
   if (one_phase) return !b_global;
@@ -49,6 +50,10 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
+  if (tap_sum) {  // conv2d_coopmat_tapsum.comp: patch rows + weights, or Z over them
+    const int64_t rows = ((tile_h + kh - 1) * (tile_w + kw - 1) + 15) / 16 * 16;
+    return 2 * std::max(rows * (ck + 8) + ck * (nt + 8), rows * (nt + 8));
+  }
   if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
     const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
     const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
@@ -67,7 +72,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
          std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
-         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "");
+         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (tap_sum ? " tapsum" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -82,6 +87,7 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   if (target.subgroup_size == 0 || c.subgroups() * target.subgroup_size > 1024) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;
   if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;
+  if (c.tap_sum && (even_tile_h || s.kh * s.kw * s.c_out > c.nt)) return false;
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
 
@@ -136,7 +142,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
 }
 
 int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {
-  if (!plain || c.up2 || c.b_global || c.ck != 16) return 0;
+  if (!plain || c.up2 || c.tap_sum || c.b_global || c.ck != 16) return 0;
   return s.c_in <= 4 ? 2 : s.c_in <= 8 ? 1 : 0;
 }
 
@@ -190,6 +196,23 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
       }
     }
   }
+  return packed;
+}
+
+std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c) {
+  const int64_t kk = s.kh * s.kw;
+  if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * kk)
+    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
+                                  std::to_string(s.c_out * s.c_in * kk));
+  if (kk * s.c_out > c.nt)
+    fail(ErrorCode::Internal, "conv2d_coopmat_tapsum packs at most nt = " + std::to_string(c.nt) + " taps x output channels, not " +
+                                  std::to_string(kk * s.c_out));
+  const int64_t chunks = (s.c_in + c.ck - 1) / c.ck;
+  std::vector<float> packed(static_cast<size_t>(chunks * c.ck * c.nt), 0.0f);
+  for (int64_t co = 0; co < s.c_out; ++co)
+    for (int64_t ci = 0; ci < s.c_in; ++ci)
+      for (int64_t tap = 0; tap < kk; ++tap)  // row ci (chunk-major: chunk * ck + k is ci), column tap * c_out + co
+        packed[static_cast<size_t>(ci * c.nt + tap * s.c_out + co)] = w[static_cast<size_t>((co * s.c_in + ci) * kk + tap)];
   return packed;
 }
 

@@ -36,6 +36,10 @@ struct CoopConvConfig {
   // the low-resolution grid (tile_w a multiple of 16); the concatenated skip, if any, must have
   // at most 4 channels (up2_skip_fits).
   bool one_phase = false;
+  // conv2d_coopmat_tapsum.comp: the taps in N instead of K (a 1x1 GEMM over the patch pixels,
+  // then a sum of taps per output pixel), for convs with kh * kw * c_out <= nt <= 64 (the last
+  // 3-channel conv of a denoiser) and no fused pool, concat or upsample. sg_n is 1.
+  bool tap_sum = false;
 
   bool operator==(const CoopConvConfig&) const = default;
 
@@ -46,9 +50,9 @@ struct CoopConvConfig {
   // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
-  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph")
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph" / " tapsum")
   // The shader family that runs it.
-  const char* family() const { return up2 ? "conv2d_coopmat_up2" : "conv2d_coopmat"; }
+  const char* family() const { return up2 ? "conv2d_coopmat_up2" : tap_sum ? "conv2d_coopmat_tapsum" : "conv2d_coopmat"; }
 };
 
 // What the coop lowering may use on the target device.
@@ -81,7 +85,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, c
 bool up2_skip_fits(const CoopConvConfig& config, int64_t skip_channels);
 
 // conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for
-// c_in <= 8, else 0; 0 too where the shader does not take it (up2, b_global, ck other than 16,
+// c_in <= 8, else 0; 0 too where the shader does not take it (up2, tap_sum, b_global, ck other than 16,
 // or a conv with a fused concat or upsample: `plain` false).
 int64_t coop_narrow(const Conv2dShape& shape, const CoopConvConfig& config, bool plain);
 
@@ -93,6 +97,10 @@ int64_t coop_narrow(const Conv2dShape& shape, const CoopConvConfig& config, bool
 // comment gives (zero where no tap or channel).
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config,
                                      int64_t narrow = 0);
+
+// conv2d_coopmat_tapsum's weights: [chunk][ck][nt], row k of chunk c input channel c * ck + k,
+// column (ky * kw + kx) * c_out + co; zero past c_in and past kh * kw * c_out.
+std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config);
 
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
 // per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum

@@ -18,13 +18,15 @@ struct ConfigTemplate {
   bool b_global;
   bool up2 = false;  // a conv2d_coopmat_up2 template (its own space and pruned list)
   bool one_phase = false;  // up2 with one output phase per workgroup (tile: low-resolution pixels)
+  bool tap_sum = false;    // conv2d_coopmat_tapsum (nt 0 only: the taps x output channels, rounded up)
+  int64_t ck = 16;
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
-         (t.b_global ? "1" : "0") + (t.one_phase ? "/p1" : "");
+         (t.b_global ? "1" : "0") + (t.ck == 32 ? "/ck32" : "") + (t.one_phase ? "/p1" : "") + (t.tap_sum ? "/ts" : "");
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -40,12 +42,31 @@ std::vector<ConfigTemplate> all_templates() {
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids)
           for (bool bg : {false, true}) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, bg});
+  // conv2d_coopmat_tapsum (few output channels): the patch's fragments are dealt to the
+  // subgroups, so any tile on 2 to 16 subgroups; 32-channel chunks (one chunk for a 32-channel
+  // input: one load round trip per workgroup) and 16.
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{8, 32}, {4, 64}, {16, 16}, {4, 32}, {8, 16}, {2, 64}})
+    for (int64_t ck : {32, 16})
+      for (int64_t cm_n : {16, 8})
+        for (int64_t sg : {2, 4, 8, 16}) {
+          ConfigTemplate t{th, tw, 0, sg, 1, cm_n, false};
+          t.tap_sum = true, t.ck = ck;
+          out.push_back(t);
+        }
   return out;
 }
 
 // The template for one layer, or nullopt when it does not apply (a fixed channel tile at least
 // as wide as the layer is the "full" template's job).
 std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dShape& s, const CoopTarget& target) {
+  if (t.tap_sum) {
+    CoopConvConfig c;
+    c.tile_h = t.tile_h, c.tile_w = t.tile_w, c.sg_m = t.sg_m, c.sg_n = 1, c.cm_n = t.cm_n, c.ck = t.ck, c.tap_sum = true;
+    c.nt = (s.kh * s.kw * s.c_out + t.cm_n - 1) / t.cm_n * t.cm_n;
+    c.acc_f16 = target.prefer_f16_accumulate;
+    if (c.nt > 64) return std::nullopt;
+    return c;
+  }
   const int64_t full = s.c_out <= 8 ? 8 : (s.c_out + 15) / 16 * 16;
   if (t.nt != 0 && t.nt >= full) return std::nullopt;
   if (t.nt == 0 && full > 128) return std::nullopt;
@@ -66,6 +87,10 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
 // Written by bench/prune/prune_configs.py (see bench/prune/README.md): the template ids it chose.
 const char* const kPrunedTemplates[] = {
 #include "kernels/coop_configs_pruned.inc"
+};
+// Written by prune_configs.py --family conv2d_coopmat_tapsum (tap-sum templates of all_templates()).
+const char* const kPrunedTapsumTemplates[] = {
+#include "kernels/coop_tapsum_configs_pruned.inc"
 };
 
 std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& templates, const Conv2dShape& s,
@@ -128,7 +153,9 @@ std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const Co
 }
 
 std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
-  return from_templates(named(all_templates(), kPrunedTemplates), shape, target, even_tile_h);
+  std::vector<ConfigTemplate> chosen = named(all_templates(), kPrunedTemplates);
+  for (const ConfigTemplate& t : named(all_templates(), kPrunedTapsumTemplates)) chosen.push_back(t);
+  return from_templates(chosen, shape, target, even_tile_h);
 }
 
 }  // namespace denox::kernels

@@ -188,12 +188,13 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // The configurations of one coop pattern in `space` (conv2d_coopmat_up2's with `up2`); the
 // heuristic's choice (or the target's forced one, if it is of the same family) comes first.
 // `skip_channels`: with up2, the channels concatenated after the upsampled ones (0: none).
+// `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
-                                         ConfigSpace space, bool up2, int64_t skip_channels) {
+                                         ConfigSpace space, bool up2, int64_t skip_channels, bool plain) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
   auto usable = [&](const CoopConvConfig& c) {
-    return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && up2_skip_fits(c, skip_channels);
+    return c.up2 == up2 && (plain || !c.tap_sum) && coop_config_fits(c, shape, target.coop, pool) && up2_skip_fits(c, skip_channels);
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
@@ -203,7 +204,8 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
   if (space == ConfigSpace::Full) more = up2 ? coop_up2_config_space(shape, target.coop) : coop_config_space(shape, target.coop, pool);
   for (const CoopConvConfig& c : more)
-    if (up2_skip_fits(c, skip_channels) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    if (up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
   return out;
 }
 
@@ -380,7 +382,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (target.nhwc)
             if (auto v = nhwc_variant(graph, c)) variants.push_back(std::move(*v));
           const std::vector<CoopConvConfig> configs =
-              coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0);
+              coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
+                           !f.concat && !f.upsample);
           for (size_t v = 0; v < variants.size(); ++v) {
             // Where an NHWC variant exists, the NCHW one (variants[0]) is measured with the
             // heuristic's configuration only: on the H100 the NHWC variant of a configuration

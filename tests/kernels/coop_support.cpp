@@ -42,7 +42,7 @@ std::map<std::string, int> families(const plan::Plan& plan) {
 int coop_dispatches(const plan::Plan& plan) {
   const auto f = families(plan);
   int n = 0;
-  for (const char* family : {"conv2d_coopmat", "conv2d_coopmat_up2"})
+  for (const char* family : {"conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_tapsum"})
     if (auto it = f.find(family); it != f.end()) n += it->second;
   return n;
 }

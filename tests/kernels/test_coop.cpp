@@ -215,6 +215,32 @@ std::vector<Case> cases() {
     c.nhwc = true;
     all.push_back(std::move(c));
   }
+  {
+    // Tap-sum candidates (conv2d_coopmat_tapsum: kh * kw * c_out <= 64): a 3-channel conv with a
+    // zero Pad before it and a 2-Slice crop after it (OIDN's last conv), and a 2-channel one
+    // without bias (odd width: the patch rows cross tile rows anywhere). The cost model keeps
+    // these memory-bound tensors NCHW; the U-Net test below reads an NHWC one.
+    Case c{"tap-sum: 3->16 relu (NHWC), pad + 3x3 16->3 + 2-Slice crop, 3x3 16->2 sigmoid (no bias)", {}, 33, 43, 3, 3};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 3);
+    const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
+    const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 71), relu());
+    PadAttrs pad;
+    pad.begin = {b.c(0), b.c(0), b.c(0), b.c(0)};
+    pad.end = {b.c(0), b.c(0), b.c(3), b.c(2)};
+    const TensorId pa = b.op("pad", "Pad", pad, {a}, {b.c(1), b.c(16), b.add(h, b.c(3)), b.add(w, b.c(2))});
+    const TensorId o = b.conv("conv_out", pa, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 72);
+    SliceAttrs rows, cols;
+    rows.start = {b.c(0), b.c(0), b.c(2), b.c(0)};
+    cols.start = {b.c(0), b.c(0), b.c(0), b.c(1)};
+    rows.step = cols.step = {1, 1, 1, 1};
+    const TensorId s1 = b.op("crop_rows", "Slice", rows, {o}, {b.c(1), b.c(3), b.add(h, b.c(1)), b.add(w, b.c(2))});
+    b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(3), b.add(h, b.c(1)), b.add(w, b.c(1))}));
+    ActivationAttrs sig;
+    sig.kind = Activation::Sigmoid;
+    b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sig));
+    all.push_back(std::move(c));
+  }
   return all;
 }
 
@@ -271,6 +297,13 @@ std::vector<CoopConvConfig> forced_configs() {
   v.back().one_phase = true;
   add(4, 16, 16, 32, 4, 1, 8, true, false);  // index 20: one phase, 32-channel chunks
   v.back().up2 = v.back().one_phase = true;
+  // conv2d_coopmat_tapsum (convs with kh * kw * c_out <= nt, no pool, concat or upsample): 32- and
+  // 16-channel chunks, fp16 and fp32 accumulators, and a patch of 7 fragments on 2 subgroups
+  // (the second's last fragment is past the patch).
+  add(8, 32, 32, 32, 8, 1, 16, true, false);  // index 21
+  v.back().tap_sum = true;
+  add(4, 16, 64, 16, 2, 1, 8, false, false);  // index 22
+  v.back().tap_sum = true;
   return v;
 }
 
@@ -582,7 +615,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 20}) {
+    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22}) {
       if (variant == -2 && !c.nhwc) continue;
       target.nhwc = variant != -2;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
@@ -629,6 +662,16 @@ TEST_CASE("coop family emulated: OIDN small U-Net with every fusion at 45x37", "
   const double err = error_on(device(), g, target, {random_tensor({1, 3, 45, 37}, 9)});
   INFO("relative L2 " << err);
   CHECK(err <= 2e-2);
+  // The last conv (32 -> 3, reading dec_conv1b's NHWC output through the pad-to-16, cropped) on
+  // conv2d_coopmat_tapsum, forced: the one layer it fits.
+  target.force_config = forced_configs()[21];
+  plan::Plan plan = compile(g, plan::Precision::F16, target);
+  CHECK(families(plan)["conv2d_coopmat_tapsum"] == 1);
+  for (const auto& d : plan.dispatches)
+    if (plan.pipelines[d.pipeline].family == "conv2d_coopmat_tapsum") CHECK(define(plan.pipelines[d.pipeline], "X0_HWC") == "1");
+  const double err_tapsum = error_on(device(), g, target, {random_tensor({1, 3, 45, 37}, 9)});
+  INFO("tap-sum last conv: relative L2 " << err_tapsum);
+  CHECK(err_tapsum <= 2e-2);
   CHECK(device().validation_errors() == 0);
 }
 
