@@ -17,7 +17,10 @@
 //
 // Per chunk of CK input channels: the patch (HWC in shared memory, padded rows as in
 // conv2d_coopmat) and the chunk's K x NT weights are staged, then multiplied; the accumulators
-// of all chunks go to shared memory (Z, fp16, pixel-major) once, over the stage buffer.
+// of all chunks go to shared memory (Z, fp16) once, over the stage buffer, column-major: the
+// epilogue's lanes (consecutive output pixels of a row) then read consecutive halves of one
+// column, free of bank conflicts (pixel-major, rows NT + 8 halves apart, made them 4-way: the
+// first version's epilogue was slower than conv2d_coopmat's whole conv on the H100).
 // Fused: bias, activation; a zero Pad before the conv and a crop after it fold into the push
 // constants as in conv2d_coopmat (no pool, concat or upsample: the lowering keeps those on
 // conv2d_coopmat).
@@ -91,10 +94,10 @@
 #define CKS (CK + 8)
 #define NTS (NT + 8)
 #define A_STRIDE CKS
-#define MS NTS  // (ACC_STORE, column-major, is not used)
+#define MS (PP + 8)  // Z's column stride (padded like the others)
 #define X_VEC4 (PP * CKS / 4)
 #define W_VEC4 (CK * NTS / 4)
-#define Z_VEC4 (PP * NTS / 4)
+#define Z_VEC4 (NT * MS / 4)
 #define SMEM_VEC4 ((X_VEC4 + W_VEC4) > Z_VEC4 ? (X_VEC4 + W_VEC4) : Z_VEC4)
 // Staging items: 8 channels of one patch pixel (rows past the halo are stored as zeros); 4
 // consecutive weights of one K row.
@@ -209,11 +212,11 @@ void main() {
     }
   }
 
-  // Z (the accumulators) over the stage buffer: element (patch pixel p, column c) at p * NTS + c.
+  // Z (the accumulators) over the stage buffer: element (patch pixel p, column c) at c * MS + p.
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     const uint f = sg + i * SG_M;
     if (f < PF) {
-      LOOP_UNROLL for (uint j = 0; j < FN; ++j) ACC_STORE_ROWS(i, j, f * CM_M * NTS + j * CM_N);
+      LOOP_UNROLL for (uint j = 0; j < FN; ++j) ACC_STORE(i, j, j * CM_N * MS + f * CM_M);
     }
   }
   barrier();
@@ -232,7 +235,7 @@ void main() {
 #endif
     [[unroll]] for (uint ky = 0; ky < KH; ++ky)
       [[unroll]] for (uint kx = 0; kx < KW; ++kx) {
-        const uint idx = ((r + ky) * HALO_W + c + kx) * NTS + (ky * KW + kx) * COUT + co;
+        const uint idx = ((ky * KW + kx) * COUT + co) * MS + (r + ky) * HALO_W + c + kx;
         s += float(smem[idx >> 2][idx & 3]);
       }
     const float16_t v = float16_t(activate(s, act_a, act_b));

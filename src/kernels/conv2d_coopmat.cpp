@@ -52,7 +52,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
   if (tap_sum) {  // conv2d_coopmat_tapsum.comp: patch rows + weights, or Z over them
     const int64_t rows = ((tile_h + kh - 1) * (tile_w + kw - 1) + 15) / 16 * 16;
-    return 2 * std::max(rows * (ck + 8) + ck * (nt + 8), rows * (nt + 8));
+    return 2 * std::max(rows * (ck + 8) + ck * (nt + 8), nt * (rows + 8));
   }
   if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
     const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
