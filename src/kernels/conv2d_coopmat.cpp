@@ -91,8 +91,20 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
 
-std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
+std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool plain) {
   if (!coop_conv_applicable(s)) return std::nullopt;
+  // Up to 32 taps x output channels (OIDN's last conv, 32 -> 3) without a fused pool, concat or
+  // upsample: conv2d_coopmat_tapsum, 8x32 pixels on 8 subgroups (H100, 2026-11-25: 0.115 ms
+  // against conv2d_coopmat's best 0.126; 32-channel chunks and 4x64 tiles were much slower).
+  if (plain && !even_tile_h && s.kh * s.kw * s.c_out <= 32) {
+    for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
+      for (int64_t cm_n : {8, 16}) {
+        CoopConvConfig c;
+        c.tile_h = 8, c.tile_w = 32, c.ck = 16, c.sg_m = 8, c.sg_n = 1, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.tap_sum = true;
+        c.nt = (s.kh * s.kw * s.c_out + cm_n - 1) / cm_n * cm_n;
+        if (coop_config_fits(c, s, target, even_tile_h)) return c;
+      }
+  }
   // From the H100's exhaustive tuning with NHWC tensors between the convs (bench/RESULTS.md,
   // 2026-11-25; the layer winners of OIDN balanced and small at 1920x1088): all output channels
   // in one workgroup up to 128 (rounded to the coop N), else tiles of 64. Full-resolution
@@ -105,9 +117,11 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   const int64_t nt = s.c_out <= 8 ? 8 : s.c_out <= 128 ? round_up(s.c_out, 16) : 64;
   std::vector<Pick> picks;
   if (nt == 8) picks = {{8, 16, 4, 1, nt, 8}, {16, 16, 8, 1, nt, 8}};  // dec_conv0: 0.135 vs 0.145 ms
-  // Narrow inputs (NARROW: at most 8 channels, taps packed into K) first take 8x16 on 4
-  // subgroups (enc_conv0 on the H100, 2026-11-25: 0.097 ms, 8x64 sg16x1 0.106).
-  else if (nt <= 32 && s.c_in <= 8) picks = {{8, 16, 4, 1, nt, 16}, {8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
+  // Narrow inputs (NARROW: at most 8 channels, taps packed into K) first take two rows of 32
+  // pixels on 4 subgroups (enc_conv0 on the H100, 2026-11-25: 0.089 ms, 8x16 0.096, 8x64 sg16x1
+  // 0.106).
+  else if (nt <= 32 && s.c_in <= 8)
+    picks = {{2, 32, 4, 1, nt, 8}, {8, 16, 4, 1, nt, 16}, {8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
   else if (nt <= 32) picks = {{8, 64, 16, 1, nt, 16}, {8, 64, 32, 1, nt, 16}};
   else if (nt == 48) picks = {{16, 16, 8, 2, nt, 8}, {8, 32, 8, 2, nt, 8}};
   else if (nt == 64) picks = {{16, 16, 8, 2, nt, 16}, {4, 64, 8, 2, nt, 16}};

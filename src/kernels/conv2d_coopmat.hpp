@@ -70,8 +70,10 @@ bool coop_conv_applicable(const Conv2dShape& shape);
 
 // The configuration for `shape` on `target` (heuristic, from H100 measurements in
 // bench/RESULTS.md), or nullopt when no candidate fits the device (shape, shared memory).
-// `even_tile_h`: the epilogue pools 2x2 (POOL=1).
-std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+// `even_tile_h`: the epilogue pools 2x2 (POOL=1). `plain`: no fused concat or upsample either,
+// so conv2d_coopmat_tapsum may take it.
+std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h,
+                                                 bool plain = false);
 
 // Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);

@@ -37,7 +37,7 @@ std::vector<ConfigTemplate> all_templates() {
   // Every template has ck 16: ck 32 was measured too (2026-11-24, bench/RESULTS.md), won no
   // layer on the H100 and doubled exhaustive tuning.
   const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}, {32, 1}, {16, 2}};
-  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}})
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}, {2, 32}, {2, 64}})
     for (int64_t nt : {0, 32, 64})
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids)

@@ -198,7 +198,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
-  if (!first) first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool);
+  if (!first) first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool, plain);
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);

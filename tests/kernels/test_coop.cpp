@@ -546,8 +546,9 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
 
   const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
   const auto f = families(plan);
-  CHECK(f.at("conv2d_coopmat") == 12);
+  CHECK(f.at("conv2d_coopmat") == 11);
   CHECK(f.at("conv2d_coopmat_up2") == 4);  // the heuristic cost model takes the 4-tap phases
+  CHECK(f.at("conv2d_coopmat_tapsum") == 1);  // the last conv (32 -> 3): 27 taps x channels in N
   CHECK(f.count("conv2d") == 0);
   CHECK(f.count("pool2d") == 0);            // all four max-pools in the epilogues
   CHECK(f.count("upsample_nearest") == 0);  // all four upsamples in the prologues
@@ -558,6 +559,10 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family == "conv2d_coopmat_up2") concats += define(p, "CONCAT") == "1";
+    if (p.family == "conv2d_coopmat_tapsum") {
+      CHECK(d.name.find("dec_conv0") != std::string::npos);
+      CHECK(define(p, "X0_HWC") == "1");
+    }
     if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_up2") continue;
     pools += define(p, "POOL") == "1";
     // Only enc_conv0 (3 input channels) packs its taps into K.
@@ -588,13 +593,15 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   no_up2.coop_up2 = false;
   CHECK(no_up2.key() != target.key());
   const plan::Plan plain = build_portable_plan(g, plan::Precision::F16, no_up2);
-  CHECK(families(plain).at("conv2d_coopmat") == 16);
+  CHECK(families(plain).at("conv2d_coopmat") == 15);
+  CHECK(families(plain).at("conv2d_coopmat_tapsum") == 1);
   CHECK(plain.dispatches.size() == 16);
 
   // Without fusion: one coop dispatch per conv, the rest one dispatch per op.
   target.fuse = false;
   const auto unfused = families(build_portable_plan(g, plan::Precision::F16, target));
-  CHECK(unfused.at("conv2d_coopmat") == 16);
+  CHECK(unfused.at("conv2d_coopmat") == 15);
+  CHECK(unfused.at("conv2d_coopmat_tapsum") == 1);
   CHECK(unfused.at("pool2d") == 4);
   CHECK(unfused.at("upsample_nearest") == 4);
 }
