@@ -6,8 +6,10 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define STYPE float16_t
+#define STYPE4 f16vec4
 #else
 #define STYPE float
+#define STYPE4 vec4
 #endif
 
 // Fused / standalone activations (ACT macro):

@@ -9,8 +9,11 @@
 // Bindings: 0 caller buffer (uint[] or float16_t[]), 1 internal tensor.
 // Push constants (src/kernels/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
 // dtype (0 f32, 1 f16), caller_stride (channels per pixel for HWC, planes per image for CHW),
-// caller_first, caller_offset (elements before the first image in the bound range).
-// Dispatch: (ceil(W / 32), ceil(H / 8), N * count).
+// caller_first, caller_offset (elements before the first image in the bound range), by4 (1: an
+// fp32 CHW caller buffer whose rows are whole 16-byte vectors, W a multiple of 4 and the bound
+// range 16-byte aligned: each invocation converts 4 pixels with one 16-byte load, a quarter of
+// the invocations and memory instructions; io_adapters.cpp decides).
+// Dispatch: (ceil(W / 32), ceil(H / 8), N * count); with by4 (ceil(W / 128), ...).
 #extension GL_GOOGLE_include_directive : require
 #ifndef CALLER_16BIT
 #define CALLER_16BIT 0
@@ -27,14 +30,27 @@ layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
 layout(set = 0, binding = 0) readonly buffer CallerBuf { float16_t caller[]; };
 #else
 layout(set = 0, binding = 0) readonly buffer CallerBuf { uint caller[]; };
+layout(set = 0, binding = 0) readonly buffer CallerVec4 { uvec4 caller_v4[]; };
 #endif
 layout(set = 0, binding = 1) writeonly buffer TensorBuf { STYPE tensor_data[]; };
+layout(set = 0, binding = 1) writeonly buffer TensorVec4 { STYPE4 tensor_v4[]; };
 
 layout(push_constant) uniform Push {
-  uint c, h, w, first, count, layout_hwc, dtype_f16, caller_stride, caller_first, caller_offset;
+  uint c, h, w, first, count, layout_hwc, dtype_f16, caller_stride, caller_first, caller_offset, by4;
 } pc;
 
 void main() {
+#if !CALLER_16BIT
+  if (pc.by4 != 0) {  // fp32 CHW, 4 pixels x .. x + 3 of one row (all inside: W is a multiple of 4)
+    const uint x = 4 * gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+    if (x >= pc.w || y >= pc.h) return;
+    const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
+    const uint pixels = pc.h * pc.w;
+    const uint e = pc.caller_offset + (n * pc.caller_stride + pc.caller_first + ch) * pixels + y * pc.w + x;
+    tensor_v4[(((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x) >> 2] = STYPE4(uintBitsToFloat(caller_v4[e >> 2]));
+    return;
+  }
+#endif
   const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
   if (x >= pc.w || y >= pc.h) return;
   const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
