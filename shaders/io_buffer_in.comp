@@ -9,10 +9,10 @@
 // Bindings: 0 caller buffer (uint[] or float16_t[]), 1 internal tensor.
 // Push constants (src/kernels/README.md): c, h, w, first, count, layout (0 CHW, 1 HWC),
 // dtype (0 f32, 1 f16), caller_stride (channels per pixel for HWC, planes per image for CHW),
-// caller_first, caller_offset (elements before the first image in the bound range), by4 (1: an
-// fp32 CHW caller buffer whose rows are whole 16-byte vectors, W a multiple of 4 and the bound
-// range 16-byte aligned: each invocation converts 4 pixels with one 16-byte load, a quarter of
-// the invocations and memory instructions; io_adapters.cpp decides).
+// caller_first, caller_offset (elements before the first image in the bound range), by4 (1: a CHW
+// caller buffer, W a multiple of 4 and the bound range 16-byte aligned: each invocation converts
+// 4 pixels of a row with one 16-byte (fp32) or 8-byte (fp16) load, a quarter of the invocations
+// and memory instructions; io_adapters.cpp decides).
 // Dispatch: (ceil(W / 32), ceil(H / 8), N * count); with by4 (ceil(W / 128), ...).
 #extension GL_GOOGLE_include_directive : require
 #ifndef CALLER_16BIT
@@ -28,8 +28,10 @@ layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
 
 #if CALLER_16BIT
 layout(set = 0, binding = 0) readonly buffer CallerBuf { float16_t caller[]; };
+layout(set = 0, binding = 0) readonly buffer CallerHalf4 { f16vec4 caller_h4[]; };
 #else
 layout(set = 0, binding = 0) readonly buffer CallerBuf { uint caller[]; };
+layout(set = 0, binding = 0) readonly buffer CallerVec2 { uvec2 caller_v2[]; };
 layout(set = 0, binding = 0) readonly buffer CallerVec4 { uvec4 caller_v4[]; };
 #endif
 layout(set = 0, binding = 1) writeonly buffer TensorBuf { STYPE tensor_data[]; };
@@ -40,17 +42,27 @@ layout(push_constant) uniform Push {
 } pc;
 
 void main() {
-#if !CALLER_16BIT
-  if (pc.by4 != 0) {  // fp32 CHW, 4 pixels x .. x + 3 of one row (all inside: W is a multiple of 4)
+  if (pc.by4 != 0) {  // CHW, 4 pixels x .. x + 3 of one row (all inside: W is a multiple of 4)
     const uint x = 4 * gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
     if (x >= pc.w || y >= pc.h) return;
     const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
     const uint pixels = pc.h * pc.w;
+    // A multiple of 4 (pixels is): a 16-byte fp32 vector, an 8-byte fp16 one.
     const uint e = pc.caller_offset + (n * pc.caller_stride + pc.caller_first + ch) * pixels + y * pc.w + x;
-    tensor_v4[(((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x) >> 2] = STYPE4(uintBitsToFloat(caller_v4[e >> 2]));
+#if CALLER_16BIT
+    const vec4 v = vec4(caller_h4[e >> 2]);
+#else
+    vec4 v;
+    if (pc.dtype_f16 != 0) {
+      const uvec2 hw = caller_v2[e >> 2];  // 4 halves in 2 words
+      v = vec4(unpackHalf2x16(hw.x), unpackHalf2x16(hw.y));
+    } else {
+      v = uintBitsToFloat(caller_v4[e >> 2]);
+    }
+#endif
+    tensor_v4[(((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x) >> 2] = STYPE4(v);
     return;
   }
-#endif
   const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
   if (x >= pc.w || y >= pc.h) return;
   const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;

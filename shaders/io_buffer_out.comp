@@ -1,6 +1,7 @@
 #version 450
 // IO adapter: internal tensor -> caller buffer, the inverse of io_buffer_in (same push
-// constants, macros and dispatch; by4: 4 pixels per invocation, one 16-byte store). Only the addressed elements of the caller's buffer change.
+// constants, macros and dispatch; by4: 4 pixels per invocation, one 16- or 8-byte store). Only
+// the addressed elements of the caller's buffer change.
 // With CALLER_16BIT an fp16 element is one 16-bit store. Without it (32-bit words only),
 // an element whose partner in the same 32-bit word also belongs to this dispatch is written
 // together with it by the invocation of the even element; a word shared with an element this
@@ -23,8 +24,10 @@ layout(local_size_x = 32, local_size_y = 8, local_size_z = 1) in;
 
 #if CALLER_16BIT
 layout(set = 0, binding = 0) writeonly buffer CallerBuf { float16_t caller[]; };
+layout(set = 0, binding = 0) writeonly buffer CallerHalf4 { f16vec4 caller_h4[]; };
 #else
 layout(set = 0, binding = 0) buffer CallerBuf { uint caller[]; };
+layout(set = 0, binding = 0) buffer CallerVec2 { uvec2 caller_v2[]; };
 layout(set = 0, binding = 0) buffer CallerVec4 { uvec4 caller_v4[]; };
 #endif
 layout(set = 0, binding = 1) readonly buffer TensorBuf { STYPE tensor_data[]; };
@@ -50,17 +53,21 @@ bool owned(uint e, out uint internal_index) {
 }
 
 void main() {
-#if !CALLER_16BIT
-  if (pc.by4 != 0) {  // fp32 CHW (io_buffer_in.comp says when): whole 16-byte vectors, no partner words
+  if (pc.by4 != 0) {  // CHW (io_buffer_in.comp says when): whole vectors, so no word is shared
     const uint x = 4 * gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
     if (x >= pc.w || y >= pc.h) return;
     const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;
     const uint pixels = pc.h * pc.w;
     const uint e = pc.caller_offset + (n * pc.caller_stride + pc.caller_first + ch) * pixels + y * pc.w + x;
-    caller_v4[e >> 2] = floatBitsToUint(vec4(tensor_v4[(((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x) >> 2]));
+    const vec4 v = vec4(tensor_v4[(((n * pc.c + pc.first + ch) * pc.h + y) * pc.w + x) >> 2]);
+#if CALLER_16BIT
+    caller_h4[e >> 2] = f16vec4(v);
+#else
+    if (pc.dtype_f16 != 0) caller_v2[e >> 2] = uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+    else caller_v4[e >> 2] = floatBitsToUint(v);
+#endif
     return;
   }
-#endif
   const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
   if (x >= pc.w || y >= pc.h) return;
   const uint ch = gl_WorkGroupID.z % pc.count, n = gl_WorkGroupID.z / pc.count;

@@ -19,6 +19,8 @@ using runtime::TensorLayout;
 namespace {
 
 constexpr int64_t kH = 37, kW = 53;  // an odd pixel count: fp16 planes straddle 32-bit words
+// A width that is a multiple of 4: the adapters' 4-pixels-per-invocation path (by4) for CHW.
+constexpr int64_t kW4 = 52;
 
 // A caller's tensor of `channels` channels per pixel in its own layout and type, in a device
 // buffer at `offset` bytes.
@@ -29,9 +31,11 @@ struct CallerTensor {
   VkDeviceSize offset;
   runtime::Buffer buffer;
 
+  int64_t h() const { return values.shape[2]; }
+  int64_t w() const { return values.shape[3]; }
   size_t element(int64_t c, int64_t y, int64_t x) const {
     const int64_t channels = values.shape[1];
-    return static_cast<size_t>(layout == TensorLayout::CHW ? (c * kH + y) * kW + x : (y * kW + x) * channels + c);
+    return static_cast<size_t>(layout == TensorLayout::CHW ? (c * h() + y) * w() + x : (y * w() + x) * channels + c);
   }
   size_t bytes() const { return values.f32.size() * (type == ElementType::F16 ? 2 : 4); }
 
@@ -39,9 +43,9 @@ struct CallerTensor {
       : values(std::move(v)), layout(l), type(t), offset(off), buffer(device_buffer(off + bytes() + 4)) {
     std::vector<uint8_t> data(bytes());
     for (int64_t c = 0; c < values.shape[1]; ++c)
-      for (int64_t y = 0; y < kH; ++y)
-        for (int64_t x = 0; x < kW; ++x) {
-          const float v = values.f32[static_cast<size_t>((c * kH + y) * kW + x)];
+      for (int64_t y = 0; y < h(); ++y)
+        for (int64_t x = 0; x < w(); ++x) {
+          const float v = values.f32[static_cast<size_t>((c * h() + y) * w() + x)];
           if (type == ElementType::F16) {
             const uint16_t h = kernels::float_to_half(v);
             std::memcpy(data.data() + 2 * element(c, y, x), &h, 2);
@@ -57,8 +61,8 @@ struct CallerTensor {
     std::vector<uint8_t> data(bytes());
     runtime::download(device(), buffer.handle(), offset, data.data(), data.size());
     for (int64_t c = 0; c < values.shape[1]; ++c)
-      for (int64_t y = 0; y < kH; ++y)
-        for (int64_t x = 0; x < kW; ++x) {
+      for (int64_t y = 0; y < h(); ++y)
+        for (int64_t x = 0; x < w(); ++x) {
           float v;
           if (type == ElementType::F16) {
             uint16_t h;
@@ -67,7 +71,7 @@ struct CallerTensor {
           } else {
             std::memcpy(&v, data.data() + 4 * element(c, y, x), 4);
           }
-          values.f32[static_cast<size_t>((c * kH + y) * kW + x)] = v;
+          values.f32[static_cast<size_t>((c * h() + y) * w() + x)] = v;
         }
   }
 
@@ -115,33 +119,35 @@ void check_buffer_adapters(const runtime::DeviceContext& ctx, const std::vector<
   b.output(b.activation("relu", b.input("x", 5), relu));
   for (plan::Precision precision : precisions) {
     runtime::ExecutableModel model(ctx, compiled_plan(b.g, precision), VK_NULL_HANDLE, adapter_compiler(), false);
-    model.set_extent(kW, kH);
-    for (TensorLayout layout : {TensorLayout::CHW, TensorLayout::HWC}) {
-      for (ElementType type : {ElementType::F32, ElementType::F16}) {
-        INFO("plan " << plan::precision_name(precision) << ", caller " << (layout == TensorLayout::CHW ? "CHW" : "HWC") << " "
-                     << (type == ElementType::F16 ? "fp16" : "fp32"));
-        // Network channels 0..1 are channels 4..5 of a 7-channel tensor; 2..4 are channels 0..2 of
-        // a 3-channel tensor that starts 256 bytes into its buffer.
-        CallerTensor a(random_tensor({1, 7, kH, kW}, 1), layout, type, 0);
-        CallerTensor c(random_tensor({1, 3, kH, kW}, 2), layout, type, 256);
-        model.bind_input(0, {a.source(0, 2, 4), c.source(2, 3, 0)});
-        // The output goes to channels 3..7 of an 8-channel tensor whose channels 0..2 hold 7.0.
-        HostTensor sentinel;
-        sentinel.shape = {1, 8, kH, kW};
-        sentinel.f32.assign(sentinel.element_count(), 7.0f);
-        CallerTensor out(sentinel, layout, type, 0);
-        model.bind_output(0, {out.source(0, 5, 3)});
-        runtime::submit_and_wait(device(), "io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
-        out.read_back();
+    for (int64_t width : {kW, kW4}) {
+      model.set_extent(static_cast<uint32_t>(width), kH);
+      for (TensorLayout layout : {TensorLayout::CHW, TensorLayout::HWC}) {
+        for (ElementType type : {ElementType::F32, ElementType::F16}) {
+          INFO("plan " << plan::precision_name(precision) << ", caller " << (layout == TensorLayout::CHW ? "CHW" : "HWC") << " "
+                       << (type == ElementType::F16 ? "fp16" : "fp32") << ", width " << width);
+          // Network channels 0..1 are channels 4..5 of a 7-channel tensor; 2..4 are channels 0..2
+          // of a 3-channel tensor that starts 256 bytes into its buffer.
+          CallerTensor a(random_tensor({1, 7, kH, width}, 1), layout, type, 0);
+          CallerTensor c(random_tensor({1, 3, kH, width}, 2), layout, type, 256);
+          model.bind_input(0, {a.source(0, 2, 4), c.source(2, 3, 0)});
+          // The output goes to channels 3..7 of an 8-channel tensor whose channels 0..2 hold 7.0.
+          HostTensor sentinel;
+          sentinel.shape = {1, 8, kH, width};
+          sentinel.f32.assign(sentinel.element_count(), 7.0f);
+          CallerTensor out(sentinel, layout, type, 0);
+          model.bind_output(0, {out.source(0, 5, 3)});
+          runtime::submit_and_wait(device(), "io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+          out.read_back();
 
-        // What the network saw: the caller's values after their own type's rounding.
-        a.read_back();
-        c.read_back();
-        const HostTensor x = concat_channels({channels(a.values, 4, 2), channels(c.values, 0, 3)});
-        const HostTensor expected = reference::run_reference(b.g, {x})[0];
-        const bool exact = precision == plan::Precision::F32 && type == ElementType::F32;
-        CHECK(relative_l2(channels(out.values, 3, 5), expected) <= (exact ? 0.0 : 1e-3));
-        CHECK(channels(out.values, 0, 3).f32 == channels(sentinel, 0, 3).f32);
+          // What the network saw: the caller's values after their own type's rounding.
+          a.read_back();
+          c.read_back();
+          const HostTensor x = concat_channels({channels(a.values, 4, 2), channels(c.values, 0, 3)});
+          const HostTensor expected = reference::run_reference(b.g, {x})[0];
+          const bool exact = precision == plan::Precision::F32 && type == ElementType::F32;
+          CHECK(relative_l2(channels(out.values, 3, 5), expected) <= (exact ? 0.0 : 1e-3));
+          CHECK(channels(out.values, 0, 3).f32 == channels(sentinel, 0, 3).f32);
+        }
       }
     }
   }

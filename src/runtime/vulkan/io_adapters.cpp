@@ -35,7 +35,7 @@ uint64_t caller_bytes_needed(const IoSource& s, uint32_t height, uint32_t width,
 }
 
 bool adapter_vec4(const IoSource& s, uint32_t width) {
-  return !s.is_image && s.layout == TensorLayout::CHW && s.type == ElementType::F32 && width % 4 == 0 && s.offset % 16 == 0;
+  return !s.is_image && s.layout == TensorLayout::CHW && width % 4 == 0 && s.offset % 16 == 0;
 }
 
 std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t channels, uint32_t height, uint32_t width) {

@@ -30,8 +30,8 @@ AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensor
 // source without 16-bit access is read and written in whole 32-bit words.
 uint64_t caller_bytes_needed(const IoSource& source, uint32_t height, uint32_t width, bool caller_16bit);
 
-// Whether a buffer adapter takes 4 pixels per invocation (shaders/io_buffer_in.comp's by4): an
-// fp32 CHW caller buffer, a width that is a multiple of 4 and a 16-byte aligned range.
+// Whether a buffer adapter takes 4 pixels per invocation (shaders/io_buffer_in.comp's by4): a
+// CHW caller buffer (fp32 or fp16), a width that is a multiple of 4 and a 16-byte aligned range.
 bool adapter_vec4(const IoSource& source, uint32_t width);
 
 // Push constants and workgroup counts of one adapter dispatch for a tensor of `channels`
