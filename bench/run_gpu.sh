@@ -16,12 +16,15 @@ for arch in balanced small; do
   denox make-model --arch "$arch" --channels 3 --pad-crop "$work/models/oidn-$arch.onnx" >/dev/null
 done
 export DENOX_CACHE_DIR="$work/cache"
-echo "## correctness on this GPU: balanced at 317x203 (odd) vs the CPU reference"
-denox make-image "$work/in.pfm" --size 317x203 --seed 5 >/dev/null
-denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null
-for p in fp32 fp16; do
-  denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/vk-$p.npy" --backend vulkan --precision "$p" >/dev/null &&
-  python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
+# 317x203: odd extents; 320x200: a width that is a multiple of 4 (the io adapters' 4-pixel path).
+for size in 317x203 320x200; do
+  echo "## correctness on this GPU: balanced at $size vs the CPU reference"
+  denox make-image "$work/in.pfm" --size "$size" --seed 5 >/dev/null
+  denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null
+  for p in fp32 fp16; do
+    denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/vk-$p.npy" --backend vulkan --precision "$p" >/dev/null &&
+    python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
+  done
 done
 echo "## denox (precision auto: fp16, cooperative-matrix convolutions where the device has them), Vulkan timestamps, median of 30 after 5 warm-up"
 echo "## tuning: heuristic (cost model, nothing measured) and measure (tuned on this GPU at that size, pruned configs)"
