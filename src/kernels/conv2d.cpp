@@ -226,10 +226,9 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
                   {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code},
                   {"CONCAT", f.concat ? 1 : 0}};
-  if (c.tap_sum) {
-    spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"COUT", shape.c_out}, {"TILE_H", c.tile_h}, {"TILE_W", c.tile_w},
-                    {"NT", c.nt}, {"CK", c.ck}, {"SG_M", c.sg_m}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
-                    {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code}};
+  if (c.tap_sum) {  // one subgroup column and no concat: the shader has neither macro
+    std::erase_if(spec.defines, [](const auto& d) { return d.first == "SG_N" || d.first == "CONCAT"; });
+    spec.defines.insert(spec.defines.begin(), {{"KH", shape.kh}, {"KW", shape.kw}, {"COUT", shape.c_out}});
   } else if (!c.up2) {
     spec.defines.insert(spec.defines.begin(), {{"KH", shape.kh}, {"KW", shape.kw}});
     spec.defines.push_back({"UPSAMPLE0", f.upsample ? 1 : 0});

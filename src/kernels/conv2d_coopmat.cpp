@@ -162,6 +162,13 @@ int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {
 
 namespace {
 
+// The packers' input: ONNX weights W[c_out][c_in][kh][kw] of exactly this shape.
+void require_weight_count(std::span<const float> w, const Conv2dShape& s) {
+  const int64_t expected = s.c_out * s.c_in * s.kh * s.kw;
+  if (static_cast<int64_t>(w.size()) != expected)
+    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " + std::to_string(expected));
+}
+
 // pack_coop_weights with narrow = 1 or 2: per co_tile, K steps (ky, ks) of 16 rows; row k is
 // slot k / 8 (the A row's first or second slot), which holds pixel q of the slot (narrow = 2:
 // q = k % 8 / 4, 4 channels a pixel; narrow = 1: q = 0, 8 channels), i.e. tap kx = step * ks +
@@ -190,9 +197,7 @@ std::vector<float> pack_narrow(std::span<const float> w, const Conv2dShape& s, c
 
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c, int64_t narrow) {
   const int64_t kk = s.kh * s.kw;
-  if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * kk)
-    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
-                                  std::to_string(s.c_out * s.c_in * kk));
+  require_weight_count(w, s);
   if (narrow == 1 || narrow == 2) return pack_narrow(w, s, c, narrow);
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, chunks = (s.c_in + c.ck - 1) / c.ck;
   std::vector<float> packed(static_cast<size_t>(co_tiles * chunks * kk * c.ck * c.nt), 0.0f);
@@ -215,9 +220,7 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
 
 std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c) {
   const int64_t kk = s.kh * s.kw;
-  if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * kk)
-    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
-                                  std::to_string(s.c_out * s.c_in * kk));
+  require_weight_count(w, s);
   if (kk * s.c_out > c.nt)
     fail(ErrorCode::Internal, "conv2d_coopmat_tapsum packs at most nt = " + std::to_string(c.nt) + " taps x output channels, not " +
                                   std::to_string(kk * s.c_out));
@@ -233,9 +236,7 @@ std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& s, int64_t c0, const CoopConvConfig& c) {
   if (s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in)
     fail(ErrorCode::Internal, "conv2d_coopmat_up2 weights need a 3x3 kernel and 1 <= c0 <= c_in");
-  if (static_cast<int64_t>(w.size()) != s.c_out * s.c_in * 9)
-    fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " +
-                                  std::to_string(s.c_out * s.c_in * 9));
+  require_weight_count(w, s);
   if (!up2_skip_fits(c, s.c_in - c0))
     fail(ErrorCode::Internal, "a one-phase conv2d_coopmat_up2 takes a skip of at most 4 channels, not " + std::to_string(s.c_in - c0));
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;

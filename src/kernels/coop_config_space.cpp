@@ -153,8 +153,9 @@ std::vector<CoopConvConfig> coop_config_space(const Conv2dShape& shape, const Co
 }
 
 std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h) {
-  std::vector<ConfigTemplate> chosen = named(all_templates(), kPrunedTemplates);
-  for (const ConfigTemplate& t : named(all_templates(), kPrunedTapsumTemplates)) chosen.push_back(t);
+  const std::vector<ConfigTemplate> all = all_templates();
+  std::vector<ConfigTemplate> chosen = named(all, kPrunedTemplates);
+  for (const ConfigTemplate& t : named(all, kPrunedTapsumTemplates)) chosen.push_back(t);
   return from_templates(chosen, shape, target, even_tile_h);
 }
 

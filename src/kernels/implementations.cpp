@@ -193,8 +193,10 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
+  // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's plainness.
+  auto fusion_fits = [&](const CoopConvConfig& c) { return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum); };
   auto usable = [&](const CoopConvConfig& c) {
-    return c.up2 == up2 && (plain || !c.tap_sum) && coop_config_fits(c, shape, target.coop, pool) && up2_skip_fits(c, skip_channels);
+    return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c);
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
@@ -204,8 +206,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
   if (space == ConfigSpace::Full) more = up2 ? coop_up2_config_space(shape, target.coop) : coop_config_space(shape, target.coop, pool);
   for (const CoopConvConfig& c : more)
-    if (up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && std::find(out.begin(), out.end(), c) == out.end())
-      out.push_back(c);
+    if (fusion_fits(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
 }
 

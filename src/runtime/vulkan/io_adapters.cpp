@@ -34,7 +34,7 @@ uint64_t caller_bytes_needed(const IoSource& s, uint32_t height, uint32_t width,
   return caller_16bit ? 2 * elements : 4 * ((elements + 1) / 2);
 }
 
-bool adapter_vec4(const IoSource& s, uint32_t width) {
+bool adapter_by4(const IoSource& s, uint32_t width) {
   return !s.is_image && s.layout == TensorLayout::CHW && width % 4 == 0 && s.offset % 16 == 0;
 }
 
@@ -46,15 +46,15 @@ std::vector<uint32_t> adapter_push_constants(const IoSource& source, uint32_t ch
     push.push_back(source.pixel_channels);
     push.push_back(source.source_first_channel);
     push.push_back(0);  // caller_offset: the descriptor's offset already points at the tensor
-    push.push_back(adapter_vec4(source, width) ? 1 : 0);
+    push.push_back(adapter_by4(source, width) ? 1 : 0);
   }
   return push;
 }
 
 std::array<uint32_t, 3> adapter_groups(const IoSource& source, uint32_t height, uint32_t width) {
   // Buffer adapters run one workgroup layer per channel (N = 1); image adapters loop over the
-  // (at most 4) components inside. A vec4 invocation takes 4 pixels.
-  const uint32_t x = adapter_vec4(source, width) ? width / 4 : width;
+  // (at most 4) components inside. A by4 invocation takes 4 pixels.
+  const uint32_t x = adapter_by4(source, width) ? width / 4 : width;
   return {(x + kTileX - 1) / kTileX, (height + kTileY - 1) / kTileY, source.is_image ? 1 : source.channel_count};
 }
 

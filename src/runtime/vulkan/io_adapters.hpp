@@ -32,7 +32,7 @@ uint64_t caller_bytes_needed(const IoSource& source, uint32_t height, uint32_t w
 
 // Whether a buffer adapter takes 4 pixels per invocation (shaders/io_buffer_in.comp's by4): a
 // CHW caller buffer (fp32 or fp16), a width that is a multiple of 4 and a 16-byte aligned range.
-bool adapter_vec4(const IoSource& source, uint32_t width);
+bool adapter_by4(const IoSource& source, uint32_t width);
 
 // Push constants and workgroup counts of one adapter dispatch for a tensor of `channels`
 // channels and height x width pixels.
