@@ -367,8 +367,10 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   tuned.conv_configs = tuned_configs;
   LoweringTarget nchw = coop;
   nchw.nhwc = false;
+  LoweringTarget no_tail = coop;  // the last conv on its own (conv2d_coopmat_tapsum), not dec_conv1b's tail
+  no_tail.coop_tail = false;
   std::vector<std::pair<const char*, LoweringTarget>> plans = {
-      {"portable", LoweringTarget{}}, {"coop unfused", unfused}, {"coop NCHW", nchw}, {"coop fused", coop}};
+      {"portable", LoweringTarget{}}, {"coop unfused", unfused}, {"coop NCHW", nchw}, {"coop no tail", no_tail}, {"coop fused", coop}};
   if (!tuned_configs.empty()) plans.push_back({"coop tuned", tuned});
   std::printf("\n## end to end: OIDN balanced %ux%u (pad/crop model, fp16 CHW io buffers), median of 24 (3 submits of 8 records), not serialized\n", W, H);
   std::vector<uint16_t> reference_out;
@@ -380,7 +382,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
     const double err = rel_l2(t.output, reference_out);
     std::printf("%-13s %8.3f ms  (%zu plan dispatches; rel L2 vs portable %.1e)\n", label, t.ms, dispatches, err);
     CHECK(err <= 2e-2);
-    if (std::string(label) == "coop fused" || std::string(label) == "coop tuned" || std::string(label) == "coop NCHW") {
+    if (std::string(label) == "coop fused" || std::string(label) == "coop tuned" || std::string(label) == "coop NCHW" ||
+        std::string(label) == "coop no tail") {
       const Timing s = measure(ctx, plan, W, H, {&in}, out, true, 3, false);
       double sum = 0;
       for (const auto& [name, ms] : s.commands) sum += ms;

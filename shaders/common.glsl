@@ -24,26 +24,35 @@
 #define ACT_TANH 4
 #define ACT_CLIP 5
 
-float activate(float v, float a, float b) {
-#if ACT == ACT_RELU
-  return v < 0.0 ? 0.0 : v;
-#elif ACT == ACT_LEAKY_RELU
-  return v < 0.0 ? a * v : v;
-#elif ACT == ACT_SIGMOID
-  float e = exp(-abs(v));  // in (0, 1]: no overflow
-  return isnan(v) ? v : (v >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e));
-#elif ACT == ACT_TANH
-  // Near 0 the built-in is accurate (1 - e would cancel); far from 0 some implementations
-  // of the built-in overflow, so the exp(-2|v|) form takes over there.
-  if (abs(v) < 1.0) return tanh(v);
-  float e = exp(-2.0 * abs(v));
-  float t = (1.0 - e) / (1.0 + e);
-  return isnan(v) ? v : (v >= 0.0 ? t : -t);
-#elif ACT == ACT_CLIP
-  // numpy.clip order, as the reference: max(v, min) first, then min(., max).
-  float r = v < a ? a : v;
-  return r > b ? b : r;
-#else
+// The activation `code` (a compile-time constant at every call: the branches fold away).
+// conv2d_coopmat's TAIL epilogue applies a second activation (T_ACT) besides the conv's own.
+float activate_as(int code, float v, float a, float b) {
+  if (code == ACT_RELU) return v < 0.0 ? 0.0 : v;
+  if (code == ACT_LEAKY_RELU) return v < 0.0 ? a * v : v;
+  if (code == ACT_SIGMOID) {
+    float e = exp(-abs(v));  // in (0, 1]: no overflow
+    return isnan(v) ? v : (v >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e));
+  }
+  if (code == ACT_TANH) {
+    // Near 0 the built-in is accurate (1 - e would cancel); far from 0 some implementations
+    // of the built-in overflow, so the exp(-2|v|) form takes over there.
+    if (abs(v) < 1.0) return tanh(v);
+    float e = exp(-2.0 * abs(v));
+    float t = (1.0 - e) / (1.0 + e);
+    return isnan(v) ? v : (v >= 0.0 ? t : -t);
+  }
+  if (code == ACT_CLIP) {
+    // numpy.clip order, as the reference: max(v, min) first, then min(., max).
+    float r = v < a ? a : v;
+    return r > b ? b : r;
+  }
   return v;
-#endif
 }
+
+// The shader's own activation (its ACT macro; none where a family has no ACT).
+#ifdef ACT
+#define ACT_CODE_ ACT
+#else
+#define ACT_CODE_ ACT_NONE
+#endif
+float activate(float v, float a, float b) { return activate_as(ACT_CODE_, v, a, b); }

@@ -69,14 +69,20 @@
 //   NARROW             (optional, default 0) taps packed into K for inputs of at most 8 channels
 //                      (below): 2 for c_in <= 4, 1 for c_in <= 8; not with CONCAT, UPSAMPLE0 or
 //                      B_GLOBAL. The weights are packed to match (pack_coop_weights).
+//   TAIL               (optional, default 0) 1: the next convolution (few output channels, 3x3,
+//                      padding 1) as a tap-sum in the epilogue, Y being its output (NCHW); its
+//                      macros T_COUT T_NT T_K T_HAS_BIAS T_ACT, bindings and push constants in
+//                      conv2d_coopmat_tail.glsl. Needs NT >= c_out (one channel tile).
 //   A_REUSE BIAS_ONCE  (optional, default 1) experiment switches of two optimizations (at their
 //                      definitions here and in coopmat_ops.glsl); 0 turns them off
-// Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias].
+// Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias]; with TAIL then the tail's packed
+//   weights, [its bias], the ring's partial sums.
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
 //   upsample, that holds data; c0 h0 w0: the channels and stored extents of X0; oh ow: the conv
 //   output computed; out_h out_w: Y's extents; h1 w1: X1's stored extents, bh1 bw1: the part
-//   of it that holds data). The same layout as conv2d.comp's.
+//   of it that holds data). The same layout as conv2d.comp's. TAIL adds t_out_h t_out_w (Y's
+//   extents), t_crop_top t_crop_left (the crop after the tail), t_act_a t_act_b.
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -133,6 +139,15 @@
 #endif
 #ifndef NARROW
 #define NARROW 0
+#endif
+#ifndef TAIL
+#define TAIL 0
+#endif
+#ifndef TAIL_PROFILE
+#define TAIL_PROFILE 0  // benchmarks only (wrong results): 1 no tap sums, 2 nor Z, 3 no epilogue at all
+#endif
+#if TAIL && (Y_HWC || POOL || B_GLOBAL)
+#error "conv2d_coopmat: TAIL writes the tail's NCHW output and takes no POOL or B_GLOBAL"
 #endif
 #if NARROW && (CONCAT || UPSAMPLE0 || B_GLOBAL || HWC_ONLY || CK != 16)
 #error "conv2d_coopmat: NARROW is for plain convs (no concat, upsample, B_GLOBAL or HWC_ONLY; CK 16)"
@@ -197,12 +212,23 @@
 #define NBUF 1
 #endif
 #define STAGE_VEC4 (X_VEC4 + W_VEC4)
-#if Y_HWC
+#if TAIL
+// Pixel-major rows wide enough for the conv's channels and for Z (conv2d_coopmat_tail.glsl).
+#define YS ((NT > T_NT ? NT : T_NT) + 8)
+#define OUT_VEC4 (M_TILE * YS / 4)
+#elif Y_HWC
 #define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
 #else
 #define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
 #endif
-#define SMEM_VEC4 ((NBUF * STAGE_VEC4) > OUT_VEC4 ? (NBUF * STAGE_VEC4) : OUT_VEC4)
+#define MAIN_VEC4 ((NBUF * STAGE_VEC4) > OUT_VEC4 ? (NBUF * STAGE_VEC4) : OUT_VEC4)
+#if TAIL
+// After everything else: the tail's weights and the conv's bias (conv2d_coopmat_tail.glsl).
+#define TAIL_C_OFF MAIN_VEC4
+#define SMEM_VEC4 (MAIN_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
+#else
+#define SMEM_VEC4 MAIN_VEC4
+#endif
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
 #define W_ITEMS (KROWS * NT / 4)
@@ -239,6 +265,9 @@
 #define B_Y (1 + CONCAT)
 #define B_W (2 + CONCAT)
 #define B_BIAS (3 + CONCAT)
+#define B_W2 (3 + CONCAT + HAS_BIAS)
+#define B_BIAS2 (B_W2 + 1)
+#define B_P (B_W2 + 1 + T_HAS_BIAS)
 
 layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
@@ -266,6 +295,11 @@ layout(push_constant) uniform Push {
   int pad_top, pad_left;
   uint act_a, act_b;
   uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
+#if TAIL
+  uint t_out_h, t_out_w;
+  int t_crop_top, t_crop_left;
+  uint t_act_a, t_act_b;
+#endif
 } pc;
 
 shared f16vec4 smem[SMEM_VEC4];
@@ -283,6 +317,10 @@ void frag_pos(uint sg_m, uint i, out uint r, out uint cs) {
   r = f / FRAGS_W, cs = f % FRAGS_W;
 #endif
 }
+
+#if TAIL
+#include "conv2d_coopmat_tail.glsl"
+#endif
 
 void main() {
   const uint t = gl_LocalInvocationIndex;
@@ -310,6 +348,9 @@ void main() {
   const bool widths4 = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
   stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
+#if TAIL
+  tail_stage_consts(t);
+#endif
   barrier();
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
@@ -395,21 +436,41 @@ void main() {
 #endif
   }
 
+#if TAIL && TAIL_PROFILE >= 3
+  return;
+#endif
+#if TAIL
+  {  // the tail's input: bias and activation on the accumulators (conv2d_coopmat_tail.glsl)
+    const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+    LOOP_UNROLL for (uint j = 0; j < FN; ++j) LOOP_UNROLL for (uint i = 0; i < FM; ++i) TAIL_ACTIVATE_ACC(i, j, act_a, act_b);
+  }
+#endif
   // Accumulators -> shared: element (pixel m, channel j) at j * MS + m (NCHW output) or at
-  // m * NTS + j (HWC output).
+  // m * NTS + j (HWC output; TAIL: m * YS + j, this subgroup's rows).
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     uint r, cs;
     frag_pos(sg_m, i, r, cs);
     const uint m0 = (r * FRAGS_W + cs) * CM_M;
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sg_n * FN + j) * CM_N;
-#if Y_HWC
+#if TAIL
+      ACC_STORE_ROWS_S(i, j, m0 * YS + n0, YS);
+#elif Y_HWC
       ACC_STORE_ROWS(i, j, m0 * NTS + n0);
 #else
       ACC_STORE(i, j, n0 * MS + m0);
 #endif
     }
   }
+#if TAIL
+#if TAIL_PROFILE < 2
+  tail_own_rows(sg_m, oy0, ox0);
+#endif
+  barrier();  // the tap sums read the neighbouring subgroups' rows
+#if TAIL_PROFILE < 1
+  tail_sums(t, n, oy0, ox0);
+#endif
+#else
   barrier();
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
@@ -500,4 +561,5 @@ void main() {
     y[((n * pc.c_out + co) * pc.out_h + py) * pc.out_w + pxo] = float16_t(r);
   }
 #endif
+#endif  // TAIL
 }

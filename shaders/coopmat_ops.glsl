@@ -8,7 +8,8 @@
 // `off` halves (rows A_STRIDE halves apart; A_LOAD_STRIDE(i, off, stride) with another stride,
 // the same for every load after one A_DECL); B_LOAD(off): one B fragment `bm`; MUL_ADD(i, j): acc[i][j] += a[i] * bm;
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
-// ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n).
+// ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n);
+// ACC_STORE_ROWS_S(i, j, off, stride) with another row stride.
 // With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias`, `yu4`).
 #if !COOP_EMULATE
 // The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
@@ -40,9 +41,10 @@
 #define ACC_STORE(i, j, off)                                                                            \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
                smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
-#define ACC_STORE_ROWS(i, j, off)                                                                       \
+#define ACC_STORE_ROWS_S(i, j, off, stride)                                                             \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
-               smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
+               smem, (off) / 4, (stride) / 4, gl_CooperativeMatrixLayoutRowMajor)
+#define ACC_STORE_ROWS(i, j, off) ACC_STORE_ROWS_S(i, j, off, NTS)
 #else
 // COOP_EMULATE=1 (tests on devices without cooperative matrices, e.g. lavapipe): the same
 // data flow with the matrix operations done by plain arithmetic. Lane l of a subgroup holds
@@ -99,12 +101,13 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     const uint o_ = (off) + c_ * MS + r_;                                                       \
     smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
   }
-#define ACC_STORE_ROWS(i, j, off)                                                               \
+#define ACC_STORE_ROWS_S(i, j, off, stride)                                                     \
   LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
     const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
-    const uint o_ = (off) + r_ * NTS + c_;                                                      \
+    const uint o_ = (off) + r_ * (stride) + c_;                                                 \
     smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
   }
+#define ACC_STORE_ROWS(i, j, off) ACC_STORE_ROWS_S(i, j, off, NTS)
 #endif
 
 #if Y_HWC

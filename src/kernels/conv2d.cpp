@@ -52,6 +52,9 @@ Conv2dShape conv2d_shape(PlanBuilder& b, const compiler::Op& conv) {
 }
 
 const compiler::Op& ConvFusion::last(const compiler::Op& conv) const {
+  if (!tail_slices.empty()) return *tail_slices.back();
+  if (tail_activation) return *tail_activation;
+  if (tail) return *tail;
   if (!slices.empty()) return *slices.back();
   if (pool) return *pool;
   return activation ? *activation : conv;
@@ -61,6 +64,7 @@ std::string ConvFusion::pattern() const {
   std::string p = std::string(pad0 ? "pad+" : "") + (upsample ? "upsample+" : "") + (pad1 ? "pad+" : "") + (concat ? "concat+" : "") +
                   "conv" + (activation ? "+act" : "") + (pool ? "+pool" : "");
   if (!slices.empty()) p += "+slice";
+  if (tail) p += std::string("+conv") + (tail_activation ? "+act" : "") + (tail_slices.empty() ? "" : "+slice");
   return p;
 }
 
@@ -69,6 +73,9 @@ std::vector<const compiler::Op*> ConvFusion::covered(const compiler::Op& conv) c
   for (const compiler::Op* op : {upsample, concat, &conv, activation, pool})
     if (op) ops.push_back(op);
   ops.insert(ops.end(), slices.begin(), slices.end());
+  for (const compiler::Op* op : {tail, tail_activation})
+    if (op) ops.push_back(op);
+  ops.insert(ops.end(), tail_slices.begin(), tail_slices.end());
   return ops;
 }
 
@@ -158,6 +165,74 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   for (const compiler::Op* op : f.covered(conv)) io.name += (io.name.empty() ? "" : "+") + op->name;
   if (f.pad0) io.name = f.pad0->name + "+" + io.name;
   return io;
+}
+
+// A conv2d_coopmat TAIL (ConvFusion::tail): what the ring pass after the conv dispatch needs.
+struct TailLowering {
+  int64_t cout = 0;
+  ActivationMacro act;
+  std::optional<plan::Binding> bias;
+  uint32_t partials = 0;           // scratch tensor of the ring's partial sums
+  std::array<ValueId, 6> push{};   // out_h out_w crop_top crop_left act_a act_b
+  std::array<ValueId, 3> ring_groups{};
+};
+
+// The tail's macros, bindings (its weights, bias, the partials) and push constants added to
+// the conv dispatch's (conv2d_coopmat.comp with TAIL=1, conv2d_coopmat_tail.glsl).
+TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f, const CoopConvConfig& c,
+                        const ConvIo& io, std::vector<std::pair<std::string, int64_t>>& defines, std::vector<plan::Binding>& bindings,
+                        std::vector<ValueId>& push) {
+  const compiler::Op& t = *f.tail;
+  const Conv2dShape ts = conv2d_shape(b, t);
+  const CoopTail tail(ts.c_out, shape.c_out);
+  if (f.pool || !f.slices.empty() || !coop_tail_shape_ok(ts) || c.up2 || c.tap_sum || c.b_global || c.nt < shape.c_out ||
+      c.tile_h < 2 || tail.t_k > c.nt)
+    fail(ErrorCode::Internal, describe_op(conv) + ": " + describe_op(t) + " cannot be a tail of configuration " + c.describe());
+  auto& prog = b.program();
+  TailLowering out;
+  out.cout = ts.c_out;
+  out.act = f.tail_activation ? activation_macro(std::get<compiler::ActivationAttrs>(f.tail_activation->attrs)) : ActivationMacro{};
+  const auto& attrs = std::get<ConvAttrs>(t.attrs);
+  if (attrs.has_bias && t.inputs.size() > 2) out.bias = b.read(t.inputs[2]);
+  CoopConvConfig packing;
+  packing.nt = tail.t_nt, packing.ck = 16;
+  const compiler::Tensor& w2 = b.graph().tensor(t.inputs.at(1));
+  const uint32_t packed = b.add_weights(w2.name + " (conv2d_coopmat tail)", pack_coop_tapsum_weights(*w2.f32_data, ts, packing));
+  // The tiles' ring partial sums: RING slots x channels, fp32, per tile of the conv's output.
+  const ValueId tiles = prog.mul(prog.mul(b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h)), io.conv_out[0]);
+  out.partials = b.internal_scratch(io.name + " (tail ring partial sums)",
+                                    prog.mul(tiles, b.constant(4 * (c.tile_w + c.tile_h) * ts.c_out * 4)));
+  // The crop after the tail: output pixel o is the tail's o + start (padding 1: the conv's pixel).
+  ValueId crop_top = b.constant(0), crop_left = b.constant(0);
+  for (const compiler::Op* s : f.tail_slices) {
+    const auto& sa = std::get<compiler::SliceAttrs>(s->attrs);
+    const size_t r = sa.start.size();
+    crop_top = prog.add(crop_top, sa.start.at(r - 2));
+    crop_left = prog.add(crop_left, sa.start.at(r - 1));
+  }
+  const Extents4 ye = b.extents4(io.y);
+  out.push = {ye[2], ye[3], crop_top, crop_left, b.float_bits(out.act.a), b.float_bits(out.act.b)};
+  defines.insert(defines.end(), {{"TAIL", 1}, {"T_COUT", ts.c_out}, {"T_NT", tail.t_nt}, {"T_K", tail.t_k},
+                                 {"T_HAS_BIAS", out.bias ? 1 : 0}, {"T_ACT", out.act.code}});
+  bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
+  if (out.bias) bindings.push_back(*out.bias);
+  bindings.push_back({plan::Resource::Scratch, out.partials, plan::Access::Write});
+  push.insert(push.end(), out.push.begin(), out.push.end());
+  return out;
+}
+
+// The ring pass (shaders/conv_tail_ring.comp): the tail's outputs on the tiles' borders.
+void dispatch_tail_ring(PlanBuilder& b, const ConvIo& io, const CoopConvConfig& c, const TailLowering& tail) {
+  PipelineSpec spec;
+  spec.family = "conv_tail_ring";
+  spec.defines = {{"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"T_COUT", tail.cout}, {"HAS_BIAS", tail.bias ? 1 : 0},
+                  {"ACT", tail.act.code}};
+  std::vector<plan::Binding> bindings = {{plan::Resource::Scratch, tail.partials, plan::Access::Read}, b.write(io.y)};
+  if (tail.bias) bindings.push_back(*tail.bias);
+  spec.binding_count = static_cast<uint32_t>(bindings.size());
+  spec.push_constant_count = static_cast<uint32_t>(tail.push.size());
+  spec.local_size = {128, 1, 1};
+  b.dispatch(io.name + " (tail ring)", b.pipeline(spec), std::move(bindings), {tail.push.begin(), tail.push.end()}, tail.ring_groups);
 }
 
 // `layouts`: X0's, X1's and Y's.
@@ -252,8 +327,12 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
                                   std::pair{"HWC_ONLY", hwc_only}})
     if (on) spec.defines.push_back({macro, 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
-  spec.binding_count = 3 + (io.x1 ? 1 : 0) + (io.has_bias ? 1 : 0);
-  spec.push_constant_count = static_cast<uint32_t>(io.push.size());
+  std::vector<plan::Binding> bindings = conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y});
+  std::vector<ValueId> push = io.push;
+  std::optional<TailLowering> tail;
+  if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push);
+  spec.binding_count = static_cast<uint32_t>(bindings.size());
+  spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
   const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
   std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
@@ -262,7 +341,11 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     const Extents4 x0e = b.extents4(io.x0);
     groups = {b.mul(b.ceil_div(x0e[3], c.tile_w), b.constant(4)), b.ceil_div(x0e[2], c.tile_h), groups[2]};
   }
-  b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y}), io.push, groups);
+  b.dispatch(io.name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+  if (tail) {
+    tail->ring_groups = groups;
+    dispatch_tail_ring(b, io, c, *tail);
+  }
 }
 
 }  // namespace denox::kernels

@@ -132,6 +132,45 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   return first_fitting(picks, s, target, even_tile_h, false);
 }
 
+CoopTail::CoopTail(int64_t tail_cout, int64_t main_cout)
+    : cout(tail_cout), t_nt(round_up(9 * tail_cout, 16)), t_k(round_up(main_cout, 16)) {}
+
+bool coop_tail_shape_ok(const Conv2dShape& t) {
+  return t.kh == 3 && t.kw == 3 && t.sh == 1 && t.sw == 1 && t.dh == 1 && t.dw == 1 && t.c_out >= 1 && t.c_out <= 4;
+}
+
+bool coop_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target) {
+  if (c.up2 || c.tap_sum || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2 || tail.t_k > c.nt || tail.t_nt > 64 ||
+      tail.cout < 1)
+    return false;
+  if (!coop_config_fits(c, s, target, false)) return false;
+  // conv2d_coopmat.comp's SMEM_VEC4 with TAIL: the stage or the tile's rows (YS halves each),
+  // then the tail's weights and the conv's bias.
+  const int64_t m = c.tile_h * c.tile_w, halo = (c.tile_h + s.kh - 1) * (c.tile_w + s.kw - 1);
+  const int64_t stage = halo * (c.ck + 8) + s.kh * s.kw * c.ck * (c.nt + 8);  // (NARROW stages less)
+  const int64_t rows = m * (std::max(c.nt, tail.t_nt) + 8);
+  const int64_t bytes = 2 * (std::max(stage, rows) + tail.t_k * (tail.t_nt + 8) + c.nt);
+  return bytes <= target.max_shared_bytes;
+}
+
+std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target) {
+  if (!coop_conv_applicable(s)) return std::nullopt;
+  // The main conv's own choice (choose_coop_config) where the tail fits it (OIDN's dec_conv1b:
+  // 8x64 on 16 subgroups), then smaller tiles; all channels in one tile.
+  if (auto c = choose_coop_config(s, target, false); c && coop_tail_fits(*c, s, tail, target)) return c;
+  const int64_t nt = round_up(s.c_out, 16);
+  std::vector<Pick> picks = {{8, 64, 16, 1, nt, 16}, {8, 32, 8, 1, nt, 16}, {4, 32, 8, 1, nt, 16}, {4, 16, 4, 1, nt, 16},
+                             {2, 16, 2, 1, nt, 16}};
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
+    for (const Pick& p : picks)
+      for (int64_t cm_n : {int64_t{16}, int64_t{8}}) {
+        CoopConvConfig c;
+        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n, c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16;
+        if (coop_tail_fits(c, s, tail, target)) return c;
+      }
+  return std::nullopt;
+}
+
 bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {

@@ -78,6 +78,22 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const
 // Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
+// A conv2d_coopmat TAIL (ConvFusion::tail): a 3x3 stride-1 padding-1 conv of `cout` <= 4
+// output channels computed in the epilogue of the conv before it as a tap-sum over `t_nt`
+// columns (9 * cout rounded up to 16) from the tile's first `t_k` channels (the first conv's
+// output channels rounded up to 16).
+struct CoopTail {
+  int64_t cout = 0, t_nt = 0, t_k = 0;
+  CoopTail() = default;
+  CoopTail(int64_t tail_cout, int64_t main_cout);
+};
+// Whether the tail conv's shape can be a TAIL at all (3x3, stride and dilation 1, c_out <= 4).
+bool coop_tail_shape_ok(const Conv2dShape& tail);
+// Whether plain conv2d_coopmat `config` can run `shape` with `tail` in its epilogue on `target`:
+// one channel tile (nt >= c_out), tile_h >= 2, no B_GLOBAL, the epilogue's shared memory fits.
+bool coop_tail_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
+// The heuristic's configuration for a conv with that tail, or nullopt.
+std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
 // The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
 // `skip_channels`: the channels concatenated after the upsampled ones (0: none).
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);

@@ -117,10 +117,37 @@ bool foldable_slice(const compiler::Graph& g, const Op& op) {
   return true;
 }
 
+// The whole chain of foldable Slices that alone consume `t`, one after the other (empty if none).
+std::vector<const Op*> slice_chain(const compiler::Graph& g, const Uses& u, TensorId t) {
+  std::vector<const Op*> slices;
+  for (;;) {
+    const Op* s = u.sole_consumer<compiler::SliceAttrs>(t);
+    if (!s || !foldable_slice(g, *s)) break;
+    slices.push_back(s);
+    t = s->output;
+  }
+  return slices;
+}
+
+// The convolution that alone reads `result` and can be a conv2d_coopmat TAIL of the conv that
+// wrote it (ConvFusion::tail): constant weights of a tail's shape, constant pads of 1, a
+// constant bias if any.
+const Op* fusable_tail(const compiler::Graph& g, const Uses& u, TensorId result) {
+  const Op* tail = u.sole_consumer<compiler::ConvAttrs>(result);
+  if (!tail || tail->inputs.at(0) != result || g.tensor(result).shape.size() != 4) return nullptr;
+  const auto shape = constant_conv2d_shape(g, *tail);
+  if (!shape || !coop_tail_shape_ok(*shape)) return nullptr;
+  const auto& a = std::get<compiler::ConvAttrs>(tail->attrs);
+  for (ValueId v : {a.pad_begin[0], a.pad_begin[1], a.pad_end[0], a.pad_end[1]})
+    if (!is_const(g, v, 1, 1)) return nullptr;
+  if (a.has_bias && tail->inputs.size() > 2 && !g.tensor(tail->inputs[2]).is_constant()) return nullptr;
+  return tail;
+}
+
 // Every fusion of one convolution: prologue (none, [upsample+]concat[+pad on its second input],
-// upsample, pad) x epilogue (none, act, [act+]pool, [act+]crop). Only the activation without
-// `fuse`.
-std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, const Op& conv, bool fuse) {
+// upsample, pad) x epilogue (none, act, [act+]pool, [act+]crop, and with `tail` [act+]tail
+// conv[+its act][+its crop]). Only the activation without `fuse`.
+std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, const Op& conv, bool fuse, bool tail) {
   std::vector<ConvFusion> prologues = {{}};
   if (fuse) {
     const TensorId x = conv.inputs[0];
@@ -145,21 +172,21 @@ std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, co
     const TensorId result = act ? act->output : conv.output;
     if (const Op* pool = u.sole_consumer<compiler::PoolAttrs>(result); pool && fusable_pool(g, *pool))
       epilogues.push_back({.activation = act, .pool = pool});
-    std::vector<const Op*> slices;
-    for (TensorId t = result;;) {
-      const Op* s = u.sole_consumer<compiler::SliceAttrs>(t);
-      if (!s || !foldable_slice(g, *s)) break;
-      slices.push_back(s);
-      t = s->output;
-    }
     // The whole chain only: a partial crop would leave a Slice reading the cropped tensor.
-    if (!slices.empty()) epilogues.push_back({.activation = act, .slices = slices});
+    if (auto slices = slice_chain(g, u, result); !slices.empty()) epilogues.push_back({.activation = act, .slices = slices});
+    if (const Op* next = tail ? fusable_tail(g, u, result) : nullptr) {
+      ConvFusion e{.activation = act, .tail = next};
+      e.tail_activation = fusable_activation(u, *next);
+      e.tail_slices = slice_chain(g, u, e.tail_activation ? e.tail_activation->output : next->output);
+      epilogues.push_back(e);
+    }
   }
   std::vector<ConvFusion> out;
   for (const ConvFusion& pro : prologues) {
     for (const ConvFusion& epi : epilogues) {
       ConvFusion f = pro;
       f.activation = epi.activation, f.pool = epi.pool, f.slices = epi.slices;
+      f.tail = epi.tail, f.tail_activation = epi.tail_activation, f.tail_slices = epi.tail_slices;
       out.push_back(f);
     }
   }
@@ -182,6 +209,7 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
   impl.input_layouts.assign(impl.inputs.size(), Layout::NCHW);
   impl.output = f.last(conv).output;
   impl.pattern = f.pattern();
+  impl.dispatches = f.tail ? 2 : 1;  // a tail's ring pass
   return impl;
 }
 
@@ -190,17 +218,23 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // `skip_channels`: with up2, the channels concatenated after the upsampled ones (0: none).
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
-                                         ConfigSpace space, bool up2, int64_t skip_channels, bool plain) {
+                                         ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
+                                         const std::optional<CoopTail>& tail) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
-  // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's plainness.
-  auto fusion_fits = [&](const CoopConvConfig& c) { return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum); };
+  // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's
+  // plainness, a tail's channel tile and shared memory.
+  auto fusion_fits = [&](const CoopConvConfig& c) {
+    return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && (!tail || coop_tail_fits(c, shape, *tail, target.coop));
+  };
   auto usable = [&](const CoopConvConfig& c) {
     return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c);
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
-  if (!first) first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool, plain);
+  if (!first && tail) first = choose_coop_tail_config(shape, *tail, target.coop);
+  if (!first && !tail)
+    first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool, plain);
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
@@ -220,7 +254,7 @@ int64_t up2_skip_channels(const compiler::Graph& g, const Conv2dShape& s, const 
 // padding 1 of a fused nearest 2x upsample (output extents = input extents = 2x the
 // upsample's input), without pool or crop, and a constant channel count for the upsampled part.
 bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape& s, const ConvFusion& f) {
-  if (!f.upsample || f.pool || !f.slices.empty() || f.pad0 || s.kh != 3 || s.kw != 3 || !coop_conv_applicable(s)) return false;
+  if (!f.upsample || f.pool || !f.slices.empty() || f.tail || f.pad0 || s.kh != 3 || s.kw != 3 || !coop_conv_applicable(s)) return false;
   const auto& a = std::get<compiler::ConvAttrs>(conv.attrs);
   for (ValueId v : {a.pad_begin[0], a.pad_begin[1], a.pad_end[0], a.pad_end[1]})
     if (!is_const(g, v, 1, 1)) return false;
@@ -366,8 +400,9 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
         out.push_back(std::move(impl));
         continue;
       }
-      const std::vector<ConvFusion> fusions = conv_fusions(graph, u, op, target.fuse);
-      for (const ConvFusion& f : fusions) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
+      const std::vector<ConvFusion> fusions = conv_fusions(graph, u, op, target.fuse, coop && target.coop_tail);
+      for (const ConvFusion& f : fusions)  // (a tail is conv2d_coopmat's only)
+        if (!f.tail) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
       if (!coop || !coop_conv_applicable(*shape)) continue;
       // A forced configuration of one family keeps the other out (tests check each family).
       const bool forced_up2 = target.force_config && target.force_config->up2;
@@ -382,9 +417,11 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           std::vector<Implementation> variants = {c};
           if (target.nhwc)
             if (auto v = nhwc_variant(graph, c)) variants.push_back(std::move(*v));
+          std::optional<CoopTail> tail;
+          if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const std::vector<CoopConvConfig> configs =
               coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
-                           !f.concat && !f.upsample);
+                           !f.concat && !f.upsample, tail);
           for (size_t v = 0; v < variants.size(); ++v) {
             // Where an NHWC variant exists, the NCHW one (variants[0]) is measured with the
             // heuristic's configuration only: on the H100 the NHWC variant of a configuration

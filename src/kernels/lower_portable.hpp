@@ -36,6 +36,9 @@ struct LoweringTarget {
   // of 8), with conversion edges where another kernel needs NCHW; false: NCHW only (tests and
   // benchmarks compare).
   bool nhwc = true;
+  // A conv's next conv, when it has few output channels (a denoiser's last), may run in its
+  // epilogue (ConvFusion::tail, conv2d_coopmat's TAIL); false: never (tests and benchmarks compare).
+  bool coop_tail = true;
   // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
   // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every
   // convolution it fits (the others keep the heuristic's choice).

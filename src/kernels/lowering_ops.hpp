@@ -38,6 +38,11 @@ ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs);
 //     slices      a chain of Slice ops (spatial axes, step 1) that alone consume the activation
 //                 (or the conv): only the cropped region is computed (the conv's padding is
 //                 shifted by the crop's start).
+//     tail        (conv2d_coopmat only, without pool or slices) a second convolution that alone
+//                 consumes the activation (or the conv), 3x3, stride 1, padding 1, with at most
+//                 4 output channels: a tap-sum in the epilogue (TAIL) plus a small ring pass
+//                 (conv_tail_ring), so the intermediate tensor is never stored; tail_activation
+//                 and tail_slices are the tail's own activation and crop, as above.
 struct ConvFusion {
   const compiler::Op* concat = nullptr;
   const compiler::Op* upsample = nullptr;
@@ -46,6 +51,9 @@ struct ConvFusion {
   const compiler::Op* activation = nullptr;
   const compiler::Op* pool = nullptr;
   std::vector<const compiler::Op*> slices;
+  const compiler::Op* tail = nullptr;
+  const compiler::Op* tail_activation = nullptr;
+  std::vector<const compiler::Op*> tail_slices;
 
   // The op whose output the dispatch writes.
   const compiler::Op& last(const compiler::Op& conv) const;

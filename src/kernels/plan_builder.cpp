@@ -100,6 +100,11 @@ uint32_t PlanBuilder::scratch(TensorId t, Layout layout) {
   return index;
 }
 
+uint32_t PlanBuilder::internal_scratch(std::string name, ValueId size_bytes) {
+  plan_.scratch.push_back({std::move(name), size_bytes});
+  return static_cast<uint32_t>(plan_.scratch.size() - 1);
+}
+
 uint32_t PlanBuilder::add_weights(const std::string& name, std::span<const float> values) {
   auto& data = plan_.weight_data;
   data.resize((data.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment, 0);

@@ -72,6 +72,9 @@ class PlanBuilder {
   // runtime's io adapters read and write; measuring binds an edge's own layouts, whose
   // contents do not matter there).
   void set_io_layout(TensorId t, bool input, Layout layout) { (input ? input_layouts_ : output_layouts_)[t] = layout; }
+  // A scratch tensor of no graph tensor (a kernel's own intermediate data, e.g. the partial
+  // sums of a conv2d_coopmat TAIL): `size_bytes` bytes; returns its index.
+  uint32_t internal_scratch(std::string name, ValueId size_bytes);
   // Appends constant data in the storage type, 256-byte aligned; returns the weight index.
   uint32_t add_weights(const std::string& name, std::span<const float> values);
 

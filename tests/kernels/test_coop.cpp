@@ -67,8 +67,9 @@ std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, 
 double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& target,
                 const std::vector<HostTensor>& inputs, int* coop_dispatches = nullptr,
                 plan::Precision precision = plan::Precision::F16, size_t* dispatches = nullptr, int* up2_dispatches = nullptr,
-                int* nhwc = nullptr) {
+                int* nhwc = nullptr, int* tail_rings = nullptr) {
   plan::Plan plan = compile(g, precision, target);
+  if (tail_rings) *tail_rings = families(plan)["conv_tail_ring"];
   if (nhwc) *nhwc = nhwc_dispatches(plan);
   if (coop_dispatches) *coop_dispatches = testing::coop_dispatches(plan);
   if (up2_dispatches) *up2_dispatches = families(plan)["conv2d_coopmat_up2"];
@@ -92,6 +93,7 @@ struct Case {
   size_t expected_dispatches;  // all dispatches, every fusion taken
   int upsampled = 0;           // convs of an upsample (conv2d_coopmat_up2 unless a plain config is forced)
   bool nhwc = false;           // the coop plans keep tensors between convs NHWC (every conv reads or writes one)
+  int tails = 0;               // convs with a tail conv in their epilogue (conv_tail_ring dispatches) in coop plans
 };
 
 std::vector<Case> cases() {
@@ -239,6 +241,31 @@ std::vector<Case> cases() {
     ActivationAttrs sig;
     sig.kind = Activation::Sigmoid;
     b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sig));
+    all.push_back(std::move(c));
+  }
+  {
+    // Tails (conv2d_coopmat TAIL + conv_tail_ring): a conv whose activated output alone feeds a
+    // 3x3 conv of few channels gets that conv in its epilogue. A 3-channel tail with a bias and
+    // a 2-Slice crop (OIDN's last conv; 24 channels: a partial K fragment of the tail), and a
+    // 2-channel one without bias, with its own activation, after a 1x1 conv (odd width, tile
+    // borders and image borders in every position).
+    Case c{"tails: 5->24 relu -> 3x3 24->3 + 2-Slice crop, 1x1 5->16 relu -> 3x3 16->2 sigmoid (no bias)", {}, 35, 47, 2, 4};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 5);
+    const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
+    const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu());
+    const TensorId o = b.conv("conv_tail", a, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 82);
+    SliceAttrs rows, cols;
+    rows.start = {b.c(0), b.c(0), b.c(3), b.c(0)};
+    cols.start = {b.c(0), b.c(0), b.c(0), b.c(2)};
+    rows.step = cols.step = {1, 1, 1, 1};
+    const TensorId s1 = b.op("crop_rows", "Slice", rows, {o}, {b.c(1), b.c(3), b.add(h, b.c(-4)), w});
+    b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(3), b.add(h, b.c(-4)), b.add(w, b.c(-5))}));
+    const TensorId e = b.activation("relu_e", b.conv("conv_e", x, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 83), relu());
+    ActivationAttrs sig;
+    sig.kind = Activation::Sigmoid;
+    b.output(b.activation("sig", b.conv("conv_tail2", e, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 84), sig));
+    c.tails = 2;
     all.push_back(std::move(c));
   }
   return all;
@@ -548,7 +575,9 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   const auto f = families(plan);
   CHECK(f.at("conv2d_coopmat") == 11);
   CHECK(f.at("conv2d_coopmat_up2") == 4);  // the heuristic cost model takes the 4-tap phases
-  CHECK(f.at("conv2d_coopmat_tapsum") == 1);  // the last conv (32 -> 3): 27 taps x channels in N
+  // The last conv (32 -> 3) in dec_conv1b's epilogue (TAIL), plus its ring pass.
+  CHECK(f.count("conv2d_coopmat_tapsum") == 0);
+  CHECK(f.at("conv_tail_ring") == 1);
   CHECK(f.count("conv2d") == 0);
   CHECK(f.count("pool2d") == 0);            // all four max-pools in the epilogues
   CHECK(f.count("upsample_nearest") == 0);  // all four upsamples in the prologues
@@ -559,8 +588,10 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family == "conv2d_coopmat_up2") concats += define(p, "CONCAT") == "1";
-    if (p.family == "conv2d_coopmat_tapsum") {
+    if (define(p, "TAIL") == "1") {
+      CHECK(d.name.find("dec_conv1b") != std::string::npos);
       CHECK(d.name.find("dec_conv0") != std::string::npos);
+      CHECK(define(p, "T_COUT") == "3");
       CHECK(define(p, "X0_HWC") == "1");
     }
     if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_up2") continue;
@@ -579,7 +610,20 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(narrow == 1);
   // Every tensor between two convs is NHWC (the network's 3-channel input and output stay
   // NCHW): each conv reads or writes one, and no conversion is needed.
-  CHECK(nhwc_dispatches(plan) == 16);
+  CHECK(nhwc_dispatches(plan) == 15);
+  // Without tails: the last conv on conv2d_coopmat_tapsum (27 taps x channels in N).
+  LoweringTarget no_tail = target;
+  no_tail.coop_tail = false;
+  CHECK(no_tail.key() != target.key());
+  const plan::Plan untailed = build_portable_plan(g, plan::Precision::F16, no_tail);
+  CHECK(families(untailed).at("conv2d_coopmat_tapsum") == 1);
+  CHECK(families(untailed).count("conv_tail_ring") == 0);
+  CHECK(untailed.dispatches.size() == 16);
+  for (const auto& d : untailed.dispatches)
+    if (untailed.pipelines[d.pipeline].family == "conv2d_coopmat_tapsum") {
+      CHECK(d.name.find("dec_conv0") != std::string::npos);
+      CHECK(define(untailed.pipelines[d.pipeline], "X0_HWC") == "1");
+    }
   plan::validate_plan(plan);
   LoweringTarget nchw = target;
   nchw.nhwc = false;
@@ -594,7 +638,7 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(no_up2.key() != target.key());
   const plan::Plan plain = build_portable_plan(g, plan::Precision::F16, no_up2);
   CHECK(families(plain).at("conv2d_coopmat") == 15);
-  CHECK(families(plain).at("conv2d_coopmat_tapsum") == 1);
+  CHECK(families(plain).at("conv_tail_ring") == 1);
   CHECK(plain.dispatches.size() == 16);
 
   // Without fusion: one coop dispatch per conv, the rest one dispatch per op.
@@ -622,17 +666,20 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    for (int variant : {-2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22}) {
-      if (variant == -2 && !c.nhwc) continue;
+    // -3: the heuristic without tails (where the case has any).
+    for (int variant : {-3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22}) {
+      if ((variant == -2 && !c.nhwc) || (variant == -3 && !c.tails)) continue;
       target.nhwc = variant != -2;
+      target.coop_tail = variant != -3;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
       else target.force_config.reset();
-      int coop = 0, up2 = 0, nhwc = 0;
-      const double err =
-          error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr, &up2, &nhwc);
+      int coop = 0, up2 = 0, nhwc = 0, rings = 0;
+      const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr,
+                                  &up2, &nhwc, &rings);
       INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe())
-                  << (target.nhwc ? "" : ", NCHW only") << ": relative L2 " << err);
-      CHECK(coop == c.expected_coop);
+                  << (target.nhwc ? "" : ", NCHW only") << (target.coop_tail ? "" : ", no tails") << ": relative L2 " << err);
+      CHECK(coop == c.expected_coop + (target.coop_tail ? 0 : c.tails));
+      CHECK(rings == (target.coop_tail ? c.tails : 0));
       CHECK(up2 == (target.force_config && !target.force_config->up2 ? 0 : c.upsampled));
       CHECK(nhwc == (c.nhwc && target.nhwc ? c.expected_coop : 0));
       CHECK(err <= 2e-2);
@@ -669,8 +716,10 @@ TEST_CASE("coop family emulated: OIDN small U-Net with every fusion at 45x37", "
   const double err = error_on(device(), g, target, {random_tensor({1, 3, 45, 37}, 9)});
   INFO("relative L2 " << err);
   CHECK(err <= 2e-2);
-  // The last conv (32 -> 3, reading dec_conv1b's NHWC output through the pad-to-16, cropped) on
-  // conv2d_coopmat_tapsum, forced: the one layer it fits.
+  // The last conv (32 -> 3, reading dec_conv1b's NHWC output, cropped) is dec_conv1b's tail.
+  CHECK(families(compile(g, plan::Precision::F16, target))["conv_tail_ring"] == 1);
+  // Without tails, on conv2d_coopmat_tapsum, forced: the one layer it fits.
+  target.coop_tail = false;
   target.force_config = forced_configs()[21];
   plan::Plan plan = compile(g, plan::Precision::F16, target);
   CHECK(families(plan)["conv2d_coopmat_tapsum"] == 1);
@@ -693,12 +742,13 @@ TEST_CASE("coop family on the GPU's cooperative matrices against the CPU referen
     for (Case& c : cases())
       for (const auto& config : configs) {
         target.force_config = config;
-        int coop = 0, up2 = 0, nhwc = 0;
-        const double err =
-            error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16, nullptr, &up2, &nhwc);
+        int coop = 0, up2 = 0, nhwc = 0, rings = 0;
+        const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16,
+                                    nullptr, &up2, &nhwc, &rings);
         INFO(c.name << ", " << (config ? config->describe() : std::string("heuristic, prefer ") + (f16 ? "f16" : "f32"))
                     << ": relative L2 " << err);
         CHECK(coop == c.expected_coop);
+        CHECK(rings == c.tails);
         CHECK(nhwc == (c.nhwc ? c.expected_coop : 0));
         // A forced up2 configuration that does not fit leaves the heuristic's up2 choice.
         CHECK(up2 == (config && !config->up2 ? 0 : c.upsampled));
@@ -719,12 +769,13 @@ TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes",
         target.coop.prefer_f16_accumulate = f16;
         plan::Plan plan = compile(g, plan::Precision::F16, target);
         const int coop = coop_dispatches(plan);
-        const int ups = families(plan)["conv2d_coopmat_up2"];
+        const int ups = families(plan)["conv2d_coopmat_up2"], rings = families(plan)["conv_tail_ring"];
         const double err = relative_l2(run_on(coop_device(), std::move(plan), inputs).at(0), expected.at(0));
         std::printf("coop U-Net %s %lldx%lld %s accumulation: relative L2 %.3e (%d coop dispatches)\n",
                     size == modelgen::OidnUnetOptions::Size::Balanced ? "balanced" : "small", static_cast<long long>(w),
                     static_cast<long long>(h), f16 ? "fp16" : "fp32", err, coop);
-        CHECK(coop == 16);
+        CHECK(coop == 15);  // the last conv is dec_conv1b's tail
+        CHECK(rings == 1);
         CHECK(ups == 4);  // every upsampled conv phase-decomposed
         CHECK(err <= 2e-2);
       }

@@ -74,6 +74,12 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       const double c_up = static_cast<double>(values->at(g.tensor(impl.fusion.upsample->inputs.at(0)).shape.at(1)));
       if (c_in > 0) flops *= (4.0 * c_up + 9.0 * (c_in - c_up)) / (9.0 * c_in);
     }
+    // A tail conv (conv2d_coopmat's TAIL): its tap-sum GEMM over the first conv's pixels.
+    if (impl.fusion.tail) {
+      const double tail_weights = static_cast<double>(elements(g, impl.fusion.tail->inputs.at(1), *values));
+      bytes += elem * tail_weights;
+      flops += 2.0 * tail_weights * pixels;
+    }
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
     if (impl.kind == Kind::CoopConv) {
       tflops = kCoopTflops;
