@@ -155,12 +155,13 @@ bool coop_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTai
 
 std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target) {
   if (!coop_conv_applicable(s)) return std::nullopt;
-  // The main conv's own choice (choose_coop_config) where the tail fits it (OIDN's dec_conv1b:
-  // 8x64 on 16 subgroups), then smaller tiles; all channels in one tile.
-  if (auto c = choose_coop_config(s, target, false); c && coop_tail_fits(*c, s, tail, target)) return c;
+  // All channels in one tile, one subgroup column. OIDN's dec_conv1b (64 -> 32) with dec_conv0
+  // as its tail on the H100 (bench/RESULTS.md, 2026-11-25 afternoon): 16x32 pixels on 16
+  // subgroups 0.384 + 0.018 ms (ring pass), 8x64 on 16 0.385 + 0.023, 16x32 on 8 0.427, 8x32 on
+  // 8 0.508; then smaller tiles where shared memory is short.
   const int64_t nt = round_up(s.c_out, 16);
-  std::vector<Pick> picks = {{8, 64, 16, 1, nt, 16}, {8, 32, 8, 1, nt, 16}, {4, 32, 8, 1, nt, 16}, {4, 16, 4, 1, nt, 16},
-                             {2, 16, 2, 1, nt, 16}};
+  const std::vector<Pick> picks = {{16, 32, 16, 1, nt, 16}, {8, 64, 16, 1, nt, 16}, {8, 32, 8, 1, nt, 16}, {4, 32, 8, 1, nt, 16},
+                                   {4, 16, 4, 1, nt, 16},   {2, 16, 2, 1, nt, 16}};
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
     for (const Pick& p : picks)
       for (int64_t cm_n : {int64_t{16}, int64_t{8}}) {
