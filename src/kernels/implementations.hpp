@@ -10,8 +10,9 @@
 //     a zero Pad) x an epilogue (none, act, [act+]maxpool, [act+]crop), on the portable conv2d
 //     (one configuration) and, for fp16 plans on a target with cooperative-matrix shapes (or
 //     emulated), on conv2d_coopmat times each configuration of the chosen config space. Only
-//     the activation is fused when LoweringTarget::fuse is off. Coop convolutions come in two
-//     layout variants where a tensor allows NHWC (a constant channel count that is a multiple
+//     the activation is fused when LoweringTarget::fuse is off. On conv2d_coopmat the epilogue may
+//     also be a tail conv of at most 4 output channels (ConvFusion::tail, two dispatches). Coop
+//     convolutions come in two layout variants where a tensor allows NHWC (a constant channel count that is a multiple
 //     of 8): everything NCHW, and every tensor it can keep NHWC in NHWC;
 //   - a layout conversion (one strided copy) of every tensor some implementation reads or
 //     writes in NHWC, both ways: select pays for one only where two kernels disagree.
