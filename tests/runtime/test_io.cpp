@@ -166,6 +166,53 @@ TEST_CASE("buffer adapters: CHW and HWC, fp32 and fp16, channel sub-ranges and o
   CHECK(device().validation_errors() == 0);
 }
 
+TEST_CASE("a caller buffer in the plan's own layout is bound in the tensor's place (no adapter), and in place the input is read first",
+          "[runtime][io]") {
+  GraphBuilder b;
+  // A 3x3 conv reads neighbours: an output written over the input too early would show.
+  b.output(b.conv("conv", b.input("x", 5), 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 3));
+  auto adapters = [](const runtime::ExecutableModel& m) {
+    int n = 0;
+    for (const std::string& name : m.command_names()) n += name.rfind("input '", 0) == 0 || name.rfind("output '", 0) == 0;
+    return n;
+  };
+  for (plan::Precision precision : {plan::Precision::F32, plan::Precision::F16}) {
+    if (precision == plan::Precision::F16 && !device().caps().fp16_usable()) continue;
+    runtime::ExecutableModel model(device(), compiled_plan(b.g, precision), VK_NULL_HANDLE, adapter_compiler(), false);
+    model.set_extent(kW, kH);
+    const ElementType own = precision == plan::Precision::F16 ? ElementType::F16 : ElementType::F32;
+    const ElementType other = own == ElementType::F16 ? ElementType::F32 : ElementType::F16;
+    for (ElementType type : {own, other}) {
+      const double tolerance = precision == plan::Precision::F32 && type == ElementType::F32 ? 1e-5 : 1e-2;
+      INFO("plan " << plan::precision_name(precision) << ", caller " << (type == ElementType::F16 ? "fp16" : "fp32") << " CHW");
+      CallerTensor in(random_tensor({1, 5, kH, kW}, 4), TensorLayout::CHW, type, 256);
+      HostTensor zeros;
+      zeros.shape = {1, 5, kH, kW};
+      zeros.f32.assign(zeros.element_count(), 0.0f);
+      CallerTensor out(zeros, TensorLayout::CHW, type, 0);
+      model.bind_input(0, {in.source(0, 5, 0)});
+      model.bind_output(0, {out.source(0, 5, 0)});
+      CHECK(adapters(model) == (type == own ? 0 : 2));
+      runtime::submit_and_wait(device(), "direct io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+      in.read_back();
+      out.read_back();
+      CHECK(relative_l2(out.values, reference::run_reference(b.g, {in.values})[0]) <= tolerance);
+    }
+    // Denoising in place: one buffer for both. The input is bound directly, the output keeps its
+    // adapter (after every dispatch).
+    CallerTensor both(random_tensor({1, 5, kH, kW}, 5), TensorLayout::CHW, own, 0);
+    both.read_back();  // the values as stored (fp16 rounding)
+    const HostTensor expected = reference::run_reference(b.g, {both.values})[0];
+    model.bind_input(0, {both.source(0, 5, 0)});
+    model.bind_output(0, {both.source(0, 5, 0)});
+    CHECK(adapters(model) == 1);
+    runtime::submit_and_wait(device(), "in-place io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+    both.read_back();
+    CHECK(relative_l2(both.values, expected) <= (precision == plan::Precision::F32 ? 1e-5 : 1e-2));
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("buffer ranges: an exact fp16 range with an odd element count works, a short one is refused", "[runtime][io]") {
   GraphBuilder b;
   compiler::ActivationAttrs relu;

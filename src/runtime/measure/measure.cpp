@@ -293,8 +293,9 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
   for (size_t i = 0; i < model.input_count(); ++i) make(i, true);
   for (size_t i = 0; i < model.output_count(); ++i) make(i, false);
 
-  // Commands: one input adapter per input, the edge's dispatches, one output adapter per output.
-  const size_t first = model.input_count(), commands = model.command_count();
+  // Commands: the input adapters (none where a buffer is bound in the tensor's place: fp32 plans),
+  // the edge's dispatches, the output adapters.
+  const size_t first = model.input_adapter_count(), commands = model.command_count();
   if (first + dispatches > commands) fail(ErrorCode::Internal, "measure: unexpected command layout for " + what);
 
   TimingObjects o{device_};

@@ -103,6 +103,9 @@ class ExecutableModel {
   // command so that those differences are per-dispatch times.
   void record(VkCommandBuffer cmd, VkQueryPool timestamps = VK_NULL_HANDLE, bool serialize = false) const;
   size_t command_count() const { return commands_.size(); }
+  // The input adapter commands before the plan's first dispatch (none for an input whose caller
+  // buffer is bound in its tensor's place).
+  size_t input_adapter_count() const { return input_adapters_; }
   // Whether record() would succeed (extent, memory and bindings in place), and if not, why.
   bool recordable() const { return missing_.empty(); }
   const std::string& missing() const { return missing_; }
@@ -154,6 +157,7 @@ class ExecutableModel {
   std::vector<IoBindings> input_bindings_, output_bindings_;
 
   // Memory: owned buffers in the default mode, the caller's otherwise.
+  size_t input_adapters_ = 0;
   Buffer owned_weights_, owned_scratch_;
   VkBuffer weights_ = VK_NULL_HANDLE, scratch_ = VK_NULL_HANDLE;
   VkDeviceSize weights_offset_ = 0, scratch_offset_ = 0, scratch_capacity_ = 0;

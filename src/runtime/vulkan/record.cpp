@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "common/error.hpp"
 #include "runtime/vulkan/device_context.hpp"
@@ -39,6 +40,7 @@ void compute_barrier(const VolkDeviceTable& vk, VkCommandBuffer cmd) {
 
 void ExecutableModel::build_commands() {
   commands_.clear();
+  input_adapters_ = 0;
   missing_.clear();
   if (res_.values.empty()) {
     missing_ = "set_extent() has not been called";
@@ -109,8 +111,46 @@ void ExecutableModel::build_commands() {
     commands_.push_back(std::move(c));
   };
 
+  // A caller buffer that holds a tensor exactly as the plan stores it is bound in its place: no
+  // adapter dispatch, no copy (docs: "Inputs and outputs").
+  const ElementType plan_type = plan_.precision == plan::Precision::F16 ? ElementType::F16 : ElementType::F32;
+  std::map<uint32_t, std::pair<IoSource, uint64_t>> direct;  // scratch tensor -> (caller buffer, bytes)
+  auto in_place_of = [&](const plan::IoTensor& io, const std::vector<IoSource>& sources) -> std::optional<uint64_t> {
+    if (sources.size() != 1) return std::nullopt;
+    const IoSource& s = sources[0];
+    const uint32_t channels = constant_channels(io);
+    if (s.is_image || s.layout != TensorLayout::CHW || s.type != plan_type || s.first_channel != 0 || s.source_first_channel != 0 ||
+        s.channel_count != channels || res_.values.at(io.shape[0]) != 1)
+      return std::nullopt;
+    return uint64_t{channels} * static_cast<uint64_t>(res_.values.at(io.shape[2]) * res_.values.at(io.shape[3])) * element_size;
+  };
+  // (A tensor that is several inputs or outputs at once, e.g. through an Identity, keeps its adapters.)
+  std::map<uint32_t, int> io_uses;
+  for (const auto* list : {&plan_.inputs, &plan_.outputs})
+    for (const plan::IoTensor& io : *list) ++io_uses[io.scratch];
   for (size_t i = 0; i < plan_.inputs.size(); ++i)
-    for (const auto& s : input_bindings_[i].sources) add_adapter(plan_.inputs[i], s, true);
+    if (auto bytes = in_place_of(plan_.inputs[i], input_bindings_[i].sources); bytes && io_uses[plan_.inputs[i].scratch] == 1)
+      direct[plan_.inputs[i].scratch] = {input_bindings_[i].sources[0], *bytes};
+  // An output whose bytes overlap an input's keeps its adapter (after every dispatch): a plan may
+  // write an output before its last read of an input, and denoising in place must still work.
+  auto overlaps_an_input = [&](const IoSource& out, uint64_t bytes) {
+    for (const auto& binding : input_bindings_)
+      for (const IoSource& in : binding.sources) {
+        if (in.is_image || in.buffer != out.buffer) continue;
+        const uint64_t in_end = in.range == VK_WHOLE_SIZE ? kWholeResource : in.offset + in.range;
+        if (in.offset < out.offset + bytes && out.offset < in_end) return true;
+      }
+    return false;
+  };
+  for (size_t i = 0; i < plan_.outputs.size(); ++i)
+    if (auto bytes = in_place_of(plan_.outputs[i], output_bindings_[i].sources); bytes && io_uses[plan_.outputs[i].scratch] == 1)
+      if (!overlaps_an_input(output_bindings_[i].sources[0], *bytes))
+        direct[plan_.outputs[i].scratch] = {output_bindings_[i].sources[0], *bytes};
+
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    if (!direct.count(plan_.inputs[i].scratch))
+      for (const auto& s : input_bindings_[i].sources) add_adapter(plan_.inputs[i], s, true);
+  input_adapters_ = commands_.size();
 
   for (size_t d = 0; d < plan_.dispatches.size(); ++d) {
     const auto& pd = plan_.dispatches[d];
@@ -130,7 +170,11 @@ void ExecutableModel::build_commands() {
     if (empty) continue;  // a zero-sized tensor: nothing to compute
     for (const auto& b : pd.bindings) {
       const bool write = b.access != Access::Read;
-      if (b.resource == Resource::Scratch) {
+      if (auto it = direct.find(b.index); b.resource == Resource::Scratch && it != direct.end()) {
+        const auto& [s, bytes] = it->second;
+        c.buffers.push_back({s.buffer, s.offset, bytes});
+        c.accesses.push_back({caller_space(s), s.offset, s.offset + bytes, write});
+      } else if (b.resource == Resource::Scratch) {
         c.buffers.push_back(scratch_info(b.index));
         c.accesses.push_back(scratch_access(b.index, write));
       } else {
@@ -156,7 +200,8 @@ void ExecutableModel::build_commands() {
   }
 
   for (size_t i = 0; i < plan_.outputs.size(); ++i)
-    for (const auto& s : output_bindings_[i].sources) add_adapter(plan_.outputs[i], s, false);
+    if (!direct.count(plan_.outputs[i].scratch))
+      for (const auto& s : output_bindings_[i].sources) add_adapter(plan_.outputs[i], s, false);
 
   std::vector<std::vector<MemoryAccess>> accesses;
   for (const auto& c : commands_) accesses.push_back(c.accesses);
