@@ -82,6 +82,9 @@ void tail_stage_consts(uint t) {
 // This subgroup's rows: zero where the pixel is outside the conv's output (edge tiles only),
 // then Z = Y W2 for them, written over them. sg_m: the subgroup (SG_N = 1).
 void tail_own_rows(uint sg_m, int oy0, int ox0) {
+  // The rows' coopMatStore may have put an element with another lane than the one zeroing it.
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
   if (uint(oy0) + TILE_H > pc.oh || uint(ox0) + TILE_W > pc.ow) {  // uniform: the tile crosses the edge
     LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
       uint r, cs;

@@ -122,7 +122,9 @@ void ExecutableModel::build_commands() {
     if (s.is_image || s.layout != TensorLayout::CHW || s.type != plan_type || s.first_channel != 0 || s.source_first_channel != 0 ||
         s.channel_count != channels || res_.values.at(io.shape[0]) != 1)
       return std::nullopt;
-    return uint64_t{channels} * static_cast<uint64_t>(res_.values.at(io.shape[2]) * res_.values.at(io.shape[3])) * element_size;
+    const uint64_t bytes = uint64_t{channels} * static_cast<uint64_t>(res_.values.at(io.shape[2]) * res_.values.at(io.shape[3])) * element_size;
+    if (bytes == 0) return std::nullopt;  // (an empty tensor: no zero-range descriptor)
+    return bytes;
   };
   // (A tensor that is several inputs or outputs at once, e.g. through an Identity, keeps its adapters.)
   std::map<uint32_t, int> io_uses;
