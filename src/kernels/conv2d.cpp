@@ -119,6 +119,19 @@ std::array<ValueId, 4> spatial_pads(const compiler::Op& pad) {
   return {a.begin.at(r - 2), a.begin.at(r - 1), a.end.at(r - 2), a.end.at(r - 1)};
 }
 
+// Where a chain of spatial Slices (step 1) starts within its input: the sum of their starts along
+// H and W.
+std::pair<ValueId, ValueId> crop_start(PlanBuilder& b, const std::vector<const compiler::Op*>& slices) {
+  ValueId h = b.constant(0), w = b.constant(0);
+  for (const compiler::Op* s : slices) {
+    const auto& sa = std::get<compiler::SliceAttrs>(s->attrs);
+    const size_t r = sa.start.size();
+    h = b.program().add(h, sa.start.at(r - 2));
+    w = b.program().add(w, sa.start.at(r - 1));
+  }
+  return {h, w};
+}
+
 ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f) {
   const auto& attrs = std::get<ConvAttrs>(conv.attrs);
   auto& prog = b.program();
@@ -145,12 +158,9 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   // (o' + start) * stride - pad, i.e. the padding shrinks by start * stride.
   io.conv_out = b.extents4(conv.output);
   if (!f.slices.empty()) {
-    for (const compiler::Op* s : f.slices) {
-      const auto& sa = std::get<compiler::SliceAttrs>(s->attrs);
-      const size_t r = sa.start.size();
-      pad_top = prog.sub(pad_top, prog.mul(sa.start.at(r - 2), b.constant(shape.sh)));
-      pad_left = prog.sub(pad_left, prog.mul(sa.start.at(r - 1), b.constant(shape.sw)));
-    }
+    const auto [start_h, start_w] = crop_start(b, f.slices);
+    pad_top = prog.sub(pad_top, prog.mul(start_h, b.constant(shape.sh)));
+    pad_left = prog.sub(pad_left, prog.mul(start_w, b.constant(shape.sw)));
     io.conv_out = ye;
   }
   ValueId h1 = h, w1 = w, bh1 = h, bw1 = w;
@@ -203,13 +213,7 @@ TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dSh
   out.partials = b.internal_scratch(io.name + " (tail ring partial sums)",
                                     prog.mul(tiles, b.constant(4 * (c.tile_w + c.tile_h) * ts.c_out * 4)));
   // The crop after the tail: output pixel o is the tail's o + start (padding 1: the conv's pixel).
-  ValueId crop_top = b.constant(0), crop_left = b.constant(0);
-  for (const compiler::Op* s : f.tail_slices) {
-    const auto& sa = std::get<compiler::SliceAttrs>(s->attrs);
-    const size_t r = sa.start.size();
-    crop_top = prog.add(crop_top, sa.start.at(r - 2));
-    crop_left = prog.add(crop_left, sa.start.at(r - 1));
-  }
+  const auto [crop_top, crop_left] = crop_start(b, f.tail_slices);
   const Extents4 ye = b.extents4(io.y);
   out.push = {ye[2], ye[3], crop_top, crop_left, b.float_bits(out.act.a), b.float_bits(out.act.b)};
   defines.insert(defines.end(), {{"TAIL", 1}, {"T_COUT", ts.c_out}, {"T_NT", tail.t_nt}, {"T_K", tail.t_k},

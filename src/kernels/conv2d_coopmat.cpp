@@ -1,6 +1,7 @@
 #include "kernels/conv2d_coopmat.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "common/error.hpp"
 
@@ -16,19 +17,27 @@ struct Pick {
   bool one_phase = false;
 };
 
-// The first pick that fits, with the preferred accumulator first, each pick with its coop N
-// and then the other one (for devices without the preferred shape).
+// The first pick that fits (and passes `also`, where given), with the preferred accumulator
+// first, each pick with its coop N and then the other one (for devices without the preferred shape).
 std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, const Conv2dShape& s, const CoopTarget& target,
-                                            bool even_tile_h, bool up2) {
+                                            bool even_tile_h, bool up2,
+                                            const std::function<bool(const CoopConvConfig&)>& also = nullptr) {
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
     for (const Pick& p : picks)
       for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
         CoopConvConfig c;
         c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
         c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2, c.one_phase = p.one_phase;
-        if (coop_config_fits(c, s, target, even_tile_h)) return c;  // (nt 8 with coop N 16 is not valid())
+        if (coop_config_fits(c, s, target, even_tile_h) && (!also || also(c))) return c;  // (nt 8 with coop N 16 is not valid())
       }
   return std::nullopt;
+}
+
+// conv2d_coopmat.comp's stage buffer in halves (without B_GLOBAL or NARROW, which stage less):
+// the patch of one chunk and its weights.
+int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
+  const int64_t halo = (c.tile_h + kh - 1) * (c.tile_w + kw - 1);
+  return halo * (c.ck + 8) + kh * kw * c.ck * (c.nt + 8);
 }
 
 }  // namespace
@@ -65,7 +74,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
     return 2 * std::max({low, full, out});
   }
   const int64_t halo = (tile_h + kh - 1) * (tile_w + kw - 1);
-  const int64_t stage = b_global ? 2 * halo * (ck + 8) : halo * (ck + 8) + kh * kw * ck * (nt + 8);
+  const int64_t stage = b_global ? 2 * halo * (ck + 8) : plain_stage_halves(*this, kh, kw);
   return 2 * std::max(stage, out);
 }
 
@@ -146,10 +155,8 @@ bool coop_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTai
   if (!coop_config_fits(c, s, target, false)) return false;
   // conv2d_coopmat.comp's SMEM_VEC4 with TAIL: the stage or the tile's rows (YS halves each),
   // then the tail's weights and the conv's bias.
-  const int64_t m = c.tile_h * c.tile_w, halo = (c.tile_h + s.kh - 1) * (c.tile_w + s.kw - 1);
-  const int64_t stage = halo * (c.ck + 8) + s.kh * s.kw * c.ck * (c.nt + 8);  // (NARROW stages less)
-  const int64_t rows = m * (std::max(c.nt, tail.t_nt) + 8);
-  const int64_t bytes = 2 * (std::max(stage, rows) + tail.t_k * (tail.t_nt + 8) + c.nt);
+  const int64_t rows = c.tile_h * c.tile_w * (std::max(c.nt, tail.t_nt) + 8);
+  const int64_t bytes = 2 * (std::max(plain_stage_halves(c, s.kh, s.kw), rows) + tail.t_k * (tail.t_nt + 8) + c.nt);
   return bytes <= target.max_shared_bytes;
 }
 
@@ -162,14 +169,7 @@ std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, cons
   const int64_t nt = round_up(s.c_out, 16);
   const std::vector<Pick> picks = {{16, 32, 16, 1, nt, 16}, {8, 64, 16, 1, nt, 16}, {8, 32, 8, 1, nt, 16}, {4, 32, 8, 1, nt, 16},
                                    {4, 16, 4, 1, nt, 16},   {2, 16, 2, 1, nt, 16}};
-  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate})
-    for (const Pick& p : picks)
-      for (int64_t cm_n : {int64_t{16}, int64_t{8}}) {
-        CoopConvConfig c;
-        c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n, c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16;
-        if (coop_tail_fits(c, s, tail, target)) return c;
-      }
-  return std::nullopt;
+  return first_fitting(picks, s, target, false, false, [&](const CoopConvConfig& c) { return coop_tail_fits(c, s, tail, target); });
 }
 
 bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }

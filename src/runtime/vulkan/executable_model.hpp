@@ -157,7 +157,6 @@ class ExecutableModel {
   std::vector<IoBindings> input_bindings_, output_bindings_;
 
   // Memory: owned buffers in the default mode, the caller's otherwise.
-  size_t input_adapters_ = 0;
   Buffer owned_weights_, owned_scratch_;
   VkBuffer weights_ = VK_NULL_HANDLE, scratch_ = VK_NULL_HANDLE;
   VkDeviceSize weights_offset_ = 0, scratch_offset_ = 0, scratch_capacity_ = 0;
@@ -165,6 +164,7 @@ class ExecutableModel {
 
   Resolution res_;
   std::vector<Command> commands_;
+  size_t input_adapters_ = 0;  // commands_ that are input adapters (they come first)
   std::string missing_ = "set_extent() has not been called";  // what record() still lacks, for its error message
 };
 
