@@ -178,7 +178,7 @@ int64_t divisor_of(const std::string& name) {
 }
 
 // A configuration as CoopConvConfig::describe() writes it ("8x64 nt32 ck16 sg16x1 16x16x16
-// f16acc" plus " bglobal" / " up2" / " 1ph" / " tapsum"); throws on anything else.
+// f16acc" plus " bglobal" / " up2" / " 1ph" / " ep2" / " tapsum"); throws on anything else.
 CoopConvConfig parse_config(const std::string& text) {
   CoopConvConfig c;
   std::istringstream in(text);
@@ -197,6 +197,7 @@ CoopConvConfig parse_config(const std::string& text) {
     else if (tok == "bglobal") c.b_global = true;
     else if (tok == "up2") c.up2 = true;
     else if (tok == "1ph") c.one_phase = true;
+    else if (std::sscanf(tok.c_str(), "ep%lld", &a) == 1) c.epi_passes = a;
     else if (tok == "tapsum") c.tap_sum = true;
     else throw std::runtime_error("bad configuration token '" + tok + "' in '" + text + "'");
   }

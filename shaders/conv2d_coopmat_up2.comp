@@ -148,10 +148,29 @@
 #define STAGE_S 0
 #endif
 #endif
+// EPI_PASSES (ONE_PHASE only; default 1): the epilogue stages and stores the accumulators
+// NT / EPI_PASSES channels at a time, so that the staging is M_TILE x (NT / EPI_PASSES + 8)
+// halves (or (NT / EPI_PASSES) x (M_TILE + 8) for an NCHW output) instead of NT / EPI_PASSES
+// times that. Why: on the H100 two workgroups share an SM only with <= ~30 KB of shared memory
+// each, and a 16x16 tile's staging (37 KB) would decide its size (bench/RESULTS.md, 2026-11-25
+// evening: dec_conv1a 0.51 -> 0.43 ms with 16x16 on 8x2 subgroups and 2 passes).
+#ifndef EPI_PASSES
+#define EPI_PASSES 1
+#endif
+#if !ONE_PHASE
+#undef EPI_PASSES
+#define EPI_PASSES 1
+#endif
+#define NTP (NT / EPI_PASSES)  // channels per epilogue pass
+#define NTPS (NTP + 8)
+#define G8_FIXED_P (BIAS_ONCE != 0 && (WG_SIZE % (NTP / 8)) == 0)  // G8_FIXED of one pass
+#if (NT % (EPI_PASSES * CM_N)) != 0 || (NTP % 8) != 0
+#error "conv2d_coopmat_up2: EPI_PASSES must split NT into whole coop-N fragments of 8-channel groups"
+#endif
 #if Y_HWC
-#define OUT_VEC4 (M_TILE * NTS / 4)  // pixel-major: element (m, j) at m * NTS + j
+#define OUT_VEC4 (M_TILE * NTPS / 4)  // pixel-major: element (m, j) at m * NTPS + j (per pass)
 #else
-#define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
+#define OUT_VEC4 (NTP * MS / 4)  // channel-major: element (m, j) at (j - q NTP) * MS + m (per pass)
 #endif
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define SMEM_VEC4 MAX2(MAX2(STAGE_U, STAGE_S), OUT_VEC4)
@@ -347,6 +366,61 @@ void main() {
     }
   }
 
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if ONE_PHASE
+  // EPI_PASSES passes, pass q staging and storing channels [q NTP, (q + 1) NTP) of the tile:
+  // pixel-major at m * NTPS + (j - q NTP) for an NHWC output, channel-major at (j - q NTP) * MS
+  // + m for an NCHW one. m = r * TILE_W + c is output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).
+#if Y_HWC
+  float b8[8];  // this invocation's biases when G8_FIXED_P
+#endif
+  LOOP_UNROLL for (uint q = 0; q < EPI_PASSES; ++q) {
+    if (q > 0) barrier();  // the previous pass has read the staging
+    LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+      const uint m0 = (sg_m * FM + i) * CM_M;
+      LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+        const uint n0 = (sg_n * FN + j) * CM_N;  // subgroup-uniform: the branch is too
+        if (n0 / NTP == q) {
+#if Y_HWC
+          ACC_STORE_ROWS_S(i, j, m0 * NTPS + n0 - q * NTP, NTPS);
+#else
+          ACC_STORE(i, j, (n0 - q * NTP) * MS + m0);
+#endif
+        }
+      }
+    }
+    barrier();
+#if Y_HWC
+    // 8 channels of one output pixel per item (channel groups fastest).
+    if (G8_FIXED_P) bias8(ct * NT + q * NTP + 8 * (t % (NTP / 8)), b8);
+    for (uint e = t; e < M_TILE * (NTP / 8); e += WG_SIZE) {
+      const uint g8 = e % (NTP / 8), m = e / (NTP / 8);
+      const uint co = ct * NT + q * NTP + 8 * g8;
+      const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
+      if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+      float v[8];
+      if (!G8_FIXED_P) bias8(co, b8);
+      activated8(m * NTPS + 8 * g8, b8, act_a, act_b, v);
+      store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
+    }
+#else
+    // One value per item (every other pixel of a row belongs to this phase: no vector stores).
+    for (uint e = t; e < NTP * M_TILE; e += WG_SIZE) {
+      const uint m = e % M_TILE, jj = e / M_TILE;
+      const uint co = ct * NT + q * NTP + jj;
+      const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
+      if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+#if HAS_BIAS
+      const float b = float(bias[co]);
+#else
+      const float b = 0.0;
+#endif
+      const uint idx = jj * MS + m;
+      y[((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w + ox] = float16_t(activate(float(smem[idx >> 2][idx & 3u]) + b, act_a, act_b));
+    }
+#endif
+  }
+#else
   // Accumulators -> shared: element (m, channel j) at j * MS + m (NCHW output) or m * NTS + j
   // (HWC output), m phase-major.
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
@@ -362,38 +436,7 @@ void main() {
   }
   barrier();
 
-  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
-#if ONE_PHASE && Y_HWC
-  // 8 channels of one output pixel per item (channel groups fastest): m = r * TILE_W + c is
-  // output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).
-  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
-  if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
-  for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
-    const uint g8 = e % (NT / 8), m = e / (NT / 8);
-    const uint co = ct * NT + 8 * g8;
-    const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
-    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
-    float v[8];
-    if (!G8_FIXED) bias8(co, b8);
-    activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
-    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
-  }
-#elif ONE_PHASE
-  // One value per item (every other pixel of a row belongs to this phase: no vector stores).
-  for (uint e = t; e < NT * M_TILE; e += WG_SIZE) {
-    const uint m = e % M_TILE, j = e / M_TILE;
-    const uint co = ct * NT + j;
-    const uint oy = 2 * (uint(oy0) + m / TILE_W) + py, ox = 2 * (uint(ox0) + m % TILE_W) + px;
-    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
-#if HAS_BIAS
-    const float b = float(bias[co]);
-#else
-    const float b = 0.0;
-#endif
-    const uint idx = j * MS + m;
-    y[((n * pc.c_out + co) * pc.out_h + oy) * pc.out_w + ox] = float16_t(activate(float(smem[idx >> 2][idx & 3u]) + b, act_a, act_b));
-  }
-#elif Y_HWC
+#if Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): pixel (row, col) is
   // low-resolution pixel (row / 2, col / 2) of phase (row & 1, col & 1).
   float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
@@ -437,4 +480,5 @@ void main() {
     }
   }
 #endif
+#endif  // ONE_PHASE
 }

@@ -315,6 +315,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (c.one_phase) spec.defines.push_back({"ONE_PHASE", 1});
+  if (c.epi_passes > 1) spec.defines.push_back({"EPI_PASSES", c.epi_passes});
   if (narrow) spec.defines.push_back({"NARROW", narrow});
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
   // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte

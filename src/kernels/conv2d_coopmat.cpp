@@ -15,6 +15,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 struct Pick {
   int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
   bool one_phase = false;
+  int64_t epi_passes = 1;
 };
 
 // The first pick that fits (and passes `also`, where given), with the preferred accumulator
@@ -27,7 +28,7 @@ std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, cons
       for (int64_t cm_n : {p.cm_n, p.cm_n == 16 ? int64_t{8} : int64_t{16}}) {
         CoopConvConfig c;
         c.tile_h = p.tile_h, c.tile_w = p.tile_w, c.sg_m = p.sg_m, c.sg_n = p.sg_n;
-        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2, c.one_phase = p.one_phase;
+        c.nt = p.nt, c.cm_n = cm_n, c.acc_f16 = acc_f16, c.up2 = up2, c.one_phase = p.one_phase, c.epi_passes = p.epi_passes;
         if (coop_config_fits(c, s, target, even_tile_h) && (!also || also(c))) return c;  // (nt 8 with coop N 16 is not valid())
       }
   return std::nullopt;
@@ -46,6 +47,10 @@ bool CoopConvConfig::valid() const {
   if (tile_h < 1 || tile_w < 16 || tile_w % 16 != 0 || ck < 16 || ck % 16 != 0) return false;
   if (cm_n != 16 && cm_n != 8) return false;
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
+  // Epilogue passes: one-phase up2 only, each pass whole coop-N fragments of whole 8-channel groups.
+  if (epi_passes != 1 && (!up2 || !one_phase || (epi_passes != 2 && epi_passes != 4) || nt % (epi_passes * cm_n) != 0 ||
+                          (nt / epi_passes) % 8 != 0))
+    return false;
   if (tap_sum) return !up2 && !one_phase && !b_global && sg_n == 1 && nt <= 64 && (ck == 16 || ck == 32);
   if (m_frags() % sg_m != 0) return false;
   if (!up2) return !one_phase;
@@ -66,7 +71,8 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
   if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
     const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
     const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
-    return 2 * std::max({low, slots, out});
+    const int64_t ntp = nt / epi_passes, out_pass = std::max(ntp * (m + 8), m * (ntp + 8));  // one epilogue pass
+    return 2 * std::max({low, slots, out_pass});
   }
   if (up2) {  // conv2d_coopmat_up2.comp's SMEM_VEC4 with CONCAT=1 (kh = kw = 3)
     const int64_t low = (tile_h / 2 + 2) * (tile_w / 2 + 2) * (ck + 8) + 16 * ck * (nt + 8);
@@ -81,7 +87,8 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
          std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
-         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (tap_sum ? " tapsum" : "");
+         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
+         (tap_sum ? " tapsum" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -180,11 +187,12 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
   // 48-channel tiles (16x8x16); wider ones in 64-channel 4x64 tiles. Then smaller tiles where
   // shared memory is short. A conv without a skip or with a narrow one (OIDN's dec_conv1a, the
-  // image concatenated at full resolution) up to 64 channels: one phase per workgroup, 8x16
-  // low-resolution pixels on 4x2 subgroups (2026-11-25: dec_conv1a 0.661 -> 0.538 ms).
+  // image concatenated at full resolution) up to 64 channels: one phase per workgroup, 16x16
+  // low-resolution pixels on 4x2 subgroups with a two-pass epilogue (23 KB of shared memory:
+  // two workgroups per SM; 2026-11-25 evening: dec_conv1a 0.51 -> 0.40 ms), else 8x16 in one pass.
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
-  if (skip_channels <= 4 && full <= 64) picks = {{8, 16, 4, 2, full, 16, true}};
+  if (skip_channels <= 4 && full <= 64) picks = {{16, 16, 4, 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 2, full, 16});
   else if (full == 96) picks.push_back({8, 32, 8, 2, 48, 8});

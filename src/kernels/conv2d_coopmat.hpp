@@ -36,6 +36,10 @@ struct CoopConvConfig {
   // the low-resolution grid (tile_w a multiple of 16); the concatenated skip, if any, must have
   // at most 4 channels (up2_skip_fits).
   bool one_phase = false;
+  // With one_phase: the epilogue stages and stores the accumulators nt / epi_passes channels at a
+  // time (EPI_PASSES in the shader; 1, 2 or 4), so the staging (a 16x16 tile's would be 37 KB)
+  // does not set the shared memory size: on the H100 two workgroups share an SM only below ~30 KB.
+  int64_t epi_passes = 1;
   // conv2d_coopmat_tapsum.comp: the taps in N instead of K (a 1x1 GEMM over the patch pixels,
   // then a sum of taps per output pixel), for convs with kh * kw * c_out <= nt <= 64 (the last
   // 3-channel conv of a denoiser) and no fused pool, concat or upsample. sg_n is 1.
@@ -50,7 +54,7 @@ struct CoopConvConfig {
   // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
-  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph" / " tapsum")
+  std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph [ep2]" / " tapsum")
   // The shader family that runs it.
   const char* family() const { return up2 ? "conv2d_coopmat_up2" : tap_sum ? "conv2d_coopmat_tapsum" : "conv2d_coopmat"; }
 };

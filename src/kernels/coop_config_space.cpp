@@ -20,13 +20,15 @@ struct ConfigTemplate {
   bool one_phase = false;  // up2 with one output phase per workgroup (tile: low-resolution pixels)
   bool tap_sum = false;    // conv2d_coopmat_tapsum (nt 0 only: the taps x output channels, rounded up)
   int64_t ck = 16;
+  int64_t epi_passes = 1;  // one-phase up2: the epilogue's channel passes (CoopConvConfig::epi_passes)
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
 std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
-         (t.b_global ? "1" : "0") + (t.ck == 32 ? "/ck32" : "") + (t.one_phase ? "/p1" : "") + (t.tap_sum ? "/ts" : "");
+         (t.b_global ? "1" : "0") + (t.ck == 32 ? "/ck32" : "") + (t.one_phase ? "/p1" : "") +
+         (t.epi_passes > 1 ? "/e" + std::to_string(t.epi_passes) : "") + (t.tap_sum ? "/ts" : "");
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -79,6 +81,7 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.b_global = t.b_global;
   c.up2 = t.up2;
   c.one_phase = t.one_phase;
+  c.epi_passes = t.epi_passes;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
@@ -115,17 +118,27 @@ std::vector<ConfigTemplate> up2_templates() {
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true});
   // One output phase per workgroup: tiles of the low-resolution grid (a 16x16 one is 256 output
-  // pixels of one phase).
+  // pixels of one phase), the epilogue in one or two channel passes (coop_config_fits drops
+  // the pairs that do not divide).
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 32}, {4, 64}, {8, 16}, {4, 32}, {16, 32}, {8, 64}})
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})
-        for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true, true});
+        for (auto [sg_m, sg_n] : grids)
+          for (int64_t ep : {1, 2}) {
+            ConfigTemplate t{th, tw, nt, sg_m, sg_n, cm_n, false, true, true};
+            t.epi_passes = ep;
+            out.push_back(t);
+          }
   return out;
 }
 
 // Written by prune_configs.py --family conv2d_coopmat_up2.
 const char* const kPrunedUp2Templates[] = {
 #include "kernels/coop_up2_configs_pruned.inc"
+    // Added by hand until the next exhaustive run: the two-pass epilogue templates (/e2) came
+    // after the data the list above was pruned from; these won the variant runs of
+    // bench/RESULTS.md, 2026-11-25 evening (dec_conv1a 0.51 -> 0.40-0.43 ms).
+    "16x16/ntfull/sg4x2/n16/b0/p1/e2", "16x16/ntfull/sg8x1/n16/b0/p1/e2", "16x16/ntfull/sg8x2/n16/b0/p1/e2",
 };
 
 // The templates of `all` whose ids a pruned list names, in `all`'s order.

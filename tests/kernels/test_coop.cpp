@@ -331,6 +331,12 @@ std::vector<CoopConvConfig> forced_configs() {
   v.back().tap_sum = true;
   add(4, 16, 64, 16, 2, 1, 8, false, false);  // index 22
   v.back().tap_sum = true;
+  // One phase with the epilogue in channel passes (EPI_PASSES): 2 passes of one fragment column
+  // each on 4x2 subgroups, and 4 passes of one fragment of each subgroup's 4 (8x1, fp32).
+  up2(16, 16, 32, 4, 2, 16, true);  // index 23
+  v.back().one_phase = true, v.back().epi_passes = 2;
+  up2(8, 16, 64, 8, 1, 16, false);  // index 24
+  v.back().one_phase = true, v.back().epi_passes = 4;
   return v;
 }
 
@@ -473,6 +479,23 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
   CoopConvConfig c;
   c.up2 = true, c.one_phase = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 16, c.sg_m = 4, c.sg_n = 1;
   REQUIRE(c.valid());
+  {  // Epilogue passes: one phase only, whole coop-N fragments per pass.
+    CoopConvConfig e = c;
+    e.epi_passes = 2;
+    CHECK_FALSE(e.valid());  // nt 16 is one 16-wide fragment
+    e.cm_n = 8;
+    CHECK(e.valid());
+    CHECK(e.describe().find(" ep2") != std::string::npos);
+    e.nt = 64, e.cm_n = 16, e.tile_h = 16;
+    const int64_t two = e.shared_bytes(3, 3);
+    e.epi_passes = 1;
+    CHECK(e.shared_bytes(3, 3) == 36864);  // the 256 x 72-half staging sets the size
+    CHECK(two == 23088);                   // the stage buffer does
+    e.epi_passes = 3;
+    CHECK_FALSE(e.valid());
+    e.epi_passes = 2, e.one_phase = false, e.tile_w = 32;
+    CHECK_FALSE(e.valid());
+  }
   CHECK(up2_skip_fits(c, 4));
   CHECK_FALSE(up2_skip_fits(c, 5));
   const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
@@ -535,6 +558,10 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
   CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full, 0));
   // One phase per workgroup only where the skip is narrow (or absent).
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->one_phase);
+  // dec_conv1a's heuristic: 16x16 with a two-pass epilogue, within ~30 KB (two workgroups per SM
+  // on the H100): the shader's declared size, as the driver reported it.
+  CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->epi_passes == 2);
+  CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->shared_bytes(3, 3) == 23088);
   CHECK(choose_coop_up2_config({64, 64, 3, 3}, full, 0)->one_phase);
   CHECK_FALSE(choose_coop_up2_config({96, 64, 3, 3}, full, 32)->one_phase);
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
@@ -667,7 +694,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
     // -3: the heuristic without tails (where the case has any).
-    for (int variant : {-3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22}) {
+    for (int variant : {-3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22, 24}) {
       if ((variant == -2 && !c.nhwc) || (variant == -3 && !c.tails)) continue;
       target.nhwc = variant != -2;
       target.coop_tail = variant != -3;
