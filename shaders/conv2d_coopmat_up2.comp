@@ -150,10 +150,11 @@
 #endif
 // EPI_PASSES (ONE_PHASE only; default 1): the epilogue stages and stores the accumulators
 // NT / EPI_PASSES channels at a time, so that the staging is M_TILE x (NT / EPI_PASSES + 8)
-// halves (or (NT / EPI_PASSES) x (M_TILE + 8) for an NCHW output) instead of NT / EPI_PASSES
-// times that. Why: on the H100 two workgroups share an SM only with <= ~30 KB of shared memory
-// each, and a 16x16 tile's staging (37 KB) would decide its size (bench/RESULTS.md, 2026-11-25
-// evening: dec_conv1a 0.51 -> 0.43 ms with 16x16 on 8x2 subgroups and 2 passes).
+// halves (or (NT / EPI_PASSES) x (M_TILE + 8) for an NCHW output), about 1 / EPI_PASSES of the
+// one-pass staging. Why: on the H100 two workgroups share an SM only with <= ~30 KB of shared
+// memory each, and a 16x16 tile's one-pass staging (37 KB) would set its size; two passes leave
+// it at the stage buffer's 23 KB (bench/RESULTS.md, 2026-11-25 evening: dec_conv1a 0.51 -> 0.41
+// ms with 16x16 on 4x2 subgroups and 2 passes).
 #ifndef EPI_PASSES
 #define EPI_PASSES 1
 #endif
