@@ -639,11 +639,15 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   // Every tensor between two convs is NHWC (the network's 3-channel input and output stay
   // NCHW): each conv reads or writes one, and no conversion is needed.
   CHECK(nhwc_dispatches(plan) == 15);
+  // The plan with one switch of the target changed (which its cache key must name).
+  auto plan_with = [&](auto change) {
+    LoweringTarget changed = target;
+    change(changed);
+    CHECK(changed.key() != target.key());
+    return build_portable_plan(g, plan::Precision::F16, changed);
+  };
   // Without tails: the last conv on conv2d_coopmat_tapsum (27 taps x channels in N).
-  LoweringTarget no_tail = target;
-  no_tail.coop_tail = false;
-  CHECK(no_tail.key() != target.key());
-  const plan::Plan untailed = build_portable_plan(g, plan::Precision::F16, no_tail);
+  const plan::Plan untailed = plan_with([](LoweringTarget& t) { t.coop_tail = false; });
   CHECK(families(untailed).at("conv2d_coopmat_tapsum") == 1);
   CHECK(families(untailed).count("conv_tail_ring") == 0);
   CHECK(untailed.dispatches.size() == 16);
@@ -653,18 +657,12 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
       CHECK(define(untailed.pipelines[d.pipeline], "X0_HWC") == "1");
     }
   plan::validate_plan(plan);
-  LoweringTarget nchw = target;
-  nchw.nhwc = false;
-  CHECK(nchw.key() != target.key());
-  const plan::Plan nchw_plan = build_portable_plan(g, plan::Precision::F16, nchw);
+  const plan::Plan nchw_plan = plan_with([](LoweringTarget& t) { t.nhwc = false; });
   CHECK(nhwc_dispatches(nchw_plan) == 0);
   CHECK(nchw_plan.dispatches.size() == 16);
 
   // Without the phase-decomposed family: conv2d_coopmat reads the upsampled inputs itself.
-  LoweringTarget no_up2 = target;
-  no_up2.coop_up2 = false;
-  CHECK(no_up2.key() != target.key());
-  const plan::Plan plain = build_portable_plan(g, plan::Precision::F16, no_up2);
+  const plan::Plan plain = plan_with([](LoweringTarget& t) { t.coop_up2 = false; });
   CHECK(families(plain).at("conv2d_coopmat") == 15);
   CHECK(families(plain).at("conv_tail_ring") == 1);
   CHECK(plain.dispatches.size() == 16);
