@@ -123,6 +123,9 @@
 #ifndef PROFILE_SKIP_FETCH
 #define PROFILE_SKIP_FETCH 0
 #endif
+#ifndef PROFILE_SKIP_STORE
+#define PROFILE_SKIP_STORE 0  // benchmarks only: the NHWC epilogue stores only values of -12345
+#endif
 #ifndef X0_HWC
 #define X0_HWC 0
 #endif
@@ -142,6 +145,12 @@
 #endif
 #ifndef TAIL
 #define TAIL 0
+#endif
+#ifndef HEAD
+#define HEAD 0
+#endif
+#if HEAD && (CONCAT || UPSAMPLE0 || B_GLOBAL || NARROW || TAIL || CK != 16)
+#error "conv2d_coopmat: HEAD is for plain convs (no concat, upsample, B_GLOBAL, NARROW or TAIL; CK 16)"
 #endif
 #ifndef TAIL_PROFILE
 #define TAIL_PROFILE 0  // benchmarks only (wrong results): 1 no tap sums, 2 nor Z, 3 no epilogue at all
@@ -195,7 +204,21 @@
 #define A_STRIDE 8
 #define KROWS (KH * KSX * CM_K)  // weight rows of the chunk (one chunk: c_in <= 8)
 #else
+#if HEAD
+// The patch flattened with a row pitch of HALO_W + 1 pixels (conv2d_coopmat_head.glsl says why);
+// after it the region R: the image slots and the head's weights, later the conv's weights.
+#define H_PP (HALO_W + 1)
+#define H_FRAGS ((HALO_H * H_PP + CM_M - 1) / CM_M)
+#define H_PX (H_FRAGS * CM_M)
+#define H_SLOTS (H_PX + 2 * H_PP + 1)
+#define H_WS 24
+#define H_REGION_VEC4 (H_SLOTS * 2 + 48 * H_WS / 4)  // slots, one chunk's head weights
+#define PATCH_W H_PP
+#define X_VEC4 (H_PX * CKS / 4)
+#else
+#define PATCH_W HALO_W
 #define X_VEC4 (HALO * CKS / 4)
+#endif
 #define A_STRIDE CKS
 #define KROWS (KK * CK)
 #endif
@@ -211,7 +234,11 @@
 #define W_VEC4 (KROWS * NTS / 4)
 #define NBUF 1
 #endif
+#if HEAD
+#define STAGE_VEC4 (X_VEC4 + (H_REGION_VEC4 > W_VEC4 ? H_REGION_VEC4 : W_VEC4))
+#else
 #define STAGE_VEC4 (X_VEC4 + W_VEC4)
+#endif
 #if TAIL
 // Pixel-major rows wide enough for the conv's channels and for Z (conv2d_coopmat_tail.glsl).
 #define YS ((NT > T_NT ? NT : T_NT) + 8)
@@ -226,6 +253,10 @@
 // After everything else: the tail's weights and the conv's bias (conv2d_coopmat_tail.glsl).
 #define TAIL_C_OFF MAIN_VEC4
 #define SMEM_VEC4 (MAIN_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
+#elif HEAD
+// After everything else: the head's biases (conv2d_coopmat_head.glsl).
+#define HEAD_C_OFF MAIN_VEC4
+#define SMEM_VEC4 (MAIN_VEC4 + H_K / 4)
 #else
 #define SMEM_VEC4 MAIN_VEC4
 #endif
@@ -268,6 +299,8 @@
 #define B_W2 (3 + CONCAT + HAS_BIAS)
 #define B_BIAS2 (B_W2 + 1)
 #define B_P (B_W2 + 1 + T_HAS_BIAS)
+#define B_HW (3 + HAS_BIAS)
+#define B_HB (B_HW + 1)
 
 layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
@@ -300,6 +333,11 @@ layout(push_constant) uniform Push {
   int t_crop_top, t_crop_left;
   uint t_act_a, t_act_b;
 #endif
+#if HEAD
+  uint h_c, h_h, h_w;
+  int h_pad_top, h_pad_left;
+  uint h_act_a, h_act_b;
+#endif
 } pc;
 
 shared f16vec4 smem[SMEM_VEC4];
@@ -307,6 +345,9 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "coopmat_ops.glsl"
 
 #include "conv2d_coopmat_stage.glsl"
+#if HEAD
+#include "conv2d_coopmat_head.glsl"
+#endif
 
 // Tile row r and 16-pixel column segment cs of fragment i of subgroup row sg_m.
 void frag_pos(uint sg_m, uint i, out uint r, out uint cs) {
@@ -347,7 +388,13 @@ void main() {
 #endif
   const bool widths4 = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
+#if HEAD
+  head_fetch(t, n, iy0, ix0);
+  head_fetch_conv_w(0, t, w_base);
+  head_stash(t, 0);
+#else
   stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
+#endif
 #if TAIL
   tail_stage_consts(t);
 #endif
@@ -363,6 +410,14 @@ void main() {
     if (more) stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, STAGE_VEC4 - xb);
 #else
     const uint xb = 0;
+#endif
+#if HEAD
+    // conv2d_coopmat_head.glsl, steps 2 and 3: the patch from the slots, then the conv weights.
+    head_gemm(chunk, sg);
+    barrier();
+    head_zero_outside(t, iy0, ix0);
+    head_stash_conv_w(t);
+    barrier();
 #endif
 #if !PROFILE_SKIP_MMA && NARROW
     // K step (ky, ks): taps KX_STEP * ks .. of kernel row ky, read as two consecutive slots per
@@ -394,7 +449,7 @@ void main() {
         }
         LOOP_UNROLL for (uint p = 0; p < FM + KH - 1; ++p) {
           A_DECL;  // a[0] only: patch row r0 + p, columns cs0*16 + kx ..
-          A_LOAD(0, xb * 4 + ((r0 + p) * HALO_W + cs0 * CM_M + kx) * CKS + kc * CM_K);
+          A_LOAD(0, xb * 4 + ((r0 + p) * PATCH_W + cs0 * CM_M + kx) * CKS + kc * CM_K);
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
             if (p >= i && p - i < KH) {
               LOOP_UNROLL for (uint j = 0; j < FN; ++j) MUL_ADD_AB(i, j, 0, (p - i) * FN + j);
@@ -413,7 +468,7 @@ void main() {
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
           uint r, cs;
           frag_pos(sg_m, i, r, cs);
-          A_LOAD(i, xb * 4 + ((r + ky) * HALO_W + cs * CM_M + kx) * CKS + kc * CM_K);
+          A_LOAD(i, xb * 4 + ((r + ky) * PATCH_W + cs * CM_M + kx) * CKS + kc * CM_K);
         }
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
           const uint n0 = (sg_n * FN + j) * CM_N;
@@ -430,7 +485,12 @@ void main() {
     barrier();  // every subgroup is done reading this chunk
 #if !B_GLOBAL
     if (more) {
+#if HEAD
+      head_fetch_conv_w(chunk + 1, t, w_base);  // used in step 3: its latency overlaps step 2
+      head_stash(t, chunk + 1);
+#else
       stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, 0);
+#endif
       barrier();
     }
 #endif
@@ -486,7 +546,7 @@ void main() {
     float v[8];
     if (!G8_FIXED) bias8(co, b8);
     activated8(m * NTS + 8 * g8, b8, act_a, act_b, v);
-    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
+    if (PROFILE_SKIP_STORE == 0 || v[0] == -12345.0) store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #elif Y_HWC
   // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (NaN propagates).

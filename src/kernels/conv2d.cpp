@@ -61,7 +61,8 @@ const compiler::Op& ConvFusion::last(const compiler::Op& conv) const {
 }
 
 std::string ConvFusion::pattern() const {
-  std::string p = std::string(pad0 ? "pad+" : "") + (upsample ? "upsample+" : "") + (pad1 ? "pad+" : "") + (concat ? "concat+" : "") +
+  std::string p = std::string(head_pad0 ? "pad+" : "") + (head ? std::string("conv") + (head_activation ? "+act" : "") + "+" : "") +
+                  (pad0 ? "pad+" : "") + (upsample ? "upsample+" : "") + (pad1 ? "pad+" : "") + (concat ? "concat+" : "") +
                   "conv" + (activation ? "+act" : "") + (pool ? "+pool" : "");
   if (!slices.empty()) p += "+slice";
   if (tail) p += std::string("+conv") + (tail_activation ? "+act" : "") + (tail_slices.empty() ? "" : "+slice");
@@ -70,7 +71,7 @@ std::string ConvFusion::pattern() const {
 
 std::vector<const compiler::Op*> ConvFusion::covered(const compiler::Op& conv) const {
   std::vector<const compiler::Op*> ops;
-  for (const compiler::Op* op : {upsample, concat, &conv, activation, pool})
+  for (const compiler::Op* op : {head, head_activation, upsample, concat, &conv, activation, pool})
     if (op) ops.push_back(op);
   ops.insert(ops.end(), slices.begin(), slices.end());
   for (const compiler::Op* op : {tail, tail_activation})
@@ -81,12 +82,13 @@ std::vector<const compiler::Op*> ConvFusion::covered(const compiler::Op& conv) c
 
 std::vector<const compiler::Op*> ConvFusion::read_through() const {
   std::vector<const compiler::Op*> ops;
-  for (const compiler::Op* op : {pad0, pad1})
+  for (const compiler::Op* op : {head_pad0, pad0, pad1})
     if (op) ops.push_back(op);
   return ops;
 }
 
 TensorId ConvFusion::x0(const compiler::Op& conv) const {
+  if (head) return head_pad0 ? head_pad0->inputs.at(0) : head->inputs.at(0);
   if (pad0) return pad0->inputs.at(0);
   if (upsample) return upsample->inputs.at(0);
   return concat ? concat->inputs.at(0) : conv.inputs.at(0);
@@ -174,6 +176,7 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
              b.float_bits(io.act.a), b.float_bits(io.act.b), c0, x0e[2], x0e[3], ye[2], ye[3], h1, w1, bh1, bw1};
   for (const compiler::Op* op : f.covered(conv)) io.name += (io.name.empty() ? "" : "+") + op->name;
   if (f.pad0) io.name = f.pad0->name + "+" + io.name;
+  if (f.head_pad0) io.name = f.head_pad0->name + "+" + io.name;
   return io;
 }
 
@@ -223,6 +226,42 @@ TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dSh
   bindings.push_back({plan::Resource::Scratch, out.partials, plan::Access::Write});
   push.insert(push.end(), out.push.begin(), out.push.end());
   return out;
+}
+
+// A conv2d_coopmat HEAD (ConvFusion::head): the head's macros, bindings (its weights packed as
+// a NARROW=2 conv of 16-channel tiles, its bias) and push constants (h_c h_h h_w h_pad_top
+// h_pad_left h_act_a h_act_b) added to the conv dispatch's (conv2d_coopmat_head.glsl).
+void lower_head(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f, const CoopConvConfig& c,
+                const ConvIo& io, std::vector<std::pair<std::string, int64_t>>& defines, std::vector<plan::Binding>& bindings,
+                std::vector<ValueId>& push) {
+  const compiler::Op& h = *f.head;
+  const Conv2dShape hs = conv2d_shape(b, h);
+  if (!coop_head_shape_ok(hs, shape) || f.concat || f.upsample || f.pad0 || f.tail || c.up2 || c.tap_sum || c.b_global || c.ck != 16)
+    fail(ErrorCode::Internal, describe_op(conv) + ": " + describe_op(h) + " cannot be a head of configuration " + c.describe());
+  auto& prog = b.program();
+  const ActivationMacro act =
+      f.head_activation ? activation_macro(std::get<compiler::ActivationAttrs>(f.head_activation->attrs)) : ActivationMacro{};
+  const auto& attrs = std::get<ConvAttrs>(h.attrs);
+  std::optional<plan::Binding> bias;
+  if (attrs.has_bias && h.inputs.size() > 2) bias = b.read(h.inputs[2]);
+  CoopConvConfig packing;  // [16-channel tile][ky][16][16]: one chunk of the conv per tile
+  packing.nt = 16, packing.ck = 16;
+  const compiler::Tensor& hw = b.graph().tensor(h.inputs.at(1));
+  const uint32_t packed = b.add_weights(hw.name + " (conv2d_coopmat head)", pack_coop_weights(*hw.f32_data, hs, packing, 2));
+  // The image as the head reads it: a folded Pad widens the padding and bounds the reads.
+  const Extents4 ie = b.extents4(io.x0), he = b.extents4(h.inputs.at(0));
+  ValueId ih = ie[2], iw = ie[3], pad_top = attrs.pad_begin[0], pad_left = attrs.pad_begin[1];
+  if (f.head_pad0) {
+    const auto p = spatial_pads(*f.head_pad0);
+    ih = prog.min(ie[2], prog.sub(he[2], p[0]));
+    iw = prog.min(ie[3], prog.sub(he[3], p[1]));
+    pad_top = prog.add(pad_top, p[0]);
+    pad_left = prog.add(pad_left, p[1]);
+  }
+  defines.insert(defines.end(), {{"HEAD", 1}, {"H_K", (shape.c_in + 15) / 16 * 16}, {"H_HAS_BIAS", bias ? 1 : 0}, {"H_ACT", act.code}});
+  bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
+  if (bias) bindings.push_back(*bias);
+  push.insert(push.end(), {b.constant(hs.c_in), ih, iw, pad_top, pad_left, b.float_bits(act.a), b.float_bits(act.b)});
 }
 
 // The ring pass (shaders/conv_tail_ring.comp): the tail's outputs on the tiles' borders.
@@ -336,6 +375,10 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   std::vector<ValueId> push = io.push;
   std::optional<TailLowering> tail;
   if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push);
+  if (f.head) {
+    if (how.x0 != Layout::NCHW) fail(ErrorCode::Internal, describe_op(conv) + ": a head reads an NCHW image");
+    lower_head(b, conv, shape, f, c, io, spec.defines, bindings, push);
+  }
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};

@@ -179,6 +179,38 @@ std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, cons
   return first_fitting(picks, s, target, false, false, [&](const CoopConvConfig& c) { return coop_tail_fits(c, s, tail, target); });
 }
 
+bool coop_head_shape_ok(const Conv2dShape& h, const Conv2dShape& conv) {
+  return h.kh == 3 && h.kw == 3 && h.sh == 1 && h.sw == 1 && h.dh == 1 && h.dw == 1 && h.c_in >= 1 && h.c_in <= 4 &&
+         h.c_out == conv.c_in && conv.c_in > 8;
+}
+
+int64_t coop_head_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s) {
+  // conv2d_coopmat.comp's SMEM_VEC4 with HEAD (halves): H_PX patch pixels of CK + 8, then R (the
+  // H_SLOTS slots of 8 and one chunk's 48 head weight rows of 24, or the conv weights), the
+  // epilogue staging over all of it, then the head's biases.
+  const int64_t halo_h = c.tile_h + s.kh - 1, pitch = c.tile_w + s.kw;  // H_PP = HALO_W + 1
+  const int64_t px = round_up(halo_h * pitch, 16), slots = px + 2 * pitch + 1;
+  const int64_t r = std::max(s.kh * s.kw * c.ck * (c.nt + 8), slots * 8 + 48 * 24);
+  const int64_t m = c.tile_h * c.tile_w, out = std::max(c.nt * (m + 8), m * (c.nt + 8));
+  return 2 * (std::max(px * (c.ck + 8) + r, out) + round_up(s.c_in, 16));
+}
+
+bool coop_head_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
+  if (c.up2 || c.tap_sum || c.b_global || c.ck != 16 || !coop_config_fits(c, s, target, even_tile_h)) return false;
+  return coop_head_shared_bytes(c, s) <= target.max_shared_bytes;
+}
+
+std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
+  if (!coop_conv_applicable(s)) return std::nullopt;
+  // OIDN's enc_conv1 (32 -> 32, pool) ran fastest on 8x64 pixels on 16 subgroups without a head
+  // (bench/RESULTS.md, 2026-11-25); with its head that tile needs 47.5 KB. Then smaller tiles.
+  const int64_t nt = std::min<int64_t>(round_up(s.c_out, 16), 64);
+  const std::vector<Pick> picks = {{8, 64, 16, 1, nt, 16}, {8, 32, 8, 1, nt, 16}, {4, 32, 8, 1, nt, 16}, {4, 16, 4, 1, nt, 16},
+                                   {2, 16, 2, 1, nt, 16}};
+  return first_fitting(picks, s, target, even_tile_h, false,
+                       [&](const CoopConvConfig& c) { return coop_head_fits(c, s, target, even_tile_h); });
+}
+
 bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.one_phase || skip_channels <= 4; }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {

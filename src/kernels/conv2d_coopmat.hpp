@@ -98,6 +98,21 @@ bool coop_tail_shape_ok(const Conv2dShape& tail);
 bool coop_tail_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
 // The heuristic's configuration for a conv with that tail, or nullopt.
 std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
+// A conv2d_coopmat HEAD (ConvFusion::head): the conv before this one, when it reads an image of
+// at most 4 channels, computed per workgroup into the staged patch (conv2d_coopmat_head.glsl).
+// Whether the head conv's shape can be a HEAD (3x3, stride and dilation 1, c_in <= 4) of a conv
+// of shape `conv` (whose input channels it computes; more than 8, so no NARROW).
+bool coop_head_shape_ok(const Conv2dShape& head, const Conv2dShape& conv);
+// Shared memory of plain conv2d_coopmat `config` with a head (bytes): the patch at a row pitch of
+// one more pixel, the image slots and a chunk's head weights or the chunk's conv weights, the
+// epilogue's staging, the head's biases.
+int64_t coop_head_shared_bytes(const CoopConvConfig& config, const Conv2dShape& shape);
+// Whether `config` can run `shape` with a head on `target`: plain conv2d_coopmat (no up2,
+// tap-sum or B_GLOBAL), 16-channel chunks, the shared memory above fits.
+bool coop_head_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+// The heuristic's configuration for a conv with a head, or nullopt.
+std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
+
 // The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
 // `skip_channels`: the channels concatenated after the upsampled ones (0: none).
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);

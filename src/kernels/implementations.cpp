@@ -144,10 +144,33 @@ const Op* fusable_tail(const compiler::Graph& g, const Uses& u, TensorId result)
   return tail;
 }
 
+// The convolution (with the activation that alone consumes it, if any) whose output alone is
+// `x`, the input of conv `conv`, when it can be conv2d_coopmat's HEAD there (ConvFusion::head):
+// constant weights of a head's shape, constant pads of 1, a constant bias if any, a rank-4
+// input of its weights' channel count; a zero Pad before it is read through. Null head if not.
+ConvFusion fusable_head(const compiler::Graph& g, const Uses& u, const Op& conv, TensorId x) {
+  const Op* act = u.sole_producer<compiler::ActivationAttrs>(x);
+  if (act && act->inputs.size() != 1) return {};
+  const Op* head = u.sole_producer<compiler::ConvAttrs>(act ? act->inputs[0] : x);
+  const auto conv_shape = constant_conv2d_shape(g, conv);
+  const auto shape = head ? constant_conv2d_shape(g, *head) : std::nullopt;
+  if (!shape || !conv_shape || !coop_head_shape_ok(*shape, *conv_shape) || head->inputs.at(0) == head->output) return {};
+  const auto& in = g.tensor(head->inputs[0]).shape;
+  if (in.size() != 4 || !is_const(g, in[1], shape->c_in, shape->c_in)) return {};
+  const auto& a = std::get<compiler::ConvAttrs>(head->attrs);
+  for (ValueId v : {a.pad_begin[0], a.pad_begin[1], a.pad_end[0], a.pad_end[1]})
+    if (!is_const(g, v, 1, 1)) return {};
+  if (a.has_bias && head->inputs.size() > 2 && !g.tensor(head->inputs[2]).is_constant()) return {};
+  ConvFusion f{.head = head, .head_activation = act};
+  if (const Op* pad = u.producer[head->inputs[0]]; foldable_pad(g, pad, false)) f.head_pad0 = pad;
+  return f;
+}
+
 // Every fusion of one convolution: prologue (none, [upsample+]concat[+pad on its second input],
-// upsample, pad) x epilogue (none, act, [act+]pool, [act+]crop, and with `tail` [act+]tail
-// conv[+its act][+its crop]). Only the activation without `fuse`.
-std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, const Op& conv, bool fuse, bool tail) {
+// upsample, pad, and with `head` a [pad+]head conv[+its act]) x epilogue (none, act, [act+]pool,
+// [act+]crop, and with `tail` [act+]tail conv[+its act][+its crop]; a head takes no tail). Only
+// the activation without `fuse`.
+std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, const Op& conv, bool fuse, bool tail, bool head) {
   std::vector<ConvFusion> prologues = {{}};
   if (fuse) {
     const TensorId x = conv.inputs[0];
@@ -163,6 +186,8 @@ std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, co
       prologues.push_back({.upsample = up});
     } else if (const Op* pad = u.producer[x]; foldable_pad(g, pad, false)) {
       prologues.push_back({.pad0 = pad});
+    } else if (ConvFusion h = head ? fusable_head(g, u, conv, x) : ConvFusion{}; h.head) {
+      prologues.push_back(h);
     }
   }
   std::vector<ConvFusion> epilogues = {{}};
@@ -184,6 +209,7 @@ std::vector<ConvFusion> conv_fusions(const compiler::Graph& g, const Uses& u, co
   std::vector<ConvFusion> out;
   for (const ConvFusion& pro : prologues) {
     for (const ConvFusion& epi : epilogues) {
+      if (pro.head && epi.tail) continue;  // conv2d_coopmat takes one or the other
       ConvFusion f = pro;
       f.activation = epi.activation, f.pool = epi.pool, f.slices = epi.slices;
       f.tail = epi.tail, f.tail_activation = epi.tail_activation, f.tail_slices = epi.tail_slices;
@@ -219,13 +245,14 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
-                                         const std::optional<CoopTail>& tail) {
+                                         const std::optional<CoopTail>& tail, bool head) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
   // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's
-  // plainness, a tail's channel tile and shared memory.
+  // plainness, a tail's channel tile and shared memory, a head's shared memory.
   auto fusion_fits = [&](const CoopConvConfig& c) {
-    return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && (!tail || coop_tail_fits(c, shape, *tail, target.coop));
+    return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && (!tail || coop_tail_fits(c, shape, *tail, target.coop)) &&
+           (!head || coop_head_fits(c, shape, target.coop, pool));
   };
   auto usable = [&](const CoopConvConfig& c) {
     return c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c);
@@ -233,7 +260,8 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
   if (!first && tail) first = choose_coop_tail_config(shape, *tail, target.coop);
-  if (!first && !tail)
+  if (!first && head) first = choose_coop_head_config(shape, target.coop, pool);
+  if (!first && !tail && !head)
     first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool, plain);
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
@@ -254,7 +282,7 @@ int64_t up2_skip_channels(const compiler::Graph& g, const Conv2dShape& s, const 
 // padding 1 of a fused nearest 2x upsample (output extents = input extents = 2x the
 // upsample's input), without pool or crop, and a constant channel count for the upsampled part.
 bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape& s, const ConvFusion& f) {
-  if (!f.upsample || f.pool || !f.slices.empty() || f.tail || f.pad0 || s.kh != 3 || s.kw != 3 || !coop_conv_applicable(s)) return false;
+  if (!f.upsample || f.pool || !f.slices.empty() || f.tail || f.head || f.pad0 || s.kh != 3 || s.kw != 3 || !coop_conv_applicable(s)) return false;
   const auto& a = std::get<compiler::ConvAttrs>(conv.attrs);
   for (ValueId v : {a.pad_begin[0], a.pad_begin[1], a.pad_end[0], a.pad_end[1]})
     if (!is_const(g, v, 1, 1)) return false;
@@ -400,9 +428,10 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
         out.push_back(std::move(impl));
         continue;
       }
-      const std::vector<ConvFusion> fusions = conv_fusions(graph, u, op, target.fuse, coop && target.coop_tail);
-      for (const ConvFusion& f : fusions)  // (a tail is conv2d_coopmat's only)
-        if (!f.tail) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
+      const std::vector<ConvFusion> fusions =
+          conv_fusions(graph, u, op, target.fuse, coop && target.coop_tail, coop && target.coop_head && coop_conv_applicable(*shape));
+      for (const ConvFusion& f : fusions)  // (tails and heads are conv2d_coopmat's only)
+        if (!f.tail && !f.head) out.push_back(conv_implementation(graph, op, f, Implementation::Kind::PortableConv));
       if (!coop || !coop_conv_applicable(*shape)) continue;
       // A forced configuration of one family keeps the other out (tests check each family).
       const bool forced_up2 = target.force_config && target.force_config->up2;
@@ -421,7 +450,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const std::vector<CoopConvConfig> configs =
               coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
-                           !f.concat && !f.upsample, tail);
+                           !f.concat && !f.upsample, tail, f.head != nullptr);
           for (size_t v = 0; v < variants.size(); ++v) {
             // Where an NHWC variant exists, the NCHW one (variants[0]) is measured with the
             // heuristic's configuration only: on the H100 the NHWC variant of a configuration

@@ -11,7 +11,7 @@ std::string LoweringTarget::key() const {
     k += std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + (s.acc_f16 ? "f16," : "f32,");
   k += "sg" + std::to_string(coop.subgroup_size) + ";smem" + std::to_string(coop.max_shared_bytes) +
        (coop.prefer_f16_accumulate ? ";f16acc" : ";f32acc") + (fuse ? ";fuse" : "") + (coop_emulate ? ";emulate" : "") +
-       (coop_up2 ? "" : ";noup2") + (nhwc ? ";nhwc" : "") + (coop_tail ? ";tail" : "");
+       (coop_up2 ? "" : ";noup2") + (nhwc ? ";nhwc" : "") + (coop_tail ? ";tail" : "") + (coop_head ? ";head" : "");
   if (force_config) k += ";force " + force_config->describe();
   for (const auto& [name, c] : conv_configs) k += ";" + name + " " + c.describe();
   return k + ")";

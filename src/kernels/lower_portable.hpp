@@ -39,6 +39,9 @@ struct LoweringTarget {
   // A conv's next conv, when it has few output channels (a denoiser's last), may run in its
   // epilogue (ConvFusion::tail, conv2d_coopmat's TAIL); false: never (tests and benchmarks compare).
   bool coop_tail = true;
+  // A conv's previous conv, when it reads an image of at most 4 channels (a denoiser's first),
+  // may be computed in its prologue (ConvFusion::head, conv2d_coopmat's HEAD); false: never.
+  bool coop_head = true;
   // Tests and benchmarks only: COOP_EMULATE=1 runs the coop family's data flow with plain
   // arithmetic (so lavapipe can check it), and `force_config` replaces the heuristic for every
   // convolution it fits (the others keep the heuristic's choice).

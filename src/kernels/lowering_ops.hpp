@@ -32,6 +32,11 @@ ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs);
 //               conv reads the Pad's input with its padding widened (the Pad may have other
 //               readers: it is read through, not covered; see Implementation::reads_through);
 //     pad1      the same for the concat's second input (begin 0 only).
+//     head      (conv2d_coopmat only, without another prologue) the convolution whose activated
+//               output alone feeds this one, when it reads an image of at most 4 channels
+//               (3x3, stride 1, padding 1; head_pad0 a zero Pad it reads through, as pad0):
+//               computed per workgroup into the staged patch (HEAD), so its output is never
+//               stored and it has no dispatch; head_activation its activation.
 //   epilogue (what happens to the result):
 //     activation  an activation op that alone consumes the conv;
 //     pool        a 2x2/2 max-pool that alone consumes the activation (or the conv);
@@ -54,6 +59,9 @@ struct ConvFusion {
   const compiler::Op* tail = nullptr;
   const compiler::Op* tail_activation = nullptr;
   std::vector<const compiler::Op*> tail_slices;
+  const compiler::Op* head = nullptr;
+  const compiler::Op* head_activation = nullptr;
+  const compiler::Op* head_pad0 = nullptr;
 
   // The op whose output the dispatch writes.
   const compiler::Op& last(const compiler::Op& conv) const;
@@ -63,7 +71,8 @@ struct ConvFusion {
   std::vector<const compiler::Op*> covered(const compiler::Op& conv) const;
   // The folded Pads (pad0, pad1 where set), in graph order.
   std::vector<const compiler::Op*> read_through() const;
-  // The tensors the dispatch reads: X0 (before upsample / pad) and, with a concat, X1.
+  // The tensors the dispatch reads: X0 (before upsample / pad; with a head, the head's input)
+  // and, with a concat, X1.
   compiler::TensorId x0(const compiler::Op& conv) const;
   std::optional<compiler::TensorId> x1() const;
 };

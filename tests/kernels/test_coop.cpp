@@ -94,6 +94,7 @@ struct Case {
   int upsampled = 0;           // convs of an upsample (conv2d_coopmat_up2 unless a plain config is forced)
   bool nhwc = false;           // the coop plans keep tensors between convs NHWC (every conv reads or writes one)
   int tails = 0;               // convs with a tail conv in their epilogue (conv_tail_ring dispatches) in coop plans
+  int heads = 0;               // convs with the conv before them in their prologue (HEAD) in coop plans
 };
 
 std::vector<Case> cases() {
@@ -268,6 +269,36 @@ std::vector<Case> cases() {
     c.tails = 2;
     all.push_back(std::move(c));
   }
+  {
+    // Heads (conv2d_coopmat HEAD): a conv reading an image of at most 4 channels whose activated
+    // output alone feeds the next conv runs in that conv's prologue. A 3-channel image through a
+    // zero Pad (2 rows, 3 columns at the end) -> 3x3 3->24 relu -> 3x3 24->32 relu + 2x2 max-pool
+    // (ceil_mode: odd padded height); a 4-channel one -> 3x3 4->16 (no bias, no activation) ->
+    // 3x3 16->19 leaky (19 channels: a partial output tile). Odd width: patches cross the
+    // image edges in every position.
+    Case c{"heads: pad + 3x3 3->24 relu -> 3x3 24->32 relu + ceil pool, 3x3 4->16 -> 3x3 16->19 leaky", {}, 35, 45, 2, 4};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 3);
+    const TensorId y = b.input("y", 4);
+    const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
+    PadAttrs pad;
+    pad.begin = {b.c(0), b.c(0), b.c(0), b.c(0)};
+    pad.end = {b.c(0), b.c(0), b.c(2), b.c(3)};
+    const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), b.add(h, b.c(2)), b.add(w, b.c(3))});
+    const TensorId a = b.activation("relu_h", b.conv("head", px, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 91), relu());
+    const TensorId m = b.activation("relu_m", b.conv("main", a, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 92), relu());
+    PoolAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    b.output(b.pool("pool", m, p, {0, 0, 0, 0}, true));
+    ActivationAttrs leaky;
+    leaky.kind = Activation::LeakyRelu;
+    leaky.alpha = 0.2f;
+    const TensorId e = b.conv("head2", y, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 93);
+    b.output(b.activation("leaky", b.conv("main2", e, 19, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 94), leaky));
+    c.heads = 2;
+    all.push_back(std::move(c));
+  }
   return all;
 }
 
@@ -338,6 +369,8 @@ std::vector<CoopConvConfig> forced_configs() {
   v.back().one_phase = true, v.back().epi_passes = 2;
   up2(8, 16, 32, 8, 1, 8, false);  // index 24
   v.back().one_phase = true, v.back().epi_passes = 4;
+  // A head's tile with 16x8x16 fragments (two head N fragments per chunk) and fp32 accumulators.
+  add(8, 32, 32, 16, 8, 1, 8, false, false);  // index 25
   return v;
 }
 
@@ -601,7 +634,7 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
 
   const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
   const auto f = families(plan);
-  CHECK(f.at("conv2d_coopmat") == 11);
+  CHECK(f.at("conv2d_coopmat") == 10);  // enc_conv0 in enc_conv1's prologue (HEAD)
   CHECK(f.at("conv2d_coopmat_up2") == 4);  // the heuristic cost model takes the 4-tap phases
   // The last conv (32 -> 3) in dec_conv1b's epilogue (TAIL), plus its ring pass.
   CHECK(f.count("conv2d_coopmat_tapsum") == 0);
@@ -610,9 +643,9 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(f.count("pool2d") == 0);            // all four max-pools in the epilogues
   CHECK(f.count("upsample_nearest") == 0);  // all four upsamples in the prologues
   CHECK(f.count("copy") == 0);              // the concats and the crop are gone
-  CHECK(f.count("pad") == 0);               // read through by enc_conv0 and dec_conv1a
-  CHECK(plan.dispatches.size() == 16);
-  int pools = 0, concats = 0, narrow = 0;
+  CHECK(f.count("pad") == 0);               // read through by enc_conv0 (the head) and dec_conv1a
+  CHECK(plan.dispatches.size() == 15);
+  int pools = 0, concats = 0, heads = 0;
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family == "conv2d_coopmat_up2") concats += define(p, "CONCAT") == "1";
@@ -624,21 +657,24 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
     }
     if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_up2") continue;
     pools += define(p, "POOL") == "1";
-    // Only enc_conv0 (3 input channels) packs its taps into K.
-    if (!define(p, "NARROW").empty()) {
-      ++narrow;
-      CHECK(define(p, "NARROW") == "2");
-      CHECK(d.name.find("enc_conv0") != std::string::npos);
+    // enc_conv0 (3 input channels, read through the pad-to-16) runs in enc_conv1's prologue.
+    CHECK(define(p, "NARROW").empty());
+    if (define(p, "HEAD") == "1") {
+      ++heads;
+      CHECK(d.name == "/Pad+/enc_conv0/Conv+/enc_conv0/Relu+/enc_conv1/Conv+/enc_conv1/Relu+/pool1/MaxPool");
+      CHECK(define(p, "H_K") == "32");
+      CHECK(define(p, "POOL") == "1");
+      CHECK(define(p, "X0_HWC").empty());
     }
     concats += define(p, "CONCAT") == "1" && define(p, "UPSAMPLE0") == "1";
     CHECK(std::stoi(define(p, "SG_M")) * std::stoi(define(p, "SG_N")) * 32 == static_cast<int>(p.local_size[0]));
   }
   CHECK(pools == 4);
   CHECK(concats == 4);
-  CHECK(narrow == 1);
+  CHECK(heads == 1);
   // Every tensor between two convs is NHWC (the network's 3-channel input and output stay
   // NCHW): each conv reads or writes one, and no conversion is needed.
-  CHECK(nhwc_dispatches(plan) == 15);
+  CHECK(nhwc_dispatches(plan) == 14);
   // The plan with one switch of the target changed (which its cache key must name).
   auto plan_with = [&](auto change) {
     LoweringTarget changed = target;
@@ -650,7 +686,7 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   const plan::Plan untailed = plan_with([](LoweringTarget& t) { t.coop_tail = false; });
   CHECK(families(untailed).at("conv2d_coopmat_tapsum") == 1);
   CHECK(families(untailed).count("conv_tail_ring") == 0);
-  CHECK(untailed.dispatches.size() == 16);
+  CHECK(untailed.dispatches.size() == 15);
   for (const auto& d : untailed.dispatches)
     if (untailed.pipelines[d.pipeline].family == "conv2d_coopmat_tapsum") {
       CHECK(d.name.find("dec_conv0") != std::string::npos);
@@ -659,13 +695,30 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   plan::validate_plan(plan);
   const plan::Plan nchw_plan = plan_with([](LoweringTarget& t) { t.nhwc = false; });
   CHECK(nhwc_dispatches(nchw_plan) == 0);
-  CHECK(nchw_plan.dispatches.size() == 16);
+  CHECK(nchw_plan.dispatches.size() == 15);
 
   // Without the phase-decomposed family: conv2d_coopmat reads the upsampled inputs itself.
   const plan::Plan plain = plan_with([](LoweringTarget& t) { t.coop_up2 = false; });
-  CHECK(families(plain).at("conv2d_coopmat") == 15);
+  CHECK(families(plain).at("conv2d_coopmat") == 14);
   CHECK(families(plain).at("conv_tail_ring") == 1);
-  CHECK(plain.dispatches.size() == 16);
+  CHECK(plain.dispatches.size() == 15);
+
+  // Without heads: enc_conv0 a dispatch of its own, its taps packed into K (NARROW=2).
+  const plan::Plan headless = plan_with([](LoweringTarget& t) { t.coop_head = false; });
+  CHECK(families(headless).at("conv2d_coopmat") == 11);
+  CHECK(headless.dispatches.size() == 16);
+  CHECK(nhwc_dispatches(headless) == 15);
+  int narrow = 0;
+  for (const auto& d : headless.dispatches) {
+    const auto& p = headless.pipelines[d.pipeline];
+    CHECK(define(p, "HEAD").empty());
+    if (!define(p, "NARROW").empty()) {
+      ++narrow;
+      CHECK(define(p, "NARROW") == "2");
+      CHECK(d.name.find("enc_conv0") != std::string::npos);
+    }
+  }
+  CHECK(narrow == 1);
 
   // Without fusion: one coop dispatch per conv, the rest one dispatch per op.
   target.fuse = false;
@@ -692,22 +745,25 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
-    // -3: the heuristic without tails (where the case has any).
-    for (int variant : {-3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22, 23, 24}) {
-      if ((variant == -2 && !c.nhwc) || (variant == -3 && !c.tails)) continue;
+    // -3: the heuristic without tails (where the case has any); -4: without heads (likewise).
+    for (int variant : {-4, -3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22, 23, 24, 25}) {
+      if ((variant == -2 && !c.nhwc) || (variant == -3 && !c.tails) || (variant == -4 && !c.heads)) continue;
       target.nhwc = variant != -2;
       target.coop_tail = variant != -3;
+      target.coop_head = variant != -4;
       if (variant >= 0) target.force_config = forced_configs()[static_cast<size_t>(variant)];
       else target.force_config.reset();
       int coop = 0, up2 = 0, nhwc = 0, rings = 0;
       const double err = error_on(device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 40), &coop, plan::Precision::F16, nullptr,
                                   &up2, &nhwc, &rings);
       INFO(c.name << ", config " << (variant < 0 ? std::string("heuristic") : target.force_config->describe())
-                  << (target.nhwc ? "" : ", NCHW only") << (target.coop_tail ? "" : ", no tails") << ": relative L2 " << err);
-      CHECK(coop == c.expected_coop + (target.coop_tail ? 0 : c.tails));
+                  << (target.nhwc ? "" : ", NCHW only") << (target.coop_tail ? "" : ", no tails") << (target.coop_head ? "" : ", no heads")
+                  << ": relative L2 " << err);
+      CHECK(coop == c.expected_coop + (target.coop_tail ? 0 : c.tails) + (target.coop_head ? 0 : c.heads));
       CHECK(rings == (target.coop_tail ? c.tails : 0));
       CHECK(up2 == (target.force_config && !target.force_config->up2 ? 0 : c.upsampled));
-      CHECK(nhwc == (c.nhwc && target.nhwc ? c.expected_coop : 0));
+      // (Without heads the heads case's intermediate tensors may go NHWC.)
+      if (target.coop_head) CHECK(nhwc == (c.nhwc && target.nhwc ? c.expected_coop : 0));
       CHECK(err <= 2e-2);
     }
   }

@@ -19,6 +19,7 @@ constexpr double kDispatchMs = 0.004;      // launch and pipeline drain per disp
 // 2026-11-25). An NHWC output alone changed nothing measurable; its factor only breaks the tie.
 constexpr double kCoopNhwcInput = 0.85;
 constexpr double kCoopNhwcOutput = 0.99;
+constexpr double kHeadHalo = 1.3;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
@@ -80,10 +81,18 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       bytes += elem * tail_weights;
       flops += 2.0 * tail_weights * pixels;
     }
+    // A head conv (conv2d_coopmat's HEAD): its GEMM over the conv's input pixels, a third more
+    // for the patches' halos (8x64 tiles: 10 x 67 positions per 8 x 64), computed into the patch
+    // as an NHWC input would be staged (no transpose).
+    if (impl.fusion.head) {
+      const double head_weights = static_cast<double>(elements(g, impl.fusion.head->inputs.at(1), *values));
+      bytes += elem * head_weights;
+      flops += 2.0 * head_weights * pixels * kHeadHalo;
+    }
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
     if (impl.kind == Kind::CoopConv) {
       tflops = kCoopTflops;
-      if (impl.input_layout(0) == kernels::Layout::NHWC) tflops /= kCoopNhwcInput;
+      if (impl.input_layout(0) == kernels::Layout::NHWC || impl.fusion.head) tflops /= kCoopNhwcInput;
       if (impl.output_layout == kernels::Layout::NHWC) tflops /= kCoopNhwcOutput;
     }
   }
