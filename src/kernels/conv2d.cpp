@@ -134,6 +134,18 @@ std::pair<ValueId, ValueId> crop_start(PlanBuilder& b, const std::vector<const c
   return {h, w};
 }
 
+// What a conv of attributes `attrs` reads of its input `x` (extents xe), computed from `x0`
+// (extents x0e) through an optional zero Pad: (h, w, pad_top, pad_left), the region that holds
+// data and the padding, widened by the Pad's begin and bounded by what x0 covers.
+std::array<ValueId, 4> read_region(PlanBuilder& b, const compiler::Op* pad, const Extents4& x0e, const Extents4& xe,
+                                   const ConvAttrs& attrs) {
+  auto& prog = b.program();
+  if (!pad) return {xe[2], xe[3], attrs.pad_begin[0], attrs.pad_begin[1]};
+  const auto p = spatial_pads(*pad);
+  return {prog.min(x0e[2], prog.sub(xe[2], p[0])), prog.min(x0e[3], prog.sub(xe[3], p[1])), prog.add(attrs.pad_begin[0], p[0]),
+          prog.add(attrs.pad_begin[1], p[1])};
+}
+
 ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f) {
   const auto& attrs = std::get<ConvAttrs>(conv.attrs);
   auto& prog = b.program();
@@ -148,14 +160,7 @@ ConvIo conv_io(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shap
   // The conv's input as the GEMM sees it (after concat / upsample / pad): its extents bound
   // every read; a folded Pad shrinks them to what its input covers.
   const Extents4 xe = b.extents4(x), x0e = b.extents4(io.x0), ye = b.extents4(io.y);
-  ValueId h = xe[2], w = xe[3], pad_top = attrs.pad_begin[0], pad_left = attrs.pad_begin[1];
-  if (f.pad0) {
-    const auto p = spatial_pads(*f.pad0);
-    h = prog.min(x0e[2], prog.sub(xe[2], p[0]));
-    w = prog.min(x0e[3], prog.sub(xe[3], p[1]));
-    pad_top = prog.add(pad_top, p[0]);
-    pad_left = prog.add(pad_left, p[1]);
-  }
+  auto [h, w, pad_top, pad_left] = read_region(b, f.pad0, x0e, xe, attrs);
   // A folded crop computes output pixel o' as the conv's o' + start: input row
   // (o' + start) * stride - pad, i.e. the padding shrinks by start * stride.
   io.conv_out = b.extents4(conv.output);
@@ -249,15 +254,7 @@ void lower_head(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& sha
   const compiler::Tensor& hw = b.graph().tensor(h.inputs.at(1));
   const uint32_t packed = b.add_weights(hw.name + " (conv2d_coopmat head)", pack_coop_weights(*hw.f32_data, hs, packing, 2));
   // The image as the head reads it: a folded Pad widens the padding and bounds the reads.
-  const Extents4 ie = b.extents4(io.x0), he = b.extents4(h.inputs.at(0));
-  ValueId ih = ie[2], iw = ie[3], pad_top = attrs.pad_begin[0], pad_left = attrs.pad_begin[1];
-  if (f.head_pad0) {
-    const auto p = spatial_pads(*f.head_pad0);
-    ih = prog.min(ie[2], prog.sub(he[2], p[0]));
-    iw = prog.min(ie[3], prog.sub(he[3], p[1]));
-    pad_top = prog.add(pad_top, p[0]);
-    pad_left = prog.add(pad_left, p[1]);
-  }
+  const auto [ih, iw, pad_top, pad_left] = read_region(b, f.head_pad0, b.extents4(io.x0), b.extents4(h.inputs.at(0)), attrs);
   defines.insert(defines.end(), {{"HEAD", 1}, {"H_K", (shape.c_in + 15) / 16 * 16}, {"H_HAS_BIAS", bias ? 1 : 0}, {"H_ACT", act.code}});
   bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
   if (bias) bindings.push_back(*bias);
