@@ -416,7 +416,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // DENOX_BENCH_VARIANTS=FILE: kernel experiments on the fused (heuristic) plan. Each line of
   // FILE: "label ; DEF=V DEF=V ; /layer/Conv=config, /layer/Conv=config" (both parts may be
   // empty; '#' starts a comment): the defines are added to every conv2d_coopmat and
-  // conv2d_coopmat_up2 pipeline, the configurations replace the heuristic's for those convs.
+  // conv2d_coopmat_up2 pipeline (target.coop_head=0 and the like switch the LoweringTarget
+  // instead), the configurations replace the heuristic's for those convs.
   // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
   // output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
   // plan is written there as LABEL.plan (for denox_pipeline_stats).
@@ -448,13 +449,19 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         t.conv_configs[trim(item.substr(0, eq))] = parse_config(item.substr(eq + 1));
         at = comma + 1;
       }
-      plan::Plan p = compile(g, plan::Precision::F16, t);
       std::istringstream defs(parts[1]);
       std::vector<std::pair<std::string, std::string>> extra;
       for (std::string d; defs >> d;) {
         const size_t eq = d.find('=');
-        extra.push_back({d.substr(0, eq), eq == std::string::npos ? "1" : d.substr(eq + 1)});
+        const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "1" : d.substr(eq + 1);
+        // target.coop_head=0 (likewise coop_tail, coop_up2, nhwc): a LoweringTarget switch, not a define.
+        if (key == "target.coop_head") t.coop_head = value != "0";
+        else if (key == "target.coop_tail") t.coop_tail = value != "0";
+        else if (key == "target.coop_up2") t.coop_up2 = value != "0";
+        else if (key == "target.nhwc") t.nhwc = value != "0";
+        else extra.push_back({key, value});
       }
+      plan::Plan p = compile(g, plan::Precision::F16, t);
       add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2"});
       if (plan_dir) {
         const std::vector<uint8_t> bytes = plan::serialize_plan(p);
