@@ -127,33 +127,55 @@ void head_stash(uint t, uint chunk) {
   }
 }
 
-// Step 2: this subgroup's head fragments of chunk `chunk` (fragments sg, sg + SG_COUNT, ...).
+// Step 2: this subgroup's head fragments of chunk `chunk`: fragments sg + i * SG_COUNT. The
+// head's B and bias fragments are loaded once per chunk, and the H_FULL fragments every
+// subgroup has are computed side by side (independent multiply chains), then the last one of
+// the first H_REM subgroups.
+#define H_FULL (H_FRAGS / SG_COUNT)
+#define H_REM (H_FRAGS % SG_COUNT)
+#if !COOP_EMULATE
+#define H_ACC_MAT coopmat<ACC_T, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>
+// Fragments f0, f0 + SG_COUNT, ... (count n, a compile-time constant) from their A rows.
+#define HEAD_FRAGS(f0, n)                                                                                                  \
+  {                                                                                                                         \
+    H_ACC_MAT hacc[(n) * H_HN];                                                                                             \
+    [[unroll]] for (uint i = 0; i < (n) * H_HN; ++i) hacc[i] = hbias[i % H_HN];                                           \
+    [[unroll]] for (uint ky = 0; ky < 3; ++ky)                                                                              \
+      [[unroll]] for (uint i = 0; i < (n); ++i) {                                                                           \
+        coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_;                                                 \
+        coopMatLoad(a_, smem, (H_R_OFF + (((f0) + i * SG_COUNT) * CM_M + ky * H_PP) * 8) / 4, 8 / 4,                       \
+                    gl_CooperativeMatrixLayoutRowMajor);                                                                    \
+        [[unroll]] for (uint j = 0; j < H_HN; ++j) hacc[i * H_HN + j] = coopMatMulAdd(a_, hb[ky * H_HN + j], hacc[i * H_HN + j]); \
+      }                                                                                                                     \
+    [[unroll]] for (uint i = 0; i < (n) * H_HN; ++i) {                                                                      \
+      for (int k_ = 0; k_ < hacc[i].length(); ++k_) hacc[i][k_] = ACC_T(activate_as(H_ACT, float(hacc[i][k_]), act_a, act_b)); \
+      coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(hacc[i]), smem,                 \
+                   ((((f0) + (i / H_HN) * SG_COUNT) * CM_M) * CKS + (i % H_HN) * CM_N) / 4, CKS / 4,                       \
+                   gl_CooperativeMatrixLayoutRowMajor);                                                                     \
+    }                                                                                                                       \
+  }
+#endif
 void head_gemm(uint chunk, uint sg) {
   const float act_a = uintBitsToFloat(pc.h_act_a), act_b = uintBitsToFloat(pc.h_act_b);
+#if !COOP_EMULATE
+  H_ACC_MAT hbias[H_HN];
+  coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> hb[3 * H_HN];
+  [[unroll]] for (uint j = 0; j < H_HN; ++j) {
+    coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> b_;
+    coopMatLoad(b_, smem, (H_B_OFF + chunk * 16 + j * CM_N) / 4, 0, gl_CooperativeMatrixLayoutRowMajor);  // every row the bias row
+    hbias[j] = H_ACC_MAT(b_);
+    [[unroll]] for (uint ky = 0; ky < 3; ++ky)
+      coopMatLoad(hb[ky * H_HN + j], smem, (H_W_OFF + ky * 16 * H_WS + j * CM_N) / 4, H_WS / 4, gl_CooperativeMatrixLayoutRowMajor);
+  }
+#if H_FULL > 0
+  HEAD_FRAGS(sg, H_FULL);
+#endif
+#if H_REM > 0
+  if (sg < H_REM) HEAD_FRAGS(sg + H_FULL * SG_COUNT, 1);
+#endif
+#else
   for (uint f = sg; f < H_FRAGS; f += SG_COUNT) {
     const uint q0 = f * CM_M;
-#if !COOP_EMULATE
-    ACC_MAT hacc[H_HN];
-    [[unroll]] for (uint j = 0; j < H_HN; ++j) {
-      coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> b_;
-      coopMatLoad(b_, smem, (H_B_OFF + chunk * 16 + j * CM_N) / 4, 0, gl_CooperativeMatrixLayoutRowMajor);
-      hacc[j] = ACC_MAT(b_);
-    }
-    [[unroll]] for (uint ky = 0; ky < 3; ++ky) {
-      coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_;
-      coopMatLoad(a_, smem, (H_R_OFF + (q0 + ky * H_PP) * 8) / 4, 8 / 4, gl_CooperativeMatrixLayoutRowMajor);
-      [[unroll]] for (uint j = 0; j < H_HN; ++j) {
-        coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b_;
-        coopMatLoad(b_, smem, (H_W_OFF + ky * 16 * H_WS + j * CM_N) / 4, H_WS / 4, gl_CooperativeMatrixLayoutRowMajor);
-        hacc[j] = coopMatMulAdd(a_, b_, hacc[j]);
-      }
-    }
-    [[unroll]] for (uint j = 0; j < H_HN; ++j) {
-      for (int k_ = 0; k_ < hacc[j].length(); ++k_) hacc[j][k_] = ACC_T(activate_as(H_ACT, float(hacc[j][k_]), act_a, act_b));
-      coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(hacc[j]), smem,
-                   (q0 * CKS + j * CM_N) / 4, CKS / 4, gl_CooperativeMatrixLayoutRowMajor);
-    }
-#else
     // Element e = lane + k * SUBGROUP_SIZE of each 16 x 16 block: row e / 16, column e % 16.
     LOOP_UNROLL for (uint k_ = 0; k_ < CM_M * 16 / SUBGROUP_SIZE; ++k_) {
       const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / 16, c_ = e_ % 16;
@@ -165,8 +187,8 @@ void head_gemm(uint chunk, uint sg) {
       const uint o_ = (q0 + r_) * CKS + c_;
       smem[o_ >> 2][o_ & 3] = float16_t(EMU_ROUND(activate_as(H_ACT, s_, act_a, act_b)));
     }
-#endif
   }
+#endif
 }
 
 // Step 3 (after the barrier that ends step 2): patch pixels outside the head's output (the

@@ -75,7 +75,9 @@ TEST_CASE("structural pruning keeps only minimum-dispatch derivations of the OID
     CHECK(impls[i].family != "unary");
     CHECK(impls[i].family != "pad");
     CHECK(impls[i].family != "copy");
-    if (impls[i].family == "conv2d_coopmat" && covers(impls[i], "/enc_conv1/Conv")) CHECK(impls[i].pattern == "conv+act+pool");
+    // enc_conv1 with its pool, alone or with enc_conv0 in its prologue (a head ties with the pair).
+    if (impls[i].family == "conv2d_coopmat" && covers(impls[i], "/enc_conv1/Conv"))
+      CHECK((impls[i].pattern == "conv+act+pool" || impls[i].pattern == "pad+conv+act+conv+act+pool"));
   }
   // The portable conv absorbs the same ops, so it ties on dispatches and survives too.
   CHECK(kept_families.count("conv2d") == 1);
@@ -149,7 +151,8 @@ TEST_CASE("measured costs choose the schedule, failures drop implementations and
       pool_alone |= step.name == "/pool1/MaxPool";
     }
     CHECK(pool_alone);
-    CHECK(s.report.dispatches == 17);
+    // 17 without heads; every edge costs the same, so enc_conv0 goes into enc_conv1's prologue.
+    CHECK(s.report.dispatches == 16);
     CHECK(s.report.failed_edges > 0);
   }
   SECTION("an op whose every implementation failed is named with the failure") {

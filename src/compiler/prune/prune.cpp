@@ -8,12 +8,18 @@ namespace denox::autotune {
 
 namespace {
 
-// The dispatch count of a selection of structure edges.
+// What an implementation counts as in structural pruning: its dispatches, and one more for a
+// head (conv2d_coopmat HEAD), which recomputes its conv on every patch's halo instead of
+// storing it: counted as the dispatch it replaces, it ties with the unfused pair, so both
+// are kept and measured (a head is not always the faster one, as the absorbed pools are).
+size_t structural_dispatches(const kernels::Implementation& impl) { return impl.dispatches + (impl.fusion.head ? 1 : 0); }
+
+// The dispatch count of a selection of structure edges (heads counted as above).
 size_t dispatches_of(const select::Selection& sel, const std::vector<size_t>& impl_of_structure,
                      const std::vector<kernels::Implementation>& impls) {
   size_t n = 0;
   for (uint32_t e : sel.edges)
-    if (impl_of_structure[e] != Supergraph::kNoImplementation) n += impls[impl_of_structure[e]].dispatches;
+    if (impl_of_structure[e] != Supergraph::kNoImplementation) n += structural_dispatches(impls[impl_of_structure[e]]);
   return n;
 }
 
@@ -34,7 +40,7 @@ std::vector<bool> prune_structural(const compiler::Graph& graph, const std::vect
   // something and a structure made free below strictly beats every derivation without it.
   const double eps = 1e-6;
   std::vector<double> cost(structure_count);
-  for (size_t s = 0; s < structure_count; ++s) cost[s] = reps[s].dispatches + eps;
+  for (size_t s = 0; s < structure_count; ++s) cost[s] = static_cast<double>(structural_dispatches(reps[s])) + eps;
   const std::vector<bool> all(structure_count, true);
   Supergraph sg = build_supergraph(graph, reps, cost, all);
   const select::Selection best = select::select_min_latency(sg.graph);

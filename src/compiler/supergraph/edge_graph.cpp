@@ -109,7 +109,8 @@ EdgeGraph extract_edge_graph(const compiler::Graph& source, const kernels::Imple
   e.impl.output = tensor_of.at(impl.output);
   for (auto& op : e.impl.reads_through) op = remap(op);
   kernels::ConvFusion& f = e.impl.fusion;
-  for (const compiler::Op** op : {&f.concat, &f.upsample, &f.pad0, &f.pad1, &f.activation, &f.pool, &f.tail, &f.tail_activation})
+  for (const compiler::Op** op : {&f.concat, &f.upsample, &f.pad0, &f.pad1, &f.activation, &f.pool, &f.tail, &f.tail_activation,
+                                  &f.head, &f.head_activation, &f.head_pad0})
     *op = remap(*op);
   for (auto* list : {&f.slices, &f.tail_slices})
     for (auto& op : *list) op = remap(op);
