@@ -73,16 +73,24 @@
 //                      padding 1) as a tap-sum in the epilogue, Y being its output (NCHW); its
 //                      macros T_COUT T_NT T_K T_HAS_BIAS T_ACT, bindings and push constants in
 //                      conv2d_coopmat_tail.glsl. Needs NT >= c_out (one channel tile).
+//   HEAD               (optional, default 0) 1: X0 is an image of at most 4 channels and the conv
+//                      before this one (3x3, padding 1) is computed into the staged patch per
+//                      chunk (conv2d_coopmat_head.glsl: macros H_K H_HAS_BIAS H_ACT, bindings and
+//                      push constants); the patch rows are HALO_W + 1 pixels apart. CK 16; not
+//                      with NARROW, CONCAT, UPSAMPLE0, B_GLOBAL or TAIL.
+//   PROFILE_SKIP_STORE (optional, benchmarks only: wrong results) 1: the NHWC epilogue computes
+//                      but does not store
 //   A_REUSE BIAS_ONCE  (optional, default 1) experiment switches of two optimizations (at their
 //                      definitions here and in coopmat_ops.glsl); 0 turns them off
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias]; with TAIL then the tail's packed
-//   weights, [its bias], the ring's partial sums.
+//   weights, [its bias], the ring's partial sums; with HEAD the head's packed weights, [its bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
 //   bh1 bw1 (c_in; h, w: the region of the conv's input as the GEMM sees it, after concat /
 //   upsample, that holds data; c0 h0 w0: the channels and stored extents of X0; oh ow: the conv
 //   output computed; out_h out_w: Y's extents; h1 w1: X1's stored extents, bh1 bw1: the part
 //   of it that holds data). The same layout as conv2d.comp's. TAIL adds t_out_h t_out_w (Y's
-//   extents), t_crop_top t_crop_left (the crop after the tail), t_act_a t_act_b.
+//   extents), t_crop_top t_crop_left (the crop after the tail), t_act_a t_act_b. HEAD adds h_c h_h
+//   h_w h_pad_top h_pad_left h_act_a h_act_b (conv2d_coopmat_head.glsl).
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
