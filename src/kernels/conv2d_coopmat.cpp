@@ -216,8 +216,10 @@ bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels) { return !c.o
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
   if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
   // From the H100's exhaustive tuning of this family (bench/RESULTS.md, 2026-11-24, "up2"):
-  // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile on 8x2; 96 as two
-  // 48-channel tiles (16x8x16); wider ones in 64-channel 4x64 tiles. Then smaller tiles where
+  // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile, 96 as two
+  // 48-channel tiles, on 8 subgroups of one column (the tuner's picks with NHWC tensors,
+  // 2026-11-26: dec_conv2a 0.247 -> 0.234 ms, dec_conv3a 0.136 -> 0.132 against 8x2 subgroups);
+  // wider ones in 64-channel 4x64 tiles. Then smaller tiles where
   // shared memory is short. A conv without a skip or with a narrow one (OIDN's dec_conv1a, the
   // image concatenated at full resolution) up to 64 channels: one phase per workgroup, 16x16
   // low-resolution pixels on 4x2 subgroups with a two-pass epilogue (23 KB of shared memory:
@@ -226,8 +228,8 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   std::vector<Pick> picks;
   if (skip_channels <= 4 && full <= 64) picks = {{16, 16, 4, 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
-  else if (full <= 64) picks.push_back({8, 32, 8, 2, full, 16});
-  else if (full == 96) picks.push_back({8, 32, 8, 2, 48, 8});
+  else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});
+  else if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});
   else picks.push_back({4, 64, 8, 2, 64, 16});
   for (int64_t nt : {std::min<int64_t>(full, 64), std::min<int64_t>(full, 32)})
     for (const Pick& p : {Pick{8, 32, 8, 2, nt, 16}, Pick{4, 64, 8, 2, nt, 16}, Pick{4, 32, 4, 2, nt, 16}, Pick{4, 32, 8, 1, nt, 16}})
