@@ -139,7 +139,7 @@ void head_stash(uint t, uint chunk) {
 #define HEAD_FRAGS(f0, n)                                                                                                  \
   {                                                                                                                         \
     H_ACC_MAT hacc[(n) * H_HN];                                                                                             \
-    [[unroll]] for (uint i = 0; i < (n) * H_HN; ++i) hacc[i] = hbias[i % H_HN];                                           \
+    [[unroll]] for (uint i = 0; i < (n) * H_HN; ++i) hacc[i] = hbias_m[i % H_HN];                                         \
     [[unroll]] for (uint ky = 0; ky < 3; ++ky)                                                                              \
       [[unroll]] for (uint i = 0; i < (n); ++i) {                                                                           \
         coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_;                                                 \
@@ -158,12 +158,12 @@ void head_stash(uint t, uint chunk) {
 void head_gemm(uint chunk, uint sg) {
   const float act_a = uintBitsToFloat(pc.h_act_a), act_b = uintBitsToFloat(pc.h_act_b);
 #if !COOP_EMULATE
-  H_ACC_MAT hbias[H_HN];
+  H_ACC_MAT hbias_m[H_HN];  // every row the chunk's biases
   coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> hb[3 * H_HN];
   [[unroll]] for (uint j = 0; j < H_HN; ++j) {
     coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> b_;
     coopMatLoad(b_, smem, (H_B_OFF + chunk * 16 + j * CM_N) / 4, 0, gl_CooperativeMatrixLayoutRowMajor);  // every row the bias row
-    hbias[j] = H_ACC_MAT(b_);
+    hbias_m[j] = H_ACC_MAT(b_);
     [[unroll]] for (uint ky = 0; ky < 3; ++ky)
       coopMatLoad(hb[ky * H_HN + j], smem, (H_W_OFF + ky * 16 * H_WS + j * CM_N) / 4, H_WS / 4, gl_CooperativeMatrixLayoutRowMajor);
   }

@@ -243,7 +243,6 @@ void lower_head(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& sha
   const Conv2dShape hs = conv2d_shape(b, h);
   if (!coop_head_shape_ok(hs, shape) || f.concat || f.upsample || f.pad0 || f.tail || c.up2 || c.tap_sum || c.b_global || c.ck != 16)
     fail(ErrorCode::Internal, describe_op(conv) + ": " + describe_op(h) + " cannot be a head of configuration " + c.describe());
-  auto& prog = b.program();
   const ActivationMacro act =
       f.head_activation ? activation_macro(std::get<compiler::ActivationAttrs>(f.head_activation->attrs)) : ActivationMacro{};
   const auto& attrs = std::get<ConvAttrs>(h.attrs);

@@ -83,6 +83,18 @@ double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, con
 
 ActivationAttrs relu() { return ActivationAttrs{}; }
 
+// A crop of `t` (c channels) as two spatial Slices, rows from `top` then columns from `left`:
+// a (c, rows_h, rows_w) tensor, then the (c, out_h, out_w) graph output.
+void crop_output(GraphBuilder& b, TensorId t, int64_t c, int64_t top, int64_t left, ValueId rows_h, ValueId rows_w, ValueId out_h,
+                 ValueId out_w) {
+  SliceAttrs rows, cols;
+  rows.start = {b.c(0), b.c(0), b.c(top), b.c(0)};
+  cols.start = {b.c(0), b.c(0), b.c(0), b.c(left)};
+  rows.step = cols.step = {1, 1, 1, 1};
+  const TensorId s1 = b.op("crop_rows", "Slice", rows, {t}, {b.c(1), b.c(c), rows_h, rows_w});
+  b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(c), out_h, out_w}));
+}
+
 // The graphs both the emulated and the real tests run (odd sizes, channel counts that are not
 // multiples of 16, every fusion).
 struct Case {
@@ -177,12 +189,7 @@ std::vector<Case> cases() {
     const TensorId a = b.activation("relu_a", b.conv("conv_a", px, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 41), relu());
     const TensorId cat = b.op("cat", "Concat", ConcatAttrs{1}, {a, px}, {b.c(1), b.c(15), h2, w2});
     const TensorId r = b.activation("relu_cat", b.conv("conv_cat", cat, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 42), relu());
-    SliceAttrs rows, cols;
-    rows.start = {b.c(0), b.c(0), b.c(1), b.c(0)};
-    cols.start = {b.c(0), b.c(0), b.c(0), b.c(2)};
-    rows.step = cols.step = {1, 1, 1, 1};
-    const TensorId s1 = b.op("crop_rows", "Slice", rows, {r}, {b.c(1), b.c(5), h, w2});
-    b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(5), h, w}));
+    crop_output(b, r, 5, 1, 2, h, w2, h, w);
     const TensorId pb = b.op("pad_begin", "Pad", zero_pad({2, 1, 1, 3}), {x}, {b.c(1), b.c(7), b.add(h, b.c(3)), b.add(w, b.c(4))});
     b.output(b.conv("conv_valid", pb, 4, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 43));
     all.push_back(std::move(c));
@@ -233,12 +240,7 @@ std::vector<Case> cases() {
     pad.end = {b.c(0), b.c(0), b.c(3), b.c(2)};
     const TensorId pa = b.op("pad", "Pad", pad, {a}, {b.c(1), b.c(16), b.add(h, b.c(3)), b.add(w, b.c(2))});
     const TensorId o = b.conv("conv_out", pa, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 72);
-    SliceAttrs rows, cols;
-    rows.start = {b.c(0), b.c(0), b.c(2), b.c(0)};
-    cols.start = {b.c(0), b.c(0), b.c(0), b.c(1)};
-    rows.step = cols.step = {1, 1, 1, 1};
-    const TensorId s1 = b.op("crop_rows", "Slice", rows, {o}, {b.c(1), b.c(3), b.add(h, b.c(1)), b.add(w, b.c(2))});
-    b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(3), b.add(h, b.c(1)), b.add(w, b.c(1))}));
+    crop_output(b, o, 3, 2, 1, b.add(h, b.c(1)), b.add(w, b.c(2)), b.add(h, b.c(1)), b.add(w, b.c(1)));
     ActivationAttrs sig;
     sig.kind = Activation::Sigmoid;
     b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sig));
@@ -256,12 +258,7 @@ std::vector<Case> cases() {
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
     const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu());
     const TensorId o = b.conv("conv_tail", a, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 82);
-    SliceAttrs rows, cols;
-    rows.start = {b.c(0), b.c(0), b.c(3), b.c(0)};
-    cols.start = {b.c(0), b.c(0), b.c(0), b.c(2)};
-    rows.step = cols.step = {1, 1, 1, 1};
-    const TensorId s1 = b.op("crop_rows", "Slice", rows, {o}, {b.c(1), b.c(3), b.add(h, b.c(-4)), w});
-    b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(3), b.add(h, b.c(-4)), b.add(w, b.c(-5))}));
+    crop_output(b, o, 3, 3, 2, b.add(h, b.c(-4)), w, b.add(h, b.c(-4)), b.add(w, b.c(-5)));
     const TensorId e = b.activation("relu_e", b.conv("conv_e", x, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 83), relu());
     ActivationAttrs sig;
     sig.kind = Activation::Sigmoid;
@@ -297,6 +294,27 @@ std::vector<Case> cases() {
     const TensorId e = b.conv("head2", y, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 93);
     b.output(b.activation("leaky", b.conv("main2", e, 19, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 94), leaky));
     c.heads = 2;
+    all.push_back(std::move(c));
+  }
+  {
+    // A head of three chunks whose activation is not 0 at 0 (sigmoid: the padded channels hold
+    // 0.5, which the conv's zero weights must cancel), read through a Pad with begin pads, and a
+    // 2-Slice crop after the headed conv.
+    Case c{"head: pad(1,2) + 3x3 3->40 sigmoid -> 3x3 40->16 relu + 2-Slice crop", {}, 29, 37, 1, 2};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 3);
+    const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
+    PadAttrs pad;
+    pad.begin = {b.c(0), b.c(0), b.c(1), b.c(2)};
+    pad.end = {b.c(0), b.c(0), b.c(0), b.c(1)};
+    const ValueId ph = b.add(h, b.c(1)), pw = b.add(w, b.c(3));
+    const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), ph, pw});
+    ActivationAttrs sig;
+    sig.kind = Activation::Sigmoid;
+    const TensorId a = b.activation("sig_h", b.conv("head", px, 40, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 95), sig);
+    const TensorId m = b.activation("relu_m", b.conv("main", a, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 96), relu());
+    crop_output(b, m, 16, 1, 2, h, pw, h, w);
+    c.heads = 1;
     all.push_back(std::move(c));
   }
   return all;

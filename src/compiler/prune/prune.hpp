@@ -15,7 +15,7 @@ namespace denox::autotune {
 struct PruneStats {
   size_t structures = 0, structures_kept = 0;
   size_t implementations = 0, implementations_kept = 0;
-  size_t min_dispatches = 0;  // of the best derivation
+  size_t min_dispatches = 0;  // of the best derivation (a head counted as two: prune.cpp)
 };
 
 // keep[i] for each implementation. All configurations of a structure (same ops and pattern)
