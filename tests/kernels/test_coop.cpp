@@ -760,11 +760,12 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
   target.coop.subgroup_size = caps.subgroup_size;
   target.coop.max_shared_bytes = caps.max_compute_shared_memory;
   for (Case& c : cases()) {
-    // The heuristic and three forced configurations (B_GLOBAL and not, 16 subgroups): llvmpipe
+    // The heuristic and forced configurations (B_GLOBAL and not, 16 subgroups, 2x2 subgroups: a
+    // head on two subgroup columns; then the up2, tap-sum and two-pass ones): llvmpipe
     // compiles each variant for a while; the [coop] test runs them all on real hardware. The
     // NHWC cases also without NHWC (-2: the heuristic, NCHW only).
     // -3: the heuristic without tails (where the case has any); -4: without heads (likewise).
-    for (int variant : {-4, -3, -2, -1, 0, 1, 5, 12, 13, 17, 20, 21, 22, 23, 24, 25}) {
+    for (int variant : {-4, -3, -2, -1, 0, 1, 5, 6, 12, 13, 17, 20, 21, 22, 23, 24, 25}) {
       if ((variant == -2 && !c.nhwc) || (variant == -3 && !c.tails) || (variant == -4 && !c.heads)) continue;
       target.nhwc = variant != -2;
       target.coop_tail = variant != -3;
