@@ -398,7 +398,7 @@ void main() {
   const bool fast_out = (pc.out_w & 3u) == 0u;
 #if HEAD
   head_fetch(t, n, iy0, ix0);
-  head_fetch_conv_w(0, t, w_base);
+  fetch_weights(0, t, w_base);
   head_stash(t, 0);
 #else
   stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
@@ -424,7 +424,7 @@ void main() {
     head_gemm(chunk, sg);
     barrier();
     head_zero_outside(t, iy0, ix0);
-    head_stash_conv_w(t);
+    stash_weights(t, 0);
     barrier();
 #endif
 #if !PROFILE_SKIP_MMA && NARROW
@@ -494,7 +494,7 @@ void main() {
 #if !B_GLOBAL
     if (more) {
 #if HEAD
-      head_fetch_conv_w(chunk + 1, t, w_base);  // used in step 3: its latency overlaps step 2
+      fetch_weights(chunk + 1, t, w_base);  // stored in step 3: its latency overlaps step 2
       head_stash(t, chunk + 1);
 #else
       stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, 0);

@@ -17,12 +17,13 @@
 // Per chunk of CK = 16 conv input channels (= 16 head output channels):
 //   1. the image slots and the chunk's head weights go from registers (every chunk's loaded
 //      once, before the first chunk) to the region R after the patch; the chunk's conv weights
-//      are fetched into registers;
+//      are fetched into registers (fetch_weights, conv2d_coopmat_stage.glsl);
 //   2. each subgroup computes its head fragments: bias (a stride-0 load of the bias row), three
 //      K steps, the head's activation element-wise, stored as fp16 rows into the patch;
 //   3. patch pixels outside the head's output (edge tiles) are zeroed: the conv's zero padding;
-//      the conv weights go into R, over the slots (the 48 KB of shared memory hold the 8x64-pixel
-//      tile's 32 KB patch, 15 KB of slots and head weights and 11 KB of conv weights only so);
+//      the conv weights go into R (stash_weights), over the slots (the 48 KB of shared memory
+//      hold the 8x64-pixel tile's 32 KB patch, 15 KB of slots and head weights and 11 KB of
+//      conv weights only so);
 //   4. the conv's multiplies as without HEAD.
 // The head's zero padding and a zero Pad before it cost nothing: slots outside the image hold 0.
 //
@@ -59,22 +60,6 @@ layout(set = 0, binding = B_HB) readonly buffer HBBuf { float16_t hbias[]; };
 
 f16vec4 h_img[2 * H_NS_PER_T];  // this invocation's slots, loaded once
 f16vec4 h_w[H_W_PER_T];         // this invocation's head weights, loaded once
-
-// The conv weights of chunk `chunk` into registers (pw, conv2d_coopmat_stage.glsl) and from
-// there into R (step 3): the stage buffer's weight rows, as stash() puts them.
-void head_fetch_conv_w(uint chunk, uint t, uint w_base) {
-  const uint wb = w_base + chunk * W_ITEMS;
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < W_ITEMS) pw[i] = wts[wb + e];
-  }
-}
-void head_stash_conv_w(uint t) {
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < W_ITEMS) smem[X_VEC4 + (e / (NT / 4)) * (NTS / 4) + e % (NT / 4)] = pw[i];
-  }
-}
 
 // Channel c of image pixel (iy, ix), 0 outside its data region or past its channels.
 float16_t head_load(uint n, uint c, int iy, int ix) {

@@ -47,6 +47,26 @@ uint x1_index(uint n, uint c, uint iy, uint ix) {
 #endif
 #if !B_GLOBAL
 f16vec4 pw[W_PER_T];
+
+// The weights of chunk `chunk` into registers (pw), and from there into the stage buffer at `xb`
+// (f16vec4 units), after the patch: row (tap, k) of NT channels at a stride of NTS halves.
+// (conv2d_coopmat_head.glsl stages them apart from the patch, which the head computes.)
+void fetch_weights(uint chunk, uint t, uint w_base) {
+  const uint wb = w_base + chunk * W_ITEMS;
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) pw[i] = wts[wb + e];
+  }
+}
+void stash_weights(uint t, uint xb) {
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) {
+      const uint row = e / (NT / 4), c4 = e % (NT / 4);
+      smem[xb + X_VEC4 + row * (NTS / 4) + c4] = pw[i];
+    }
+  }
+}
 #endif
 
 // One input value of the GEMM's view of the input (after concat and upsample), 0 outside.
@@ -211,11 +231,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
   }
 #endif  // NARROW
 #if !B_GLOBAL
-  const uint wb = w_base + chunk * W_ITEMS;
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < W_ITEMS) pw[i] = wts[wb + e];
-  }
+  fetch_weights(chunk, t, w_base);
 #endif
 }
 
@@ -268,13 +284,7 @@ void stash(uint t, int ix0, uint path, uint xb) {
   }
 #endif  // NARROW
 #if !B_GLOBAL
-  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < W_ITEMS) {
-      const uint row = e / (NT / 4), c4 = e % (NT / 4);
-      smem[xb + X_VEC4 + row * (NTS / 4) + c4] = pw[i];
-    }
-  }
+  stash_weights(t, xb);
 #endif
 }
 
