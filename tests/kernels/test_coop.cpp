@@ -82,6 +82,19 @@ double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, con
 }
 
 ActivationAttrs relu() { return ActivationAttrs{}; }
+ActivationAttrs sigmoid() {
+  ActivationAttrs a;
+  a.kind = Activation::Sigmoid;
+  return a;
+}
+
+// A zero Pad of the spatial axes: begin h, begin w, end h, end w.
+PadAttrs zero_pad(GraphBuilder& b, std::array<int64_t, 4> pads) {
+  PadAttrs a;
+  a.begin = {b.c(0), b.c(0), b.c(pads[0]), b.c(pads[1])};
+  a.end = {b.c(0), b.c(0), b.c(pads[2]), b.c(pads[3])};
+  return a;
+}
 
 // A crop of `t` (c channels) as two spatial Slices, rows from `top` then columns from `left`:
 // a (c, rows_h, rows_w) tensor, then the (c, out_h, out_w) graph output.
@@ -179,18 +192,12 @@ std::vector<Case> cases() {
     const TensorId x = b.input("x", 7);
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
     const ValueId h2 = b.add(h, b.c(2)), w2 = b.add(w, b.c(3));
-    auto zero_pad = [&](std::array<int64_t, 4> pads) {  // begin h, begin w, end h, end w
-      PadAttrs a;
-      a.begin = {b.c(0), b.c(0), b.c(pads[0]), b.c(pads[1])};
-      a.end = {b.c(0), b.c(0), b.c(pads[2]), b.c(pads[3])};
-      return a;
-    };
-    const TensorId px = b.op("pad_x", "Pad", zero_pad({0, 0, 2, 3}), {x}, {b.c(1), b.c(7), h2, w2});
+    const TensorId px = b.op("pad_x", "Pad", zero_pad(b, {0, 0, 2, 3}), {x}, {b.c(1), b.c(7), h2, w2});
     const TensorId a = b.activation("relu_a", b.conv("conv_a", px, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 41), relu());
     const TensorId cat = b.op("cat", "Concat", ConcatAttrs{1}, {a, px}, {b.c(1), b.c(15), h2, w2});
     const TensorId r = b.activation("relu_cat", b.conv("conv_cat", cat, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 42), relu());
     crop_output(b, r, 5, 1, 2, h, w2, h, w);
-    const TensorId pb = b.op("pad_begin", "Pad", zero_pad({2, 1, 1, 3}), {x}, {b.c(1), b.c(7), b.add(h, b.c(3)), b.add(w, b.c(4))});
+    const TensorId pb = b.op("pad_begin", "Pad", zero_pad(b, {2, 1, 1, 3}), {x}, {b.c(1), b.c(7), b.add(h, b.c(3)), b.add(w, b.c(4))});
     b.output(b.conv("conv_valid", pb, 4, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 43));
     all.push_back(std::move(c));
   }
@@ -235,15 +242,11 @@ std::vector<Case> cases() {
     const TensorId x = b.input("x", 3);
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
     const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 71), relu());
-    PadAttrs pad;
-    pad.begin = {b.c(0), b.c(0), b.c(0), b.c(0)};
-    pad.end = {b.c(0), b.c(0), b.c(3), b.c(2)};
+    const PadAttrs pad = zero_pad(b, {0, 0, 3, 2});
     const TensorId pa = b.op("pad", "Pad", pad, {a}, {b.c(1), b.c(16), b.add(h, b.c(3)), b.add(w, b.c(2))});
     const TensorId o = b.conv("conv_out", pa, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 72);
     crop_output(b, o, 3, 2, 1, b.add(h, b.c(1)), b.add(w, b.c(2)), b.add(h, b.c(1)), b.add(w, b.c(1)));
-    ActivationAttrs sig;
-    sig.kind = Activation::Sigmoid;
-    b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sig));
+    b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sigmoid()));
     all.push_back(std::move(c));
   }
   {
@@ -260,9 +263,7 @@ std::vector<Case> cases() {
     const TensorId o = b.conv("conv_tail", a, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 82);
     crop_output(b, o, 3, 3, 2, b.add(h, b.c(-4)), w, b.add(h, b.c(-4)), b.add(w, b.c(-5)));
     const TensorId e = b.activation("relu_e", b.conv("conv_e", x, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 83), relu());
-    ActivationAttrs sig;
-    sig.kind = Activation::Sigmoid;
-    b.output(b.activation("sig", b.conv("conv_tail2", e, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 84), sig));
+    b.output(b.activation("sig", b.conv("conv_tail2", e, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 84), sigmoid()));
     c.tails = 2;
     all.push_back(std::move(c));
   }
@@ -278,9 +279,7 @@ std::vector<Case> cases() {
     const TensorId x = b.input("x", 3);
     const TensorId y = b.input("y", 4);
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
-    PadAttrs pad;
-    pad.begin = {b.c(0), b.c(0), b.c(0), b.c(0)};
-    pad.end = {b.c(0), b.c(0), b.c(2), b.c(3)};
+    const PadAttrs pad = zero_pad(b, {0, 0, 2, 3});
     const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), b.add(h, b.c(2)), b.add(w, b.c(3))});
     const TensorId a = b.activation("relu_h", b.conv("head", px, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 91), relu());
     const TensorId m = b.activation("relu_m", b.conv("main", a, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 92), relu());
@@ -304,14 +303,10 @@ std::vector<Case> cases() {
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
-    PadAttrs pad;
-    pad.begin = {b.c(0), b.c(0), b.c(1), b.c(2)};
-    pad.end = {b.c(0), b.c(0), b.c(0), b.c(1)};
+    const PadAttrs pad = zero_pad(b, {1, 2, 0, 1});
     const ValueId ph = b.add(h, b.c(1)), pw = b.add(w, b.c(3));
     const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), ph, pw});
-    ActivationAttrs sig;
-    sig.kind = Activation::Sigmoid;
-    const TensorId a = b.activation("sig_h", b.conv("head", px, 40, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 95), sig);
+    const TensorId a = b.activation("sig_h", b.conv("head", px, 40, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 95), sigmoid());
     const TensorId m = b.activation("relu_m", b.conv("main", a, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 96), relu());
     crop_output(b, m, 16, 1, 2, h, pw, h, w);
     c.heads = 1;
