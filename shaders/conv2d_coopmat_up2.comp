@@ -27,15 +27,25 @@
 // all 4 phases in a workgroup every X0 chunk stages the 4 phases' weights (16 taps x CK x NT,
 // 32 KB for NT 64) for TILE_H x TILE_W / 4 low-resolution pixels, and that staging bounds the
 // kernel on the H100; one phase stages 4 taps' weights for 4x the low-resolution pixels.
-// The skip X1 is then read at every other full-resolution column of 2 TILE_H + 1 rows, so
-// ONE_PHASE takes narrow skips only (at most 4 channels, e.g. OIDN's 3-channel image): slots of
-// two neighbouring same-row pixels (columns 2j + px - 1 and 2j + px, 4 channels each), A rows
-// two consecutive slots at a one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per
+// The skip X1 is then read at 2 TILE_W + 1 full-resolution columns of 2 TILE_H + 1 rows. A
+// narrow skip (at most 4 channels, e.g. OIDN's 3-channel image) is one chunk of slots of two
+// neighbouring same-row pixels (columns 2j + px - 1 and 2j + px, 4 channels each), A rows two
+// consecutive slots at a one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per
 // kernel row covers the 3 taps (the 4th position has zero weights); its weights are packed
 // [ky][16][NT] (pack_coop_up2_weights).
+// SKIP_ROWS=1 (a wider skip, e.g. the 9-channel color + albedo + normal input): each CK-channel
+// skip chunk is staged in 3 row steps, step ky holding the TILE_H full-resolution rows that
+// kernel row ky reads (every other row), columns de-interleaved by parity as above, so that a
+// tap's 16 A rows are 16 consecutive pixels. Why rows: the whole 2 TILE_H + 1 row patch of a
+// 16x16 tile (35 KB) would put the kernel above the ~30 KB at which two workgroups share an
+// SM; a row step is 17 KB + 3 taps' weights. The pixels are not padded to CKS (rows of 32 bytes:
+// 2-way bank conflicts on these A loads) for the same reason. Weights [3x3 tap][CK][NT] per
+// chunk, as without ONE_PHASE.
 //
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
+//   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
+//   4 channels),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -82,6 +92,12 @@
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
+#ifndef SKIP_ROWS
+#define SKIP_ROWS 0
+#endif
+#if SKIP_ROWS && !(ONE_PHASE && CONCAT)
+#error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -109,19 +125,32 @@
 #define LHALO_W (TILE_W + 1)
 // The skip's slots: full-resolution rows 2Y0+py-1 .. 2Y0+py-1+2 TILE_H; slot j of a row holds
 // columns 2 (X0 + j) + px - 1 and + px, so SLOT_W = TILE_W + 1 covers the last A row's second slot.
+#define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
+#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
+#define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
+#if SKIP_ROWS
+// Row step ky of a skip chunk: full-resolution rows 2 (Y0 + r) + py - 1 + ky (r < TILE_H, a row
+// stride of 2), columns 2 X0 + px - 1 .. + 2 TILE_W, de-interleaved by parity (even columns
+// at 0 .. TILE_W, odd ones from FHALF), CK channels a pixel without padding (SKIP_ROWS above).
+#define SPW (2 * TILE_W + 1)
+#define FHALF (TILE_W + 1)
+#define SX_VEC4 (TILE_H * SPW * CK / 4)
+#define WS_ITEMS (3 * CK * NT / 4)   // one row step: taps (ky, 0..2)
+#define WS_BLOCK (9 * CK * NT / 4)   // a skip chunk's weights: [3x3 tap][CK][NT]
+#define SKIP_STEPS 3
+#define STAGE_S (SX_VEC4 + 3 * CK * NTS / 4)
+#else
 #define SROWS (2 * TILE_H + 1)
 #define SLOT_W (TILE_W + 1)
 #define SLOTS (SROWS * SLOT_W)
-#define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
 #define WS_ITEMS (3 * 16 * NT / 4)   // the skip chunk: 3 K steps (ky) of 16 rows
-#define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
 #define SX_VEC4 (SLOTS * 2)
 #define FHALF 0  // (stash_patch's de-interleaving is for the full-resolution patch, not taken)
-#define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
 #if CONCAT
 #define STAGE_S (SX_VEC4 + 3 * 16 * NTS / 4)
 #else
 #define STAGE_S 0
+#endif
 #endif
 #else
 #define LH (TILE_H / 2)
@@ -147,6 +176,10 @@
 #else
 #define STAGE_S 0
 #endif
+#endif
+#ifndef WS_BLOCK
+#define WS_BLOCK WS_ITEMS  // a skip chunk's weights in the buffer
+#define SKIP_STEPS 1       // stage steps per skip chunk
 #endif
 // EPI_PASSES (ONE_PHASE only; default 1): the epilogue stages and stores the accumulators
 // NT / EPI_PASSES channels at a time, so that the staging is M_TILE x (NT / EPI_PASSES + 8)
@@ -184,6 +217,10 @@
 #define NGF ((FHALO_W + 6) / 4)
 #define XV_S ((CK / 4) * FHALO_H * NGF)
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
+#elif SKIP_ROWS
+#define NGF ((SPW + 6) / 4)
+#define XV_S ((CK / 4) * TILE_H * NGF)
+#define X_S ((CK / 4) * TILE_H * SPW)
 #else
 #define XV_S 0
 #define X_S 0
@@ -194,6 +231,8 @@
 #define HV_U (LHALO_H * LHALO_W * (CK / 8))
 #if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
+#elif SKIP_ROWS
+#define HV_S (TILE_H * SPW * (CK / 8))
 #else
 #define HV_S 0
 #endif
@@ -201,7 +240,7 @@
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 
 #if ONE_PHASE
-#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || X1_HWC
+#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || (X1_HWC && !SKIP_ROWS)
 #error "conv2d_coopmat_up2: inconsistent tile macros (ONE_PHASE)"
 #endif
 #elif (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
@@ -266,8 +305,8 @@ void main() {
 #endif
   const uint py = ph >> 1, px = ph & 1u;
   const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
-  const uint chunks = cu + cs;
-  const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_ITEMS);
+  const uint chunks = cu + SKIP_STEPS * cs;
+  const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_BLOCK);
 
   ACC_DECL;
 
@@ -326,7 +365,24 @@ void main() {
       }
 #endif
     } else {
-#if CONCAT && ONE_PHASE
+#if SKIP_ROWS
+      // Row step ky (chunk_at): patch row r is the A rows' full-resolution row; tap kx reads
+      // column 2 c + kx: de-interleaved half kx & 1, index c + kx / 2. Rows at a stride of CK.
+      LOOP_UNROLL for (uint kx = 0; kx < 3; ++kx) {
+        LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; ++kc) {
+          A_DECL;
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
+            A_LOAD_STRIDE(i, (r * SPW + (kx & 1u) * FHALF + c16 * CM_M + (kx >> 1)) * CK + kc * CM_K, CK);
+          }
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+            const uint n0 = (sg_n * FN + j) * CM_N;
+            B_LOAD(SX_VEC4 * 4 + (kx * CK + kc * CM_K) * NTS + n0);
+            LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
+          }
+        }
+      }
+#elif CONCAT && ONE_PHASE
       // K step ky: slot row 2r + ky, slots c .. c + 1 per A row (one-slot stride).
       LOOP_UNROLL for (uint ky = 0; ky < 3; ++ky) {
         A_DECL;

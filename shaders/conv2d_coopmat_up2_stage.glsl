@@ -1,7 +1,8 @@
 // The staging of conv2d_coopmat_up2.comp (included by it after its macros, bindings, push
 // constants and shared memory): where each chunk reads (chunk_at: X0 at low resolution, X1 at
 // full resolution), the patch and weights loaded into registers (fetch) and stored into the
-// shared stage buffer (stash), and, with ONE_PHASE and a narrow skip, the skip's slots.
+// shared stage buffer (stash), and, with ONE_PHASE and a narrow skip, the skip's slots (a wider
+// one, SKIP_ROWS: the patch path in row steps).
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
 // What each chunk kind's paths need in registers: X0 chunks, then X1 chunks.
@@ -12,7 +13,7 @@
 #endif
 #if !CONCAT
 #define STAGE_S_N 0
-#elif ONE_PHASE
+#elif ONE_PHASE && !SKIP_ROWS
 #define STAGE_S_N (2 * PER_T(SLOTS))
 #elif X1_HWC
 #define STAGE_S_N (2 * PER_T(HV_S))
@@ -42,6 +43,7 @@ struct Source {
   uint channels;     // valid channels left from the chunk's first (masking past the tensor)
   uint path;         // PATH_* (below)
   int y0, x0;        // the patch's origin in the source
+  uint ys;           // the source rows between two patch rows (2: SKIP_ROWS's row steps)
   uint bh, bw;       // rows / columns that hold data (zeros beyond)
 };
 
@@ -89,7 +91,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
       stage[2 * i] = stage[2 * i + 1] = f16vec4(0.0);
       if (e < hh * hw * (CK / 8)) {
         const uint h8 = e % (CK / 8), p = e / (CK / 8);
-        const int iy = s.y0 + int(p / hw), ix = s.x0 + int(p % hw);
+        const int iy = s.y0 + int(s.ys * (p / hw)), ix = s.x0 + int(p % hw);
         if (8 * h8 < s.channels && iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
           const uvec4 u = load8(s, 8 * h8, uint(iy), uint(ix));
           stage[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
@@ -105,7 +107,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
       LOOP_UNROLL for (uint j = 0; j < 4; ++j) stage[i * 4 + j] = f16vec4(0.0);
       if (e < (CK / 4) * hh * ng) {
         const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
-        const int iy = s.y0 + int(hy), x = xa + int(4 * g);
+        const int iy = s.y0 + int(s.ys * hy), x = xa + int(4 * g);
         if (iy >= 0 && iy < int(s.bh) && x >= 0 && x < int(s.bw)) {
           LOOP_UNROLL for (uint j = 0; j < 4; ++j)
             if (4 * q + j < s.channels) stage[i * 4 + j] = load4(s, 4 * q + j, uint(iy), uint(x));
@@ -118,7 +120,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
       f16vec4 v = f16vec4(0.0);
       if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw);
-        const int iy = s.y0 + int(p / hw), ix = s.x0 + int(p % hw);
+        const int iy = s.y0 + int(s.ys * (p / hw)), ix = s.x0 + int(p % hw);
         if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
           LOOP_UNROLL for (uint j = 0; j < 4; ++j)
             if (4 * q + j < s.channels) v[j] = load1(s, 4 * q + j, uint(iy), uint(ix));
@@ -130,16 +132,16 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
 }
 
 // Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
-// `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2.
-void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const bool hwc) {
+// `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2; `ps4` f16vec4 per pixel.
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const bool hwc, const uint ps4) {
   if (hwc) {
     LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < hh * hw * (CK / 8)) {
         const uint h8 = e % (CK / 8), p = e / (CK / 8), hy = p / hw, hx = p % hw;
         const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
-        smem[(hy * hw + col) * (CKS / 4) + 2 * h8] = stage[2 * i];
-        smem[(hy * hw + col) * (CKS / 4) + 2 * h8 + 1] = stage[2 * i + 1];
+        smem[(hy * hw + col) * ps4 + 2 * h8] = stage[2 * i];
+        smem[(hy * hw + col) * ps4 + 2 * h8 + 1] = stage[2 * i + 1];
       }
     }
   } else if (s.path == PATH_NCHW4) {
@@ -153,7 +155,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
           const int hx = int(4 * g + k) - off;
           if (hx >= 0 && hx < int(hw)) {
             const uint col = deint ? (uint(hx) & 1u) * FHALF + (uint(hx) >> 1) : uint(hx);
-            smem[(hy * hw + col) * (CKS / 4) + q] =
+            smem[(hy * hw + col) * ps4 + q] =
                 f16vec4(stage[i * 4][k], stage[i * 4 + 1][k], stage[i * 4 + 2][k], stage[i * 4 + 3][k]);
           }
         }
@@ -165,13 +167,13 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
       if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw), hy = p / hw, hx = p % hw;
         const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
-        smem[(hy * hw + col) * (CKS / 4) + q] = stage[i];
+        smem[(hy * hw + col) * ps4 + q] = stage[i];
       }
     }
   }
 }
 
-#if ONE_PHASE && CONCAT
+#if ONE_PHASE && CONCAT && !SKIP_ROWS
 // The skip's slots (ONE_PHASE above): slot (i, j) holds full-resolution pixels (s.y0 + i,
 // s.x0 + 2j + q), q = 0, 1, channels 0..3 each; zero outside the data and past its channels.
 void fetch_slots(const Source s, uint t) {
@@ -234,6 +236,7 @@ struct Chunk {
 Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint ph, bool fast_u, bool fast_s) {
   Chunk c;
   c.s.n = n;
+  c.s.ys = 1;
   if (chunk < cu) {
     c.s.up = true;
     c.s.tc = pc.c0;
@@ -249,19 +252,20 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
 #endif
     c.s.bh = pc.h0, c.s.bw = pc.w0;
   } else {
-    const uint k = chunk - cu;
+    const uint k = (chunk - cu) / SKIP_STEPS, ky = (chunk - cu) % SKIP_STEPS;  // ky: SKIP_ROWS's row step
     c.s.up = false;
     c.s.tc = pc.c_in - pc.c0;
     c.s.first = k * CK;
     c.s.channels = pc.c_in - pc.c0 - k * CK;
     c.s.path = X1_HWC != 0 ? PATH_HWC8 : fast_s ? PATH_NCHW4 : PATH_SCALAR;
 #if ONE_PHASE
-    c.s.y0 = 2 * oy0 + int(ph >> 1) - 1, c.s.x0 = 2 * ox0 + int(ph & 1u) - 1;
+    c.s.y0 = 2 * oy0 + int(ph >> 1) - 1 + int(ky), c.s.x0 = 2 * ox0 + int(ph & 1u) - 1;
+    c.s.ys = SKIP_ROWS != 0 ? 2u : 1u;
 #else
     c.s.y0 = oy0 - 1, c.s.x0 = ox0 - 1;
 #endif
     c.s.bh = min(pc.h, pc.bh1), c.s.bw = min(pc.w, pc.bw1);
-    c.w_at = w_tile + cu * WU_BLOCK + k * WS_ITEMS;
+    c.w_at = w_tile + cu * WU_BLOCK + k * WS_BLOCK + ky * WS_ITEMS;
   }
   return c;
 }
@@ -271,7 +275,10 @@ void fetch(const Chunk c, uint t) {
     fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
-#if CONCAT && ONE_PHASE
+#if SKIP_ROWS
+    fetch_patch(c.s, t, TILE_H, SPW, X1_HWC != 0);
+    fetch_weights(c.w_at, WS_ITEMS, t);
+#elif CONCAT && ONE_PHASE
     fetch_slots(c.s, t);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT
@@ -283,14 +290,17 @@ void fetch(const Chunk c, uint t) {
 
 void stash(const Chunk c, uint t) {
   if (c.s.up) {
-    stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0);
+    stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0, CKS / 4);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
-#if CONCAT && ONE_PHASE
+#if SKIP_ROWS
+    stash_patch(c.s, t, TILE_H, SPW, true, X1_HWC != 0, CK / 4);
+    stash_weights(SX_VEC4, WS_ITEMS, t);
+#elif CONCAT && ONE_PHASE
     stash_slots(t);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT
-    stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0);
+    stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0, CKS / 4);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
   }

@@ -251,7 +251,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's
   // plainness, a tail's channel tile and shared memory, a head's shared memory.
   auto fusion_fits = [&](const CoopConvConfig& c) {
-    return up2_skip_fits(c, skip_channels) && (plain || !c.tap_sum) && (!tail || coop_tail_fits(c, shape, *tail, target.coop)) &&
+    return up2_skip_fits(c, skip_channels, target.coop) && (plain || !c.tap_sum) && (!tail || coop_tail_fits(c, shape, *tail, target.coop)) &&
            (!head || coop_head_fits(c, shape, target.coop, pool));
   };
   auto usable = [&](const CoopConvConfig& c) {

@@ -233,6 +233,35 @@ std::vector<Case> cases() {
     all.push_back(std::move(c));
   }
   {
+    // Skips wider than a one-phase up2 conv's 4-channel slots, staged in row steps (SKIP_ROWS):
+    // a 9-channel NCHW graph input (OIDN's color + albedo + normal, dec_conv1a's skip) and a
+    // 56-channel NHWC tensor (four chunks, the last partial). Low resolution 17x22: partial
+    // tiles in both directions; width 44: the NCHW vector path. (Channel counts that make every
+    // conv compute-bound in the cost model, and graph inputs that cannot be NHWC, so that the
+    // tensors between convs are NHWC.)
+    Case c{"wide skips: 3->32 relu + pool, up + concat 9-ch input -> 21 relu, 9->56 relu, up + concat 56 ch -> 13", {}, 34, 44, 4, 4};
+    GraphBuilder& b = c.b;
+    const TensorId x = b.input("x", 3);
+    const TensorId skip = b.input("skip", 9);
+    PoolAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    const TensorId a = b.activation("relu_lo", b.conv("conv_lo", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 71), relu());
+    const TensorId lo = b.pool("pool", a, p, {0, 0, 0, 0}, false);
+    const ValueId h = b.g.program.mul(b.shape(lo)[2], b.c(2)), w = b.g.program.mul(b.shape(lo)[3], b.c(2));
+    UpsampleAttrs up;
+    const TensorId u = b.op("up", "Resize", up, {lo}, {b.c(1), b.c(32), h, w});
+    const TensorId cat = b.op("cat", "Concat", ConcatAttrs{1}, {u, skip}, {b.c(1), b.c(41), h, w});
+    b.output(b.activation("relu_9", b.conv("conv_skip9", cat, 21, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 72), relu()));
+    const TensorId s56 = b.activation("relu_s", b.conv("conv_s", skip, 56, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 73), relu());
+    const TensorId u2 = b.op("up2", "Resize", up, {lo}, {b.c(1), b.c(32), h, w});
+    const TensorId cat2 = b.op("cat2", "Concat", ConcatAttrs{1}, {u2, s56}, {b.c(1), b.c(88), h, w});
+    b.output(b.conv("conv_skip56", cat2, 13, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 74));
+    c.upsampled = 2;
+    c.nhwc = true;
+    all.push_back(std::move(c));
+  }
+  {
     // Tap-sum candidates (conv2d_coopmat_tapsum: kh * kw * c_out <= 64): a 3-channel conv with a
     // zero Pad before it and a 2-Slice crop after it (OIDN's last conv), and a 2-channel one
     // without bias (odd width: the patch rows cross tile rows anywhere). The cost model keeps
@@ -517,6 +546,14 @@ TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2
   // Padding: channels past c_in / c_out are zero.
   for (int64_t j = 21 % 16; j < 16; ++j) CHECK(packed[static_cast<size_t>(tile + j)] == 0.0f);
   CHECK(packed[static_cast<size_t>(cu * 4096 + (0 * 16 + 5) * 16)] == 0.0f);  // X1 channel 5 does not exist
+  // One phase per workgroup with this 5-channel skip: row steps (SKIP_ROWS) read the same
+  // [3x3 tap][ck][nt] skip blocks, the X0 chunks the same phase blocks.
+  CoopConvConfig one = c;
+  one.one_phase = true, one.tile_w = 16;
+  REQUIRE(one.valid());
+  CHECK(up2_skip_rows(one, 24 - c0));
+  CHECK_FALSE(up2_skip_rows(c, 24 - c0));
+  CHECK(pack_coop_up2_weights(wts, s, c0, one) == packed);
 }
 
 TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slots per row) give the direct 3x3 conv",
@@ -543,8 +580,8 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
     e.epi_passes = 2, e.one_phase = false, e.tile_w = 32;
     CHECK_FALSE(e.valid());
   }
-  CHECK(up2_skip_fits(c, 4));
-  CHECK_FALSE(up2_skip_fits(c, 5));
+  CHECK_FALSE(up2_skip_rows(c, 4));  // at most 4 channels: slots
+  CHECK(up2_skip_rows(c, 5));
   const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
   const std::vector<float> x1 = random_values(static_cast<size_t>(3 * h * w), 9);
   const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
@@ -571,8 +608,6 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
         worst = std::max(worst, std::abs(direct - slots));
       }
   CHECK(worst < 1e-4);
-  // A skip of 5 channels does not fit the slots.
-  CHECK_THROWS(pack_coop_up2_weights(random_values(static_cast<size_t>(21 * 24 * 9), 8), Conv2dShape{24, 21, 3, 3}, c0, c));
 }
 
 TEST_CASE("coop configs: valid, within shared memory, only device-reported shapes chosen", "[kernels][coop-plan]") {
@@ -603,8 +638,20 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
     CHECK(std::string(c->family()) == "conv2d_coopmat_up2");
   }
   CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full, 0));
-  // One phase per workgroup only where the skip is narrow (or absent).
+  // One phase per workgroup where the skip has at most 16 channels (or is absent).
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->one_phase);
+  {  // OIDN's dec_conv1a with the 9-channel input as its skip: row steps, still ~24 KB.
+    const auto c = choose_coop_up2_config({73, 64, 3, 3}, full, 9);
+    REQUIRE(c);
+    CHECK(c->one_phase);
+    CHECK(c->epi_passes == 2);
+    CHECK(up2_skip_rows(*c, 9));
+    CHECK(up2_skip_fits(*c, 9, full));
+    CoopTarget small = full;
+    small.max_shared_bytes = 23500;  // the row steps need 23808 bytes
+    CHECK(up2_skip_fits(*c, 3, small));
+    CHECK_FALSE(up2_skip_fits(*c, 9, small));
+  }
   // dec_conv1a's heuristic: 16x16 with a two-pass epilogue, within ~30 KB (two workgroups per SM
   // on the H100): the shader's declared size, as the driver reported it.
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->epi_passes == 2);
