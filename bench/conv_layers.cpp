@@ -355,12 +355,15 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   }
 
   // End to end.
+  // DENOX_BENCH_CHANNELS=6 or 9: the end-to-end model (and the variants) with that many input
+  // channels (the per-layer part keeps the 3-channel layers).
   modelgen::OidnUnetOptions options;
   options.pad_to_16_and_crop = true;
+  if (const char* c = std::getenv("DENOX_BENCH_CHANNELS")) options.input_channels = std::atoi(c);
   std::string model_bytes;
   modelgen::build_oidn_unet(options).SerializeToString(&model_bytes);
   const compiler::Graph g = compiler::import_onnx_bytes(model_bytes.data(), model_bytes.size());
-  runtime::Buffer in = random_f16_buffer(ctx, static_cast<size_t>(3) * H * W, 3);
+  runtime::Buffer in = random_f16_buffer(ctx, static_cast<size_t>(options.input_channels) * H * W, 3);
   runtime::Buffer out = device_buffer_on(ctx, static_cast<size_t>(3) * H * W * 2);
   LoweringTarget unfused = coop;
   unfused.fuse = false;

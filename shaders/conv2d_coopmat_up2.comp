@@ -45,7 +45,7 @@
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
-//   4 channels),
+//   4 channels) and SKIP_C (below),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -97,6 +97,16 @@
 #endif
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
+#endif
+// SKIP_C (SKIP_ROWS; default CK): the channels a row step fetches per pixel (a multiple of 4,
+// of 8 for an NHWC skip, at most CK); the rest of the chunk's CK are stored as zeros without
+// passing through registers. Why: a 9-channel skip in 16-channel chunks held 7 zero channels in
+// the prefetch registers, which took dec_conv1a to 128 registers and spills on the H100.
+#ifndef SKIP_C
+#define SKIP_C CK
+#endif
+#if SKIP_ROWS && ((SKIP_C % 4) != 0 || SKIP_C > CK || (X1_HWC && (SKIP_C % 8) != 0))
+#error "conv2d_coopmat_up2: SKIP_C must be a multiple of 4 (of 8 for an NHWC skip) of at most CK"
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -219,8 +229,8 @@
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
 #elif SKIP_ROWS
 #define NGF ((SPW + 6) / 4)
-#define XV_S ((CK / 4) * TILE_H * NGF)
-#define X_S ((CK / 4) * TILE_H * SPW)
+#define XV_S ((SKIP_C / 4) * TILE_H * NGF)
+#define X_S ((SKIP_C / 4) * TILE_H * SPW)
 #else
 #define XV_S 0
 #define X_S 0
@@ -232,7 +242,7 @@
 #if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
 #elif SKIP_ROWS
-#define HV_S (TILE_H * SPW * (CK / 8))
+#define HV_S (TILE_H * SPW * ((SKIP_C + 7) / 8))
 #else
 #define HV_S 0
 #endif
