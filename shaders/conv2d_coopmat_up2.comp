@@ -28,24 +28,26 @@
 // 32 KB for NT 64) for TILE_H x TILE_W / 4 low-resolution pixels, and that staging bounds the
 // kernel on the H100; one phase stages 4 taps' weights for 4x the low-resolution pixels.
 // The skip X1 is then read at 2 TILE_W + 1 full-resolution columns of 2 TILE_H + 1 rows. A
-// narrow skip (at most 4 channels, e.g. OIDN's 3-channel image) is one chunk of slots of two
-// neighbouring same-row pixels (columns 2j + px - 1 and 2j + px, 4 channels each), A rows two
-// consecutive slots at a one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per
-// kernel row covers the 3 taps (the 4th position has zero weights); its weights are packed
-// [ky][16][NT] (pack_coop_up2_weights).
-// SKIP_ROWS=1 (a wider skip, e.g. the 9-channel color + albedo + normal input): each CK-channel
-// skip chunk is staged in 3 row steps, step ky holding the TILE_H full-resolution rows that
-// kernel row ky reads (every other row), columns de-interleaved by parity as above, so that a
-// tap's 16 A rows are 16 consecutive pixels. Why rows: the whole 2 TILE_H + 1 row patch of a
-// 16x16 tile (35 KB) would put the kernel above the ~30 KB at which two workgroups share an
-// SM; a row step is 17 KB + 3 taps' weights. The pixels are not padded to CKS (rows of 32 bytes:
-// 2-way bank conflicts on these A loads) for the same reason. Weights [3x3 tap][CK][NT] per
-// chunk, as without ONE_PHASE.
+// skip of at most 12 channels (OIDN's 3-channel image or 9-channel image + albedo + normal) is
+// staged in planes of 4 channels, one chunk each: slots of two neighbouring same-row pixels
+// (columns 2j + px - 1 and 2j + px, 4 channels each), A rows two consecutive slots at a
+// one-slot stride (conv2d_coopmat.comp's NARROW), so one K step per kernel row covers the 3
+// taps (the 4th position has zero weights); a plane's weights are packed [ky][16][NT]
+// (pack_coop_up2_weights).
+// SKIP_ROWS=1 (a wider skip): each CK-channel skip chunk is staged in 3 row steps, step ky
+// holding the TILE_H full-resolution rows that kernel row ky reads (every other row), columns
+// de-interleaved by parity as above, so that a tap's 16 A rows are 16 consecutive pixels. Why
+// rows: the whole 2 TILE_H + 1 row patch of a 16x16 tile (35 KB) would put the kernel above
+// the ~30 KB at which two workgroups share an SM; a row step is 17 KB + 3 taps' weights. The
+// pixels are not padded to CKS (rows of 32 bytes: 2-way bank conflicts on these A loads) for
+// the same reason. Weights [3x3 tap][CK][NT] per chunk, as without ONE_PHASE. Why not rows for
+// 9 channels: on the H100 dec_conv1a with the 9-channel skip took 0.69 ms in row steps (as
+// without ONE_PHASE); planes stage half the bytes (bench/RESULTS.md, 2026-11-26 skip rows).
 //
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
-//   4 channels) and SKIP_C (below),
+//   12 channels),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -97,16 +99,6 @@
 #endif
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
-#endif
-// SKIP_C (SKIP_ROWS; default CK): the channels a row step fetches per pixel (a multiple of 4,
-// of 8 for an NHWC skip, at most CK); the rest of the chunk's CK are stored as zeros without
-// passing through registers. Why: a 9-channel skip in 16-channel chunks held 7 zero channels in
-// the prefetch registers, which took dec_conv1a to 128 registers and spills on the H100.
-#ifndef SKIP_C
-#define SKIP_C CK
-#endif
-#if SKIP_ROWS && ((SKIP_C % 4) != 0 || SKIP_C > CK || (X1_HWC && (SKIP_C % 8) != 0))
-#error "conv2d_coopmat_up2: SKIP_C must be a multiple of 4 (of 8 for an NHWC skip) of at most CK"
 #endif
 #if ACC_F16
 #define ACC_T float16_t
@@ -191,6 +183,11 @@
 #define WS_BLOCK WS_ITEMS  // a skip chunk's weights in the buffer
 #define SKIP_STEPS 1       // stage steps per skip chunk
 #endif
+#if ONE_PHASE && !SKIP_ROWS
+#define SKIP_CK 4  // skip channels per chunk: a plane of slots
+#else
+#define SKIP_CK CK
+#endif
 // EPI_PASSES (ONE_PHASE only; default 1): the epilogue stages and stores the accumulators
 // NT / EPI_PASSES channels at a time, so that the staging is M_TILE x (NT / EPI_PASSES + 8)
 // halves (or (NT / EPI_PASSES) x (M_TILE + 8) for an NCHW output), about 1 / EPI_PASSES of the
@@ -229,8 +226,8 @@
 #define X_S ((CK / 4) * FHALO_H * FHALO_W)
 #elif SKIP_ROWS
 #define NGF ((SPW + 6) / 4)
-#define XV_S ((SKIP_C / 4) * TILE_H * NGF)
-#define X_S ((SKIP_C / 4) * TILE_H * SPW)
+#define XV_S ((CK / 4) * TILE_H * NGF)
+#define X_S ((CK / 4) * TILE_H * SPW)
 #else
 #define XV_S 0
 #define X_S 0
@@ -242,7 +239,7 @@
 #if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
 #elif SKIP_ROWS
-#define HV_S (TILE_H * SPW * ((SKIP_C + 7) / 8))
+#define HV_S (TILE_H * SPW * (CK / 8))
 #else
 #define HV_S 0
 #endif
@@ -250,7 +247,7 @@
 #define X_PER_T PER_T(MAX2(X_U, X_S))
 
 #if ONE_PHASE
-#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0 || (X1_HWC && !SKIP_ROWS)
+#if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0
 #error "conv2d_coopmat_up2: inconsistent tile macros (ONE_PHASE)"
 #endif
 #elif (TILE_H % 2) != 0 || (LW % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (FR_PH % FM) != 0 || \
@@ -314,7 +311,7 @@ void main() {
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
 #endif
   const uint py = ph >> 1, px = ph & 1u;
-  const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + CK - 1) / CK;
+  const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + SKIP_CK - 1) / SKIP_CK;
   const uint chunks = cu + SKIP_STEPS * cs;
   const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_BLOCK);
 

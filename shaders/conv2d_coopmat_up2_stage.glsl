@@ -1,8 +1,8 @@
 // The staging of conv2d_coopmat_up2.comp (included by it after its macros, bindings, push
 // constants and shared memory): where each chunk reads (chunk_at: X0 at low resolution, X1 at
 // full resolution), the patch and weights loaded into registers (fetch) and stored into the
-// shared stage buffer (stash), and, with ONE_PHASE and a narrow skip, the skip's slots (a wider
-// one, SKIP_ROWS: the patch path in row steps).
+// shared stage buffer (stash), and, with ONE_PHASE, the skip's slots (a skip of more than 12
+// channels, SKIP_ROWS: the patch path in row steps).
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
 // What each chunk kind's paths need in registers: X0 chunks, then X1 chunks.
@@ -82,16 +82,15 @@ float16_t load1(const Source s, uint c, uint iy, uint ix) {
   return x0[src_index(s, c, iy, ix)];
 }
 
-// Fetches channels [0, 4 cq) of a patch of hh x hw pixels into `stage`. hh, hw, cq and `hwc`
-// (the source is NHWC: the 16-byte path, else s.path) are constants at each call site, so each
-// keeps its paths only.
-void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint cq, const bool hwc) {
+// Fetches a patch of hh x hw pixels into `stage`. hh, hw and `hwc` (the source is NHWC: the
+// 16-byte path, else s.path) are constants at each call site, so each keeps its paths only.
+void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
   if (hwc) {
     LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       stage[2 * i] = stage[2 * i + 1] = f16vec4(0.0);
-      if (e < hh * hw * (cq / 2)) {
-        const uint h8 = e % (cq / 2), p = e / (cq / 2);
+      if (e < hh * hw * (CK / 8)) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8);
         const int iy = s.y0 + int(s.ys * (p / hw)), ix = s.x0 + int(p % hw);
         if (8 * h8 < s.channels && iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
           const uvec4 u = load8(s, 8 * h8, uint(iy), uint(ix));
@@ -106,8 +105,8 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint cq, const 
     LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       LOOP_UNROLL for (uint j = 0; j < 4; ++j) stage[i * 4 + j] = f16vec4(0.0);
-      if (e < cq * hh * ng) {
-        const uint q = e % cq, r = e / cq, g = r % ng, hy = r / ng;
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
         const int iy = s.y0 + int(s.ys * hy), x = xa + int(4 * g);
         if (iy >= 0 && iy < int(s.bh) && x >= 0 && x < int(s.bw)) {
           LOOP_UNROLL for (uint j = 0; j < 4; ++j)
@@ -119,7 +118,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint cq, const 
     LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       f16vec4 v = f16vec4(0.0);
-      if (e < cq * hh * hw) {
+      if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw);
         const int iy = s.y0 + int(s.ys * (p / hw)), ix = s.x0 + int(p % hw);
         if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
@@ -133,21 +132,13 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint cq, const 
 }
 
 // Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
-// `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2; `ps4` f16vec4 per pixel, the first
-// `cq` from registers, zeros up to CK / 4.
-void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const uint cq, const bool hwc, const uint ps4) {
-  if (cq < CK / 4) {
-    for (uint e = t; e < hh * hw * (CK / 4 - cq); e += WG_SIZE) {
-      const uint q = cq + e % (CK / 4 - cq), p = e / (CK / 4 - cq), hy = p / hw, hx = p % hw;
-      const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
-      smem[(hy * hw + col) * ps4 + q] = f16vec4(0.0);
-    }
-  }
+// `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2; `ps4` f16vec4 per pixel.
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const bool hwc, const uint ps4) {
   if (hwc) {
     LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
-      if (e < hh * hw * (cq / 2)) {
-        const uint h8 = e % (cq / 2), p = e / (cq / 2), hy = p / hw, hx = p % hw;
+      if (e < hh * hw * (CK / 8)) {
+        const uint h8 = e % (CK / 8), p = e / (CK / 8), hy = p / hw, hx = p % hw;
         const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
         smem[(hy * hw + col) * ps4 + 2 * h8] = stage[2 * i];
         smem[(hy * hw + col) * ps4 + 2 * h8 + 1] = stage[2 * i + 1];
@@ -158,8 +149,8 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const uin
     const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
-      if (e < cq * hh * ng) {
-        const uint q = e % cq, r = e / cq, g = r % ng, hy = r / ng;
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
         LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
           const int hx = int(4 * g + k) - off;
           if (hx >= 0 && hx < int(hw)) {
@@ -173,7 +164,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const uin
   } else {
     LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
-      if (e < cq * hh * hw) {
+      if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw), hy = p / hw, hx = p % hw;
         const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
         smem[(hy * hw + col) * ps4 + q] = stage[i];
@@ -184,7 +175,8 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const uin
 
 #if ONE_PHASE && CONCAT && !SKIP_ROWS
 // The skip's slots (ONE_PHASE above): slot (i, j) holds full-resolution pixels (s.y0 + i,
-// s.x0 + 2j + q), q = 0, 1, channels 0..3 each; zero outside the data and past its channels.
+// s.x0 + 2j + q), q = 0, 1, the plane's channels 0..3 each; zero outside the data and past
+// its channels.
 void fetch_slots(const Source s, uint t) {
   LOOP_UNROLL for (uint i = 0; i < PER_T(SLOTS); ++i) {
     const uint e = t + i * WG_SIZE;
@@ -264,8 +256,8 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
     const uint k = (chunk - cu) / SKIP_STEPS, ky = (chunk - cu) % SKIP_STEPS;  // ky: SKIP_ROWS's row step
     c.s.up = false;
     c.s.tc = pc.c_in - pc.c0;
-    c.s.first = k * CK;
-    c.s.channels = pc.c_in - pc.c0 - k * CK;
+    c.s.first = k * SKIP_CK;
+    c.s.channels = pc.c_in - pc.c0 - k * SKIP_CK;
     c.s.path = X1_HWC != 0 ? PATH_HWC8 : fast_s ? PATH_NCHW4 : PATH_SCALAR;
 #if ONE_PHASE
     c.s.y0 = 2 * oy0 + int(ph >> 1) - 1 + int(ky), c.s.x0 = 2 * ox0 + int(ph & 1u) - 1;
@@ -281,17 +273,17 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
 
 void fetch(const Chunk c, uint t) {
   if (c.s.up) {
-    fetch_patch(c.s, t, LHALO_H, LHALO_W, CK / 4, X0_HWC != 0);
+    fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
 #if SKIP_ROWS
-    fetch_patch(c.s, t, TILE_H, SPW, SKIP_C / 4, X1_HWC != 0);
+    fetch_patch(c.s, t, TILE_H, SPW, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT && ONE_PHASE
     fetch_slots(c.s, t);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT
-    fetch_patch(c.s, t, FHALO_H, FHALO_W, CK / 4, X1_HWC != 0);
+    fetch_patch(c.s, t, FHALO_H, FHALO_W, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
   }
@@ -299,17 +291,17 @@ void fetch(const Chunk c, uint t) {
 
 void stash(const Chunk c, uint t) {
   if (c.s.up) {
-    stash_patch(c.s, t, LHALO_H, LHALO_W, false, CK / 4, X0_HWC != 0, CKS / 4);
+    stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0, CKS / 4);
     stash_weights(LX_VEC4, WU_ITEMS, t);
   } else {
 #if SKIP_ROWS
-    stash_patch(c.s, t, TILE_H, SPW, true, SKIP_C / 4, X1_HWC != 0, CK / 4);
+    stash_patch(c.s, t, TILE_H, SPW, true, X1_HWC != 0, CK / 4);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT && ONE_PHASE
     stash_slots(t);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT
-    stash_patch(c.s, t, FHALO_H, FHALO_W, true, CK / 4, X1_HWC != 0, CKS / 4);
+    stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0, CKS / 4);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
   }

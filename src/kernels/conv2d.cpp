@@ -316,14 +316,14 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const ConvIo io = conv_io(b, conv, shape, f);
   std::vector<float> packed_values;
   int64_t narrow = 0;  // taps packed into K for an input of at most 8 channels (coop_narrow)
-  int64_t skip_channels = 0;  // up2: the channels concatenated after the upsampled ones
+  bool skip_rows = false;  // a one-phase up2 conv's skip of more than 4 channels (up2_skip_rows)
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.
     const ValueId c0 = b.extents4(io.x0)[1];
     if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
-    skip_channels = shape.c_in - b.program().constant_value(c0);
+    skip_rows = up2_skip_rows(c, shape.c_in - b.program().constant_value(c0));
     packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
   } else if (c.tap_sum) {
     // The enumeration offers tap-sum configurations to plain convs only (coop_configs).
@@ -352,11 +352,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   }
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (c.one_phase) spec.defines.push_back({"ONE_PHASE", 1});
-  if (up2_skip_rows(c, skip_channels)) {  // SKIP_C: the skip's channels to whole 4 (8 if NHWC), at most a chunk
-    const int64_t unit = io.x1 && how.x1 == Layout::NHWC ? 8 : 4;
-    spec.defines.push_back({"SKIP_ROWS", 1});
-    spec.defines.push_back({"SKIP_C", std::min(c.ck, (skip_channels + unit - 1) / unit * unit)});
-  }
+  if (skip_rows) spec.defines.push_back({"SKIP_ROWS", 1});
   if (c.epi_passes > 1) spec.defines.push_back({"EPI_PASSES", c.epi_passes});
   if (narrow) spec.defines.push_back({"NARROW", narrow});
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked

@@ -211,7 +211,7 @@ std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& s, cons
                        [&](const CoopConvConfig& c) { return coop_head_fits(c, s, target, even_tile_h); });
 }
 
-bool up2_skip_rows(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > 4; }
+bool up2_skip_rows(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > 12; }
 
 bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels, const CoopTarget& target) {
   if (!up2_skip_rows(c, skip_channels)) return true;
@@ -228,14 +228,16 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // 48-channel tiles, on 8 subgroups of one column (the tuner's picks with NHWC tensors,
   // 2026-11-26: dec_conv2a 0.247 -> 0.234 ms, dec_conv3a 0.136 -> 0.132 against 8x2 subgroups);
   // wider ones in 64-channel 4x64 tiles. Then smaller tiles where
-  // shared memory is short. A conv without a skip or with one of at most 16 channels (OIDN's
-  // dec_conv1a, the 3- or 9-channel image concatenated at full resolution) up to 64 channels:
-  // one phase per workgroup, 16x16 low-resolution pixels on 4x2 subgroups with a two-pass
-  // epilogue (23-24 KB of shared memory: two workgroups per SM; 2026-11-25 evening: dec_conv1a
-  // 0.51 -> 0.40 ms), else 8x16 in one pass.
+  // shared memory is short. A conv of up to 64 channels: one phase per workgroup, 16x16
+  // low-resolution pixels with a two-pass epilogue (23-24 KB of shared memory: two workgroups
+  // per SM), else 8x16 in one pass. Without a skip or with one of at most 12 channels in slot
+  // planes (OIDN's dec_conv1a: the 3- or 9-channel image concatenated at full resolution) on
+  // 4x2 subgroups (2026-11-25 evening: dec_conv1a 0.51 -> 0.40 ms); with a wider one in row
+  // steps (dec_conv2a: pool1, 32 channels) on 8x1 (2026-11-26: 0.232 -> 0.221 ms; 4x2 0.228).
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
-  if (skip_channels <= 16 && full <= 64) picks = {{16, 16, 4, 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
+  if (full <= 64 && skip_channels <= 12) picks = {{16, 16, 4, 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
+  if (full <= 64 && skip_channels > 12) picks = {{16, 16, 8, 1, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});
   else if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});
@@ -329,9 +331,10 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
   if (s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in)
     fail(ErrorCode::Internal, "conv2d_coopmat_up2 weights need a 3x3 kernel and 1 <= c0 <= c_in");
   require_weight_count(w, s);
-  const bool slots = c.one_phase && !up2_skip_rows(c, s.c_in - c0);  // the narrow skip's packing
+  const bool slots = c.one_phase && !up2_skip_rows(c, s.c_in - c0);  // planes of 4 skip channels
+  const int64_t skip_ck = slots ? 4 : c.ck;                            // skip channels per chunk
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
-  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + c.ck - 1) / c.ck;
+  const int64_t cu = (c0 + c.ck - 1) / c.ck, cs = (s.c_in - c0 + skip_ck - 1) / skip_ck;
   const int64_t up_block = 16 * c.ck * c.nt, skip_block = slots ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
@@ -354,11 +357,11 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
           }
       } else {
         const int64_t k = ci - c0;
-        const int64_t base = tile * tile_size + cu * up_block + (k / c.ck) * skip_block;
-        if (slots) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k of K step ky (the header says why)
+        const int64_t base = tile * tile_size + cu * up_block + (k / skip_ck) * skip_block;
+        if (slots) {  // row (kx / 2) * 8 + (kx % 2) * 4 + k % 4 of K step ky (the header says why)
           for (int64_t ky = 0; ky < 3; ++ky)
             for (int64_t kx = 0; kx < 3; ++kx)
-              packed[static_cast<size_t>(base + (ky * 16 + (kx / 2) * 8 + (kx % 2) * 4 + k) * c.nt + j)] = k3[ky * 3 + kx];
+              packed[static_cast<size_t>(base + (ky * 16 + (kx / 2) * 8 + (kx % 2) * 4 + k % 4) * c.nt + j)] = k3[ky * 3 + kx];
         } else {
           for (int64_t tap = 0; tap < 9; ++tap) packed[static_cast<size_t>(base + (tap * c.ck + k % c.ck) * c.nt + j)] = k3[tap];
         }

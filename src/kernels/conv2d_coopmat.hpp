@@ -33,8 +33,8 @@ struct CoopConvConfig {
   // output phase (tile_h x tile_w output pixels; tile_h even, tile_w a multiple of 32).
   bool up2 = false;
   // With up2: one output phase per workgroup (ONE_PHASE in the shader): tile_h x tile_w pixels of
-  // the low-resolution grid (tile_w a multiple of 16). A concatenated skip of at most 4
-  // channels is staged as slots, a wider one in row steps (up2_skip_rows).
+  // the low-resolution grid (tile_w a multiple of 16). A concatenated skip of at most 12
+  // channels is staged as planes of slots, a wider one in row steps (up2_skip_rows).
   bool one_phase = false;
   // With one_phase: the epilogue stages and stores the accumulators nt / epi_passes channels at a
   // time (EPI_PASSES in the shader; 1, 2 or 4), so the staging (a 16x16 tile's would be 37 KB)
@@ -118,7 +118,7 @@ std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& shape, 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
 
 // Whether a one-phase up2 configuration stages a skip of `skip_channels` channels in row steps
-// (SKIP_ROWS in conv2d_coopmat_up2.comp: more than 4 channels) rather than as slots.
+// (SKIP_ROWS in conv2d_coopmat_up2.comp: more than 12 channels) rather than as planes of slots.
 bool up2_skip_rows(const CoopConvConfig& config, int64_t skip_channels);
 // Whether a configuration can take a conv whose concatenated skip has `skip_channels` channels
 // (0: no concat) on `target`: any but a one-phase one whose skip row steps exceed its shared memory.
@@ -145,9 +145,10 @@ std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv
 // conv2d_coopmat_up2's weights for a 3x3 conv whose first `c0` input channels are upsampled:
 // per co_tile, ceil(c0 / ck) chunks of [phase (py, px)][2x2 tap][ck][nt] (each phase tap the sum
 // of the 3x3 taps that read the same low-resolution pixel), then ceil((c_in - c0) / ck) chunks
-// of [3x3 tap][ck][nt]; zero outside c_in / c_out. With one_phase and a skip of at most 4
-// channels the skip is one block of [ky][16][nt] instead: row k of K step ky is slot k / 8, pixel
-// k % 8 / 4, channel k % 4, i.e. tap kx = 2 * (k / 8) + k % 8 / 4 (zero for kx = 3).
+// of [3x3 tap][ck][nt]; zero outside c_in / c_out. With one_phase and a skip of at most 12
+// channels the skip is ceil(skip / 4) planes of [ky][16][nt] instead: row k of K step ky of
+// plane p is slot k / 8, pixel k % 8 / 4, skip channel 4 p + k % 4, i.e. tap kx = 2 * (k / 8) +
+// k % 8 / 4 (zero for kx = 3).
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& shape, int64_t c0, const CoopConvConfig& config);
 
 }  // namespace denox::kernels

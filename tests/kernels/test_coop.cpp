@@ -233,9 +233,9 @@ std::vector<Case> cases() {
     all.push_back(std::move(c));
   }
   {
-    // Skips wider than a one-phase up2 conv's 4-channel slots, staged in row steps (SKIP_ROWS):
-    // a 9-channel NCHW graph input (OIDN's color + albedo + normal, dec_conv1a's skip) and a
-    // 56-channel NHWC tensor (four chunks, the last partial). Low resolution 17x22: partial
+    // One-phase up2 skips beyond one plane of 4-channel slots: a 9-channel NCHW graph input
+    // (OIDN's color + albedo + normal, dec_conv1a's skip: 3 planes) and a 56-channel NHWC tensor
+    // in row steps (SKIP_ROWS: four chunks, the last partial). Low resolution 17x22: partial
     // tiles in both directions; width 44: the NCHW vector path. (Channel counts that make every
     // conv compute-bound in the cost model, and graph inputs that cannot be NHWC, so that the
     // tensors between convs are NHWC.)
@@ -546,20 +546,23 @@ TEST_CASE("up2 weight packing: the 4 output phases of conv3x3(upsample2x) as 2x2
   // Padding: channels past c_in / c_out are zero.
   for (int64_t j = 21 % 16; j < 16; ++j) CHECK(packed[static_cast<size_t>(tile + j)] == 0.0f);
   CHECK(packed[static_cast<size_t>(cu * 4096 + (0 * 16 + 5) * 16)] == 0.0f);  // X1 channel 5 does not exist
-  // One phase per workgroup with this 5-channel skip: row steps (SKIP_ROWS) read the same
-  // [3x3 tap][ck][nt] skip blocks, the X0 chunks the same phase blocks.
+  // One phase per workgroup with a skip of more than 12 channels: row steps (SKIP_ROWS) read
+  // the same [3x3 tap][ck][nt] skip blocks, the X0 chunks the same phase blocks.
   CoopConvConfig one = c;
   one.one_phase = true, one.tile_w = 16;
   REQUIRE(one.valid());
-  CHECK(up2_skip_rows(one, 24 - c0));
-  CHECK_FALSE(up2_skip_rows(c, 24 - c0));
-  CHECK(pack_coop_up2_weights(wts, s, c0, one) == packed);
+  const Conv2dShape wide{c0 + 13, 21, 3, 3};
+  const std::vector<float> wide_wts = random_values(static_cast<size_t>(21 * (c0 + 13) * 9), 10);
+  CHECK(up2_skip_rows(one, 13));
+  CHECK_FALSE(up2_skip_rows(one, 12));
+  CHECK_FALSE(up2_skip_rows(c, 13));
+  CHECK(pack_coop_up2_weights(wide_wts, wide, c0, one) == pack_coop_up2_weights(wide_wts, wide, c0, c));
 }
 
-TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slots per row) give the direct 3x3 conv",
+TEST_CASE("one-phase up2 packing: the skip planes' [ky][16][nt] rows (two 2-pixel slots per row) give the direct 3x3 conv",
           "[kernels][coop-plan]") {
-  const Conv2dShape s{22, 21, 3, 3};  // 19 upsampled channels + a 3-channel skip
-  const int64_t c0 = 19, h = 6, w = 8;
+  const Conv2dShape s{28, 21, 3, 3};  // 19 upsampled channels + a 9-channel skip (3 planes)
+  const int64_t c0 = 19, h = 6, w = 8, planes = 3;
   CoopConvConfig c;
   c.up2 = true, c.one_phase = true, c.nt = 16, c.ck = 16, c.tile_h = 4, c.tile_w = 16, c.sg_m = 4, c.sg_n = 1;
   REQUIRE(c.valid());
@@ -580,12 +583,11 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
     e.epi_passes = 2, e.one_phase = false, e.tile_w = 32;
     CHECK_FALSE(e.valid());
   }
-  CHECK_FALSE(up2_skip_rows(c, 4));  // at most 4 channels: slots
-  CHECK(up2_skip_rows(c, 5));
-  const std::vector<float> wts = random_values(static_cast<size_t>(21 * 22 * 9), 8);
-  const std::vector<float> x1 = random_values(static_cast<size_t>(3 * h * w), 9);
+  CHECK_FALSE(up2_skip_rows(c, 9));  // at most 12 channels: planes of slots
+  const std::vector<float> wts = random_values(static_cast<size_t>(21 * 28 * 9), 8);
+  const std::vector<float> x1 = random_values(static_cast<size_t>(9 * h * w), 9);
   const std::vector<float> packed = pack_coop_up2_weights(wts, s, c0, c);
-  const int64_t cu = 2, tile = cu * 16 * 16 * 16 + 3 * 16 * 16;
+  const int64_t cu = 2, tile = cu * 16 * 16 * 16 + planes * 3 * 16 * 16;
   REQUIRE(packed.size() == static_cast<size_t>(2 * tile));
   auto skip = [&](int64_t ci, int64_t y, int64_t x) -> double {
     return y < 0 || y >= h || x < 0 || x >= w ? 0.0 : x1[static_cast<size_t>((ci * h + y) * w + x)];
@@ -594,17 +596,19 @@ TEST_CASE("one-phase up2 packing: the skip's [ky][16][nt] rows (two 2-pixel slot
   for (int64_t co = 0; co < 21; ++co)
     for (int64_t oy = 0; oy < h; ++oy)
       for (int64_t ox = 0; ox < w; ++ox) {
-        const double direct = direct_conv3x3(wts, 22, co, c0, 22, oy, ox, [&](int64_t ci, int64_t y, int64_t x) { return skip(ci - c0, y, x); });
+        const double direct = direct_conv3x3(wts, 28, co, c0, 28, oy, ox, [&](int64_t ci, int64_t y, int64_t x) { return skip(ci - c0, y, x); });
         double slots = 0;
-        // Row k of K step ky: slot k / 8 (columns ox - 1 + 2 (k / 8) and + 1), pixel k % 8 / 4,
-        // channel k % 4 (the 4th channel and the 4th column, kx = 3, read real data here).
-        const int64_t base = (co / 16) * tile + cu * 4096, j = co % 16;
-        for (int64_t ky = 0; ky < 3; ++ky)
-          for (int64_t k = 0; k < 16; ++k) {
-            const int64_t kx = 2 * (k / 8) + k % 8 / 4, ci = k % 4;
-            const double v = ci < 3 ? skip(ci, oy + ky - 1, ox + kx - 1) : 1.0;
-            slots += packed[static_cast<size_t>(base + (ky * 16 + k) * 16 + j)] * v;
-          }
+        // Row k of K step ky of plane p: slot k / 8 (columns ox - 1 + 2 (k / 8) and + 1), pixel
+        // k % 8 / 4, channel 4 p + k % 4 (the 12th channel and the 4th column, kx = 3, read real
+        // data here).
+        const int64_t j = co % 16;
+        for (int64_t p = 0; p < planes; ++p)
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t k = 0; k < 16; ++k) {
+              const int64_t kx = 2 * (k / 8) + k % 8 / 4, ci = 4 * p + k % 4;
+              const double v = ci < 9 ? skip(ci, oy + ky - 1, ox + kx - 1) : 1.0;
+              slots += packed[static_cast<size_t>((co / 16) * tile + cu * 4096 + p * 768 + (ky * 16 + k) * 16 + j)] * v;
+            }
         worst = std::max(worst, std::abs(direct - slots));
       }
   CHECK(worst < 1e-4);
@@ -638,26 +642,27 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
     CHECK(std::string(c->family()) == "conv2d_coopmat_up2");
   }
   CHECK_FALSE(choose_coop_up2_config({64, 64, 1, 1}, full, 0));
-  // One phase per workgroup where the skip has at most 16 channels (or is absent).
+  // One phase per workgroup up to 64 output channels, whatever the skip.
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->one_phase);
-  {  // OIDN's dec_conv1a with the 9-channel input as its skip: row steps, still ~24 KB.
-    const auto c = choose_coop_up2_config({73, 64, 3, 3}, full, 9);
+  for (int64_t skip : {9, 32}) {  // dec_conv1a with the 9-channel input as its skip: planes; dec_conv2a: rows (~24 KB)
+    const auto c = choose_coop_up2_config({64 + skip, 64, 3, 3}, full, skip);
     REQUIRE(c);
     CHECK(c->one_phase);
     CHECK(c->epi_passes == 2);
-    CHECK(up2_skip_rows(*c, 9));
-    CHECK(up2_skip_fits(*c, 9, full));
+    CHECK(c->sg_m == (skip > 12 ? 8 : 4));
+    CHECK(up2_skip_rows(*c, skip) == (skip > 12));
+    CHECK(up2_skip_fits(*c, skip, full));
     CoopTarget small = full;
     small.max_shared_bytes = 23500;  // the row steps need 23808 bytes
-    CHECK(up2_skip_fits(*c, 3, small));
-    CHECK_FALSE(up2_skip_fits(*c, 9, small));
+    CHECK(up2_skip_fits(*c, 9, small));
+    CHECK_FALSE(up2_skip_fits(*c, 32, small));
   }
   // dec_conv1a's heuristic: 16x16 with a two-pass epilogue, within ~30 KB (two workgroups per SM
   // on the H100): the shader's declared size, as the driver reported it.
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->epi_passes == 2);
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->shared_bytes(3, 3) == 23088);
   CHECK(choose_coop_up2_config({64, 64, 3, 3}, full, 0)->one_phase);
-  CHECK_FALSE(choose_coop_up2_config({96, 64, 3, 3}, full, 32)->one_phase);
+  CHECK_FALSE(choose_coop_up2_config({144, 96, 3, 3}, full, 48)->one_phase);  // more than 64 channels
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
   narrow.shapes = {{16, 8, 16, false}};
