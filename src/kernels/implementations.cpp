@@ -1,6 +1,7 @@
 #include "kernels/implementations.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -360,6 +361,56 @@ Implementation single_op(const compiler::Graph& g, const Op& op) {
   return impl;
 }
 
+bool elementwise(const Op& op) {
+  return std::holds_alternative<compiler::BinaryAttrs>(op.attrs) || std::holds_alternative<compiler::ActivationAttrs>(op.attrs);
+}
+
+// The eltwise chain ending at `root` (Implementation::Kind::Eltwise): its ops reached backwards
+// through elementwise producers, every leaf one computed f32 tensor X or a constant (scalar or
+// per channel: eltwise_constant),
+// every op's output of X's shape and, but for the root's, read only inside the chain and no
+// graph output. Producers are taken greedily; a chain that does not close is no chain.
+std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses& u, const Op& root) {
+  if (!elementwise(root)) return std::nullopt;
+  std::set<const Op*> chain;
+  std::optional<TensorId> x;
+  bool ok = true;
+  std::function<void(TensorId)> visit = [&](TensorId t) {
+    if (!ok || g.tensor(t).is_constant()) return;  // a constant: checked against X below
+    const Op* p = u.producer.at(t);
+    if (p && elementwise(*p) && !u.outputs.count(t) && chain.size() < kEltwiseMaxSteps) {
+      if (chain.insert(p).second)
+        for (TensorId in : p->inputs) visit(in);
+      return;
+    }
+    if (g.tensor(t).is_constant() || g.tensor(t).dtype != compiler::DType::F32 || (x && *x != t)) ok = false;
+    x = t;
+  };
+  chain.insert(&root);
+  for (TensorId in : root.inputs) visit(in);
+  if (!ok || !x || chain.size() < 2) return std::nullopt;
+  const auto& shape = g.tensor(*x).shape;
+  for (const Op* op : chain) {
+    if (g.tensor(op->output).shape != shape) return std::nullopt;
+    for (TensorId in : op->inputs)
+      if (g.tensor(in).is_constant() && !eltwise_constant(g, in, *x)) return std::nullopt;
+    if (op != &root)
+      for (const Op* reader : u.consumers.at(op->output))
+        if (!chain.count(reader)) return std::nullopt;
+  }
+  Implementation impl;
+  impl.kind = Implementation::Kind::Eltwise;
+  impl.anchor = &root;
+  impl.ops.assign(chain.begin(), chain.end());  // address order is graph order (one vector)
+  impl.inputs = {*x};
+  impl.input_layouts = {Layout::NCHW};
+  impl.output = root.output;
+  impl.family = "eltwise";
+  impl.pattern = "eltwise";
+  impl.config = eltwise_program(g, impl.ops, *x).describe();
+  return impl;
+}
+
 // A graph input read only in another layout than NCHW, or an output written only in another
 // one, is bound in that layout (edge graphs: an NHWC edge measured alone).
 void set_io_layouts(PlanBuilder& b, const compiler::Graph& g, const std::vector<const Implementation*>& chosen) {
@@ -470,6 +521,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       continue;
     }
     out.push_back(std::move(impl));
+    if (target.fuse)
+      if (auto chain = eltwise_chain(graph, u, op)) out.push_back(std::move(*chain));
   }
   // Conversions of every tensor some implementation keeps NHWC.
   std::set<TensorId> nhwc;
@@ -516,6 +569,7 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
       case Implementation::Kind::PortableConv: lower_conv2d(b, op, impl.fusion); break;
       case Implementation::Kind::CoopConv: lower_conv2d_coop(b, op, impl.fusion, impl.coop); break;
       case Implementation::Kind::Convert: break;  // not anchored (above)
+      case Implementation::Kind::Eltwise: lower_eltwise(b, impl.ops, impl.inputs.at(0)); break;
       case Implementation::Kind::Op:
         std::visit(Overloaded{
                        [&](const compiler::PoolAttrs&) { lower_pool2d(b, op); },

@@ -103,4 +103,34 @@ void lower_unary(PlanBuilder& b, const compiler::Op& op);
 // Tensor `t` from layout `from` to layout `to` (one strided copy).
 void lower_layout_conversion(PlanBuilder& b, TensorId t, Layout from, Layout to);
 
+// A chain of elementwise ops (Add/Sub/Mul/Div, activations) on one tensor X and constants
+// (scalars, or per channel of a rank-4 X with a constant channel count), as
+// shaders/eltwise.comp's register program: step i computes r[i] from `left` and `right` (-1 X,
+// -2 a constant of the table, k >= 0 step k's result); `kind` 0..3 add, sub, mul, div, or 10 +
+// common.glsl's ACT_* code for an activation of `left` with parameters act_a, act_b.
+constexpr size_t kEltwiseMaxSteps = 8;
+struct EltwiseStep {
+  int64_t kind = 0, left = -1, right = -1;
+  float act_a = 0.0f, act_b = 0.0f;
+};
+struct EltwiseProgram {
+  struct Constant {
+    size_t step;
+    int side;                   // 0 left, 1 right
+    std::vector<float> values;  // 1 (a scalar) or `channels`
+  };
+  std::vector<EltwiseStep> steps;
+  std::vector<Constant> constants;
+  int64_t channels = 1;  // the table's channels: 1, or X's where a constant is per channel
+  // The constants as eltwise.comp reads them: [step][side][channel] (zero where no constant).
+  std::vector<float> table() const;
+  std::string describe() const;  // "r0=x*c[ch]; r1=r0+1.000000; r2=x/r1"
+};
+// The values of constant `t` as an operand beside X: one (a scalar) or one per channel of X.
+std::optional<std::vector<float>> eltwise_constant(const compiler::Graph& g, TensorId t, TensorId x);
+// The program of `ops` (graph order, each reading X, a constant or an earlier op's output; the
+// last one's output is the result). Throws Internal otherwise.
+EltwiseProgram eltwise_program(const compiler::Graph& g, const std::vector<const compiler::Op*>& ops, TensorId x);
+void lower_eltwise(PlanBuilder& b, const std::vector<const compiler::Op*>& ops, TensorId x);
+
 }  // namespace denox::kernels

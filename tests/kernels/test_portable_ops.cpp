@@ -185,3 +185,37 @@ TEST_CASE("Identity aliases its input: no dispatch, same values", "[kernels][ide
   CHECK(plan.dispatches.size() == 1);
   check_against_reference(b);
 }
+
+TEST_CASE("elementwise chains on one tensor fuse into one eltwise dispatch each", "[kernels][eltwise]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 9), y = b.input("y", 3);
+  const std::vector<ValueId> nine = {b.c(1), b.c(9), b.H, b.W}, three = {b.c(1), b.c(3), b.H, b.W};
+  // The HDR transfer on the colour channels of a 9-channel input: x / (x * mask + 1) (a mask of
+  // 0.5, not 1: the inputs lie in [-1, 1], and fp16 would round some to -1 and divide by 0).
+  const TensorId mask = b.constant("mask", {1, 9, 1, 1}, {0.5f, 0.5f, 0.5f, 0, 0, 0, 0, 0, 0});
+  const TensorId one = b.constant("one", {}, {1.0f});
+  const TensorId m = b.op("mul", "Mul", BinaryAttrs{BinaryKind::Mul}, {x, mask}, nine);
+  const TensorId d = b.op("add", "Add", BinaryAttrs{BinaryKind::Add}, {m, one}, nine);
+  b.output(b.op("div", "Div", BinaryAttrs{BinaryKind::Div}, {x, d}, nine));
+  // Its inverse on a 3-channel output: c / (1 - c), c = clip(y, 0, 0.75) (a result read twice).
+  ActivationAttrs clip;
+  clip.kind = Activation::Clip, clip.min = 0.0f, clip.max = 0.75f;
+  const TensorId c = b.activation("clip", y, clip);
+  const TensorId s = b.op("sub", "Sub", BinaryAttrs{BinaryKind::Sub}, {one, c}, three);
+  b.output(b.op("div_out", "Div", BinaryAttrs{BinaryKind::Div}, {c, s}, three));
+  // Two branches from y: tanh(sigmoid(y) - leaky(y)).
+  const TensorId sg = b.activation("sigmoid", y, act(Activation::Sigmoid));
+  const TensorId lk = b.activation("leaky", y, act(Activation::LeakyRelu));
+  b.output(b.activation("tanh", b.op("sub2", "Sub", BinaryAttrs{BinaryKind::Sub}, {sg, lk}, three), act(Activation::Tanh)));
+  // Not a chain: the Relu's result is also a graph output, so Relu and Mul stay two dispatches.
+  const TensorId r = b.activation("relu", y, act(Activation::Relu));
+  b.output(r);
+  b.output(b.op("half", "Mul", BinaryAttrs{BinaryKind::Mul}, {r, b.constant("half", {}, {0.5f})}, three));
+  const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
+  CHECK(plan.dispatches.size() == 5);
+  int eltwise = 0;
+  for (const auto& disp : plan.dispatches) eltwise += plan.pipelines[disp.pipeline].family == "eltwise";
+  CHECK(eltwise == 3);
+  check_against_reference(b);         // 37 x 53: element counts not multiples of 4 (scalar path)
+  check_against_reference(b, kH, 52);  // the 4-element vector path
+}
