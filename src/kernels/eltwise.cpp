@@ -135,7 +135,9 @@ void lower_eltwise(PlanBuilder& b, const std::vector<const compiler::Op*>& ops, 
   const ValueId gx = b.program().max(b.program().min(blocks, b.constant(kMaxGroupsX)), b.constant(1));
   const ValueId gy = b.program().binary(compiler::IntOp::DivCeil, blocks, gx);
   std::vector<ValueId> push = {count, b.mul(gx, b.constant(kGroupSize * kPerInvocation)), b.mul(e[2], e[3])};
-  b.dispatch(ops.back()->name, b.pipeline(spec), {b.read(x), b.write(y), {plan::Resource::Weights, constants, plan::Access::Read}},
+  std::string name;  // "/Mul+/Add+/Div", as fused conv dispatches are named
+  for (const compiler::Op* op : ops) name.append(name.empty() ? "" : "+").append(op->name);
+  b.dispatch(name, b.pipeline(spec), {b.read(x), b.write(y), {plan::Resource::Weights, constants, plan::Access::Read}},
              std::move(push), {gx, gy, b.constant(1)});
 }
 
