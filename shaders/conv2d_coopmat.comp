@@ -40,7 +40,9 @@
 // second copy has zero weights) and a 3x3 conv takes 3 K steps instead of 9; NARROW=1: a slot
 // is one pixel's 8 channels, a row two taps, 6 K steps. The rows of a fragment overlap in
 // shared memory, which costs nothing: 8 consecutive slots are 128 bytes, one bank-conflict-free
-// load phase.
+// load phase. Wider inputs take one chunk per 8 / NARROW channels (a plane of slots): a
+// 9-channel image (color + albedo + normal) is 3 planes of NARROW=2, 9 K steps as a 16-channel
+// chunk would be, but staging 8-byte slots instead of 48-byte pixels.
 //
 // Folded without a macro (push constants only): a zero Pad before the conv or on X1 (wider
 // padding, tighter read bounds) and a crop after it (the padding shifted by the crop's start).
@@ -210,7 +212,8 @@
 #define KSX ((KW + KX_STEP - 1) / KX_STEP)
 #define X_VEC4 (SLOTS * 2)
 #define A_STRIDE 8
-#define KROWS (KH * KSX * CM_K)  // weight rows of the chunk (one chunk: c_in <= 8)
+#define KROWS (KH * KSX * CM_K)  // weight rows of a chunk (a plane of 8 / NARROW channels)
+#define CHUNK_C (8 / NARROW)     // input channels per chunk
 #else
 #if HEAD
 // The patch flattened with a row pitch of HALO_W + 1 pixels (conv2d_coopmat_head.glsl says why);
@@ -380,7 +383,11 @@ void main() {
   const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
   const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
+#if NARROW
+  const uint chunks = (pc.c_in + CHUNK_C - 1) / CHUNK_C;
+#else
   const uint chunks = (pc.c_in + CK - 1) / CK;
+#endif
   const uint w_base = ct * chunks * W_ITEMS;
 
   ACC_DECL;

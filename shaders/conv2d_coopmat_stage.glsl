@@ -139,10 +139,10 @@ f16vec4 load_x4(uint n, uint ci, uint iy, uint x) {
 }
 
 #if NARROW
-// The slots of the patch (NARROW above): slot (hy, sx) holds pixel (hy, sx) and, with NARROW=2,
-// pixel (hy, sx + 1), 8 / NARROW channels each; zero outside the input, past c_in and past the
-// halo.
-void fetch_slots(uint t, uint n, int iy0, int ix0) {
+// The slots of chunk `chunk`'s patch (NARROW above): slot (hy, sx) holds pixel (hy, sx) and,
+// with NARROW=2, pixel (hy, sx + 1), the chunk's 8 / NARROW channels each; zero outside the
+// input, past c_in and past the halo.
+void fetch_slots(uint chunk, uint t, uint n, int iy0, int ix0) {
   LOOP_UNROLL for (uint i = 0; i < NS_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     float16_t v[8];
@@ -153,7 +153,7 @@ void fetch_slots(uint t, uint n, int iy0, int ix0) {
       [[unroll]] for (uint q = 0; q < NARROW; ++q) {
         const int ix = ix0 + int(sx + q);
         if (sx + q < HALO_W && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w)) {
-          [[unroll]] for (uint c = 0; c < 8 / NARROW; ++c) v[q * (8 / NARROW) + c] = load_x(n, c, iy, ix);
+          [[unroll]] for (uint c = 0; c < 8 / NARROW; ++c) v[q * (8 / NARROW) + c] = load_x(n, chunk * (8 / NARROW) + c, iy, ix);
         }
       }
     }
@@ -174,7 +174,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
   return;
 #endif
 #if NARROW
-  fetch_slots(t, n, iy0, ix0);
+  fetch_slots(chunk, t, n, iy0, ix0);
 #else
   if (path == PATH_HWC8) {
 #if ANY_HWC_INPUT  // else never taken (and its register array not declared)

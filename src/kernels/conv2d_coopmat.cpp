@@ -181,7 +181,7 @@ std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, cons
 
 bool coop_head_shape_ok(const Conv2dShape& h, const Conv2dShape& conv) {
   return h.kh == 3 && h.kw == 3 && h.sh == 1 && h.sw == 1 && h.dh == 1 && h.dw == 1 && h.c_in >= 1 && h.c_in <= 4 &&
-         h.c_out == conv.c_in && conv.c_in > 8;
+         h.c_out == conv.c_in && conv.c_in > 12;
 }
 
 int64_t coop_head_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s) {
@@ -251,7 +251,9 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
 
 int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {
   if (!plain || c.up2 || c.tap_sum || c.b_global || c.ck != 16) return 0;
-  return s.c_in <= 4 ? 2 : s.c_in <= 8 ? 1 : 0;
+  // Up to 12 channels in planes of 4 (NARROW=2: 3 K steps a plane for 3x3, so a 9-channel image
+  // takes the 9 K steps of a 16-channel chunk with a sixth of its staging).
+  return s.c_in <= 4 ? 2 : s.c_in <= 8 ? 1 : s.c_in <= 12 ? 2 : 0;
 }
 
 namespace {
@@ -263,26 +265,27 @@ void require_weight_count(std::span<const float> w, const Conv2dShape& s) {
     fail(ErrorCode::Internal, "convolution weights have " + std::to_string(w.size()) + " values, expected " + std::to_string(expected));
 }
 
-// pack_coop_weights with narrow = 1 or 2: per co_tile, K steps (ky, ks) of 16 rows; row k is
-// slot k / 8 (the A row's first or second slot), which holds pixel q of the slot (narrow = 2:
-// q = k % 8 / 4, 4 channels a pixel; narrow = 1: q = 0, 8 channels), i.e. tap kx = step * ks +
-// slot + q. With narrow = 2 the second slot's first pixel is the first slot's second one again:
-// zero there, so each tap counts once.
+// pack_coop_weights with narrow = 1 or 2: per co_tile and plane (8 / narrow input channels),
+// K steps (ky, ks) of 16 rows; row k is slot k / 8 (the A row's first or second slot), which
+// holds pixel q of the slot (narrow = 2: q = k % 8 / 4, 4 channels a pixel; narrow = 1: q = 0,
+// 8 channels), i.e. tap kx = step * ks + slot + q, channel plane * 8 / narrow + k % (8 /
+// narrow). With narrow = 2 the second slot's first pixel is the first slot's second one
+// again: zero there, so each tap counts once.
 std::vector<float> pack_narrow(std::span<const float> w, const Conv2dShape& s, const CoopConvConfig& c, int64_t narrow) {
-  if (s.c_in > 8 / narrow) fail(ErrorCode::Internal, "narrow coop packing of " + std::to_string(s.c_in) + " input channels");
   const int64_t step = narrow == 2 ? 3 : 2, ksx = (s.kw + step - 1) / step, per_pixel = 8 / narrow;
-  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt;
-  std::vector<float> packed(static_cast<size_t>(co_tiles * s.kh * ksx * 16 * c.nt), 0.0f);
+  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, planes = (s.c_in + per_pixel - 1) / per_pixel;
+  std::vector<float> packed(static_cast<size_t>(co_tiles * planes * s.kh * ksx * 16 * c.nt), 0.0f);
   for (int64_t co = 0; co < s.c_out; ++co) {
     const int64_t tile = co / c.nt, j = co % c.nt;
-    for (int64_t ky = 0; ky < s.kh; ++ky)
-      for (int64_t ks = 0; ks < ksx; ++ks)
-        for (int64_t k = 0; k < 16; ++k) {
-          const int64_t slot = k / 8, q = k % 8 / per_pixel, ci = k % per_pixel, kx = step * ks + slot + q;
-          if ((narrow == 2 && slot == 1 && q == 0) || ci >= s.c_in || kx >= s.kw) continue;
-          packed[static_cast<size_t>((((tile * s.kh + ky) * ksx + ks) * 16 + k) * c.nt + j)] =
-              w[static_cast<size_t>(((co * s.c_in + ci) * s.kh + ky) * s.kw + kx)];
-        }
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t ky = 0; ky < s.kh; ++ky)
+        for (int64_t ks = 0; ks < ksx; ++ks)
+          for (int64_t k = 0; k < 16; ++k) {
+            const int64_t slot = k / 8, q = k % 8 / per_pixel, ci = p * per_pixel + k % per_pixel, kx = step * ks + slot + q;
+            if ((narrow == 2 && slot == 1 && q == 0) || ci >= s.c_in || kx >= s.kw) continue;
+            packed[static_cast<size_t>(((((tile * planes + p) * s.kh + ky) * ksx + ks) * 16 + k) * c.nt + j)] =
+                w[static_cast<size_t>(((co * s.c_in + ci) * s.kh + ky) * s.kw + kx)];
+          }
   }
   return packed;
 }

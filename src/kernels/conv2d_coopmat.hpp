@@ -101,7 +101,7 @@ std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& shape, 
 // A conv2d_coopmat HEAD (ConvFusion::head): the conv before this one, when it reads an image of
 // at most 4 channels, computed per workgroup into the staged patch (conv2d_coopmat_head.glsl).
 // Whether the head conv's shape can be a HEAD (3x3, stride and dilation 1, c_in <= 4) of a conv
-// of shape `conv` (whose input channels it computes; more than 8, so no NARROW).
+// of shape `conv` (whose input channels it computes; more than 12, so no NARROW).
 bool coop_head_shape_ok(const Conv2dShape& head, const Conv2dShape& conv);
 // Shared memory of plain conv2d_coopmat `config` with a head (bytes): the patch at a row pitch of
 // one more pixel, the image slots and a chunk's head weights or the chunk's conv weights, the
@@ -125,16 +125,17 @@ bool up2_skip_rows(const CoopConvConfig& config, int64_t skip_channels);
 bool up2_skip_fits(const CoopConvConfig& config, int64_t skip_channels, const CoopTarget& target);
 
 // conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for
-// c_in <= 8, else 0; 0 too where the shader does not take it (up2, tap_sum, b_global, ck other than 16,
-// or a conv with a fused concat or upsample: `plain` false).
+// c_in <= 8, 2 for c_in <= 12 (3 planes of 4 channels), else 0; 0 too where the shader does not
+// take it (up2, tap_sum, b_global, ck other than 16, or a conv with a fused concat or upsample:
+// `plain` false).
 int64_t coop_narrow(const Conv2dShape& shape, const CoopConvConfig& config, bool plain);
 
 // ONNX weights W[c_out][c_in][kh][kw] -> [co_tile][chunk][kh*kw][ck][nt], zero outside c_in /
 // c_out: one (co_tile, chunk) block is contiguous and row (tap, k) holds nt output channels.
 // With b_global (B fragments loaded from the buffer) each tap's block is [nt][ck] instead.
-// With `narrow` (coop_narrow's value) the one chunk is [ky][ks][16][nt] instead: row
-// (ky, ks, k) is slot k / 8 of K step ks, whose channel and tap conv2d_coopmat.comp's NARROW
-// comment gives (zero where no tap or channel).
+// With `narrow` (coop_narrow's value) the chunks are planes of 8 / narrow channels, each
+// [ky][ks][16][nt] instead: row (ky, ks, k) is slot k / 8 of K step ks, whose channel and tap
+// conv2d_coopmat.comp's NARROW comment gives (zero where no tap or channel).
 std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape& shape, const CoopConvConfig& config,
                                      int64_t narrow = 0);
 

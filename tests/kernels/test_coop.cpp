@@ -233,6 +233,16 @@ std::vector<Case> cases() {
     all.push_back(std::move(c));
   }
   {
+    // NARROW planes: 9 to 12 input channels as planes of 4-channel slots, one chunk each (the
+    // last partial); a 3x3 conv and a 1x5 one without padding.
+    Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->6", {}, 33, 47, 2, 2};
+    const TensorId x = c.b.input("x", 11);
+    c.b.output(c.b.activation("relu", c.b.conv("conv11", x, 21, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu()));
+    const TensorId x9 = c.b.input("x9", 9);
+    c.b.output(c.b.conv("conv9", x9, 6, {1, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 82));
+    all.push_back(std::move(c));
+  }
+  {
     // One-phase up2 skips beyond one plane of 4-channel slots: a 9-channel NCHW graph input
     // (OIDN's color + albedo + normal, dec_conv1a's skip: 3 planes) and a 56-channel NHWC tensor
     // in row steps (SKIP_ROWS: four chunks, the last partial). Low resolution 17x22: partial
@@ -454,8 +464,9 @@ TEST_CASE("coop narrow packing: taps packed into K (8-half slots read two per A 
   struct Narrow {
     int64_t c_in, kh, kw, narrow;
   };
+  // (9 to 12 channels: planes of 4, one chunk each.)
   for (const Narrow& n : {Narrow{3, 3, 3, 2}, Narrow{4, 3, 3, 2}, Narrow{1, 1, 1, 2}, Narrow{2, 3, 5, 2}, Narrow{6, 3, 3, 1},
-                          Narrow{8, 1, 1, 1}, Narrow{5, 2, 7, 1}}) {
+                          Narrow{8, 1, 1, 1}, Narrow{5, 2, 7, 1}, Narrow{9, 3, 3, 2}, Narrow{12, 3, 3, 2}, Narrow{11, 1, 5, 2}}) {
     const Conv2dShape s{n.c_in, 11, n.kh, n.kw};
     CoopConvConfig c;
     c.nt = 16;
@@ -465,26 +476,29 @@ TEST_CASE("coop narrow packing: taps packed into K (8-half slots read two per A 
     const std::vector<float> w = random_values(static_cast<size_t>(11 * n.c_in * n.kh * n.kw), 5);
     const std::vector<float> packed = pack_coop_weights(w, s, c, n.narrow);
     const int64_t step = n.narrow == 2 ? 3 : 2, ksx = (n.kw + step - 1) / step, per_pixel = 8 / n.narrow;
-    REQUIRE(packed.size() == static_cast<size_t>(n.kh * ksx * 16 * 16));
-    // One output pixel (patch column 0) over patch rows of kw + 4 pixels x 8 channels, every
+    const int64_t planes = (n.c_in + per_pixel - 1) / per_pixel;
+    REQUIRE(packed.size() == static_cast<size_t>(planes * n.kh * ksx * 16 * 16));
+    // One output pixel (patch column 0) over patch rows of kw + 4 pixels x 16 channels, every
     // value random (also past the kernel and past c_in: their weights must be zero).
     const int64_t cols = n.kw + 4;
-    const std::vector<float> x = random_values(static_cast<size_t>(n.kh * cols * 8), 6);
-    auto at = [&](int64_t ky, int64_t px, int64_t ci) { return x[static_cast<size_t>((ky * cols + px) * 8 + ci)]; };
+    const std::vector<float> x = random_values(static_cast<size_t>(n.kh * cols * 16), 6);
+    auto at = [&](int64_t ky, int64_t px, int64_t ci) { return x[static_cast<size_t>((ky * cols + px) * 16 + ci)]; };
     for (int64_t co = 0; co < 16; ++co) {
       double direct = 0, packed_sum = 0;
       if (co < 11)
         for (int64_t ci = 0; ci < n.c_in; ++ci)
           for (int64_t ky = 0; ky < n.kh; ++ky)
             for (int64_t kx = 0; kx < n.kw; ++kx) direct += w[static_cast<size_t>(((co * n.c_in + ci) * n.kh + ky) * n.kw + kx)] * at(ky, kx, ci);
-      // As the shader multiplies: A row = slots (step * ks) and (step * ks + 1) of patch row ky;
-      // slot sx holds pixel sx (and, narrow 2, pixel sx + 1), per_pixel channels each.
-      for (int64_t ky = 0; ky < n.kh; ++ky)
-        for (int64_t ks = 0; ks < ksx; ++ks)
-          for (int64_t k = 0; k < 16; ++k) {
-            const int64_t sx = step * ks + k / 8, q = k % 8 / per_pixel, ci = k % per_pixel;
-            packed_sum += at(ky, sx + q, ci) * packed[static_cast<size_t>(((ky * ksx + ks) * 16 + k) * 16 + co)];
-          }
+      // As the shader multiplies: A row = slots (step * ks) and (step * ks + 1) of patch row ky
+      // of plane p; slot sx holds pixel sx (and, narrow 2, pixel sx + 1), the plane's per_pixel
+      // channels each.
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t ky = 0; ky < n.kh; ++ky)
+          for (int64_t ks = 0; ks < ksx; ++ks)
+            for (int64_t k = 0; k < 16; ++k) {
+              const int64_t sx = step * ks + k / 8, q = k % 8 / per_pixel, ci = p * per_pixel + k % per_pixel;
+              packed_sum += at(ky, sx + q, ci) * packed[static_cast<size_t>((((p * n.kh + ky) * ksx + ks) * 16 + k) * 16 + co)];
+            }
       REQUIRE(packed_sum == Approx(direct).margin(1e-5));
     }
   }
