@@ -68,8 +68,9 @@
 //   X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that tensor is NHWC (see Layouts above)
 //   HWC_ONLY           (optional, default 0) 1: every chunk takes the NHWC path (X0 and X1 NHWC,
 //                      channel counts multiples of 8): the other staging paths are left out
-//   NARROW             (optional, default 0) taps packed into K for inputs of at most 8 channels
-//                      (below): 2 for c_in <= 4, 1 for c_in <= 8; not with CONCAT, UPSAMPLE0 or
+//   NARROW             (optional, default 0) taps packed into K for inputs of at most 12 channels
+//                      (below): 2 for c_in <= 4, 1 for c_in <= 8, 2 in planes of 4 for c_in <= 12;
+//                      not with CONCAT, UPSAMPLE0 or
 //                      B_GLOBAL. The weights are packed to match (pack_coop_weights).
 //   TAIL               (optional, default 0) 1: the next convolution (few output channels, 3x3,
 //                      padding 1) as a tap-sum in the epilogue, Y being its output (NCHW); its

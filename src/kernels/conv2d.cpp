@@ -315,8 +315,8 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const CoopConvConfig& c = how.config;
   const ConvIo io = conv_io(b, conv, shape, f);
   std::vector<float> packed_values;
-  int64_t narrow = 0;  // taps packed into K for an input of at most 8 channels (coop_narrow)
-  bool skip_rows = false;  // a one-phase up2 conv's skip of more than 4 channels (up2_skip_rows)
+  int64_t narrow = 0;  // taps packed into K for an input of at most 12 channels (coop_narrow)
+  bool skip_rows = false;  // a one-phase up2 conv's skip of more than 12 channels (up2_skip_rows)
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.

@@ -51,7 +51,8 @@ struct CoopConvConfig {
   int64_t m_frags() const { return tile_h * tile_w / 16; }
   // Structural validity (divisibility) for a kernel of kh x kw; false names nothing.
   bool valid() const;
-  // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat).
+  // Shared memory the shader declares for a kh x kw kernel (bytes; up2: with a concat; a
+  // one-phase up2 conv whose skip takes row steps may declare more: up2_skip_fits checks that).
   int64_t shared_bytes(int64_t kh, int64_t kw) const;
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
   std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph [ep2]" / " tapsum")

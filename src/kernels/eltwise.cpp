@@ -1,6 +1,7 @@
 // A chain of elementwise ops on one tensor and scalar or per-channel constants ->
 // shaders/eltwise.comp (one dispatch instead of one per op; implementations.cpp matches it).
 #include <bit>
+#include <cstdio>
 #include <map>
 
 #include "common/error.hpp"
@@ -11,6 +12,12 @@ namespace denox::kernels {
 namespace {
 
 template <class... F> struct Overloaded : F... { using F::operator()...; };
+
+std::string number(float v) {  // 9 significant digits (std::to_string prints 1e-7 as 0.000000)
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+  return text;
+}
 
 int64_t float_bits(float v) { return static_cast<int64_t>(std::bit_cast<int32_t>(v)); }
 
@@ -92,7 +99,7 @@ std::string EltwiseProgram::describe() const {
     if (ref >= 0) return std::string("r").append(std::to_string(ref));
     if (ref == -1) return std::string("x");
     for (const auto& c : constants)
-      if (c.step == step && c.side == side) return c.values.size() == 1 ? std::to_string(c.values[0]) : std::string("c[ch]");
+      if (c.step == step && c.side == side) return c.values.size() == 1 ? number(c.values[0]) : std::string("c[ch]");
     return std::string("?");
   };
   std::string out;

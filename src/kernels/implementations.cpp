@@ -378,7 +378,9 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
   std::function<void(TensorId)> visit = [&](TensorId t) {
     if (!ok || g.tensor(t).is_constant()) return;  // a constant: checked against X below
     const Op* p = u.producer.at(t);
-    if (p && elementwise(*p) && !u.outputs.count(t) && chain.size() < kEltwiseMaxSteps) {
+    // (An op of constants only is no chain op: eltwise_program would refuse it.)
+    const bool computed = p && std::any_of(p->inputs.begin(), p->inputs.end(), [&](TensorId in) { return !g.tensor(in).is_constant(); });
+    if (p && computed && elementwise(*p) && !u.outputs.count(t) && chain.size() < kEltwiseMaxSteps) {
       if (chain.insert(p).second)
         for (TensorId in : p->inputs) visit(in);
       return;
@@ -388,6 +390,7 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
   };
   chain.insert(&root);
   for (TensorId in : root.inputs) visit(in);
+  if (ok && x && u.producer.at(*x) && chain.count(u.producer.at(*x))) ok = false;  // X must come from outside
   if (!ok || !x || chain.size() < 2) return std::nullopt;
   const auto& shape = g.tensor(*x).shape;
   for (const Op* op : chain) {

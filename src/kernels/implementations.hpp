@@ -14,10 +14,10 @@
 //     also be a tail conv of at most 4 output channels (ConvFusion::tail, two dispatches). Coop
 //     convolutions come in two layout variants where a tensor allows NHWC (a constant channel count that is a multiple
 //     of 8): everything NCHW, and every tensor it can keep NHWC in NHWC;
-//   - a chain of at least two elementwise ops (Add/Sub/Mul/Div, activations) whose inputs are
-//     one computed tensor, scalar constants and the chain's own results, each result but the
-//     last read only inside the chain, all of the tensor's shape: one eltwise dispatch (a
-//     model's input or output transfer function);
+//   - a chain of two to eight elementwise ops (Add/Sub/Mul/Div, activations) whose inputs are
+//     one computed tensor, constants (scalar or per channel) and the chain's own results, each
+//     result but the last read only inside the chain and no graph output, all of the tensor's
+//     shape: one eltwise dispatch (a model's input or output transfer function);
 //   - a layout conversion (one strided copy) of every tensor some implementation reads or
 //     writes in NHWC, both ways: select pays for one only where two kernels disagree.
 #pragma once
@@ -48,7 +48,7 @@ struct Implementation {
     PortableConv,  // conv2d with what it absorbs (fusion)
     CoopConv,      // conv2d_coopmat with what it absorbs (fusion), run as `coop` says
     Convert,       // `output` (= inputs[0]) from input_layouts[0] to output_layout; covers no op
-    Eltwise,       // a chain of elementwise ops on inputs[0] and scalar constants (eltwise.comp)
+    Eltwise,       // a chain of elementwise ops on inputs[0] and constants (eltwise.comp)
   };
   Kind kind = Kind::Op;
   const compiler::Op* anchor = nullptr;   // where in the op order it is lowered (the conv for convs)

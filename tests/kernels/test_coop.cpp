@@ -235,11 +235,12 @@ std::vector<Case> cases() {
   {
     // NARROW planes: 9 to 12 input channels as planes of 4-channel slots, one chunk each (the
     // last partial); a 3x3 conv and a 1x5 one without padding.
-    Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->6", {}, 33, 47, 2, 2};
+    Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->7", {}, 33, 47, 2, 2};
     const TensorId x = c.b.input("x", 11);
     c.b.output(c.b.activation("relu", c.b.conv("conv11", x, 21, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu()));
     const TensorId x9 = c.b.input("x9", 9);
-    c.b.output(c.b.conv("conv9", x9, 6, {1, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 82));
+    // (7 outputs: 35 taps x outputs, past conv2d_coopmat_tapsum's 32.)
+    c.b.output(c.b.conv("conv9", x9, 7, {1, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 82));
     all.push_back(std::move(c));
   }
   {
@@ -696,6 +697,39 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
   CoopTarget tiny = full;
   tiny.max_shared_bytes = 4096;
   CHECK_FALSE(choose_coop_config({64, 64, 3, 3}, tiny, false));
+}
+
+TEST_CASE("the wide-skip and narrow-plane cases take the paths they are there for (skip planes, SKIP_ROWS, NARROW planes)",
+          "[kernels][coop-plan]") {
+  // The heuristic plans of the emulated cases below, on an H100-like target: if a heuristic
+  // change moved these convs elsewhere, those cases would stop covering the paths.
+  LoweringTarget target;
+  target.coop = h100_like();
+  int checked = 0;
+  for (Case& c : cases()) {
+    if (c.name.rfind("wide skips", 0) != 0 && c.name.rfind("narrow planes", 0) != 0) continue;
+    const plan::Plan plan = build_portable_plan(c.b.g, plan::Precision::F16, target);
+    for (const auto& d : plan.dispatches) {
+      const plan::Pipeline& p = plan.pipelines[d.pipeline];
+      INFO(c.name << ": " << d.name);
+      if (d.name.find("conv_skip9") != std::string::npos) {  // 3 planes of slots
+        CHECK(define(p, "ONE_PHASE") == "1");
+        CHECK(define(p, "SKIP_ROWS").empty());
+        ++checked;
+      }
+      if (d.name.find("conv_skip56") != std::string::npos) {  // row steps
+        CHECK(define(p, "ONE_PHASE") == "1");
+        CHECK(define(p, "SKIP_ROWS") == "1");
+        CHECK(define(p, "X1_HWC") == "1");
+        ++checked;
+      }
+      if (d.name.find("conv11") != std::string::npos || d.name.find("conv9") != std::string::npos) {  // NARROW planes
+        CHECK(define(p, "NARROW") == "2");
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 4);
 }
 
 TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and the fp16 coop plan fuses pool/upsample/concat",

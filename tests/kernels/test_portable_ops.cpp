@@ -219,3 +219,21 @@ TEST_CASE("elementwise chains on one tensor fuse into one eltwise dispatch each"
   check_against_reference(b);         // 37 x 53: element counts not multiples of 4 (scalar path)
   check_against_reference(b, kH, 52);  // the 4-element vector path
 }
+
+TEST_CASE("an elementwise op of constants only stays out of eltwise chains (the chain is declined, not an error)", "[kernels][eltwise]") {
+  GraphBuilder b;
+  // (First an input of H x W, so that the symbols bind and the extent is its: its own output.)
+  b.output(b.activation("relu_u", b.input("u", 2), act(Activation::Relu)));
+  const TensorId p = b.input_shaped("p", {b.c(1), b.c(3), b.c(1), b.c(1)});
+  const TensorId k = b.constant("k", {1, 3, 1, 1}, {-0.5f, 0.25f, 2.0f});
+  const std::vector<ValueId> shape = {b.c(1), b.c(3), b.c(1), b.c(1)};
+  const TensorId rk = b.activation("relu_k", k, act(Activation::Relu));  // of X's shape, but no X in it
+  const TensorId sum = b.op("add", "Add", BinaryAttrs{BinaryKind::Add}, {p, rk}, shape);
+  b.output(b.op("mul", "Mul", BinaryAttrs{BinaryKind::Mul}, {sum, p}, shape));
+  const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
+  std::string names;
+  for (const auto& disp : plan.dispatches) names += "[" + plan.pipelines[disp.pipeline].family + " " + disp.name + "]";
+  INFO(names);
+  CHECK(names.find("eltwise") == std::string::npos);  // add + mul read relu_k's result: no single X
+  check_against_reference(b);
+}
