@@ -132,7 +132,9 @@ uint channel(uint i) { return CT == 1 ? 0u : (i / pc.plane) % uint(CT); }
 void main() {
   const uint first = 4u * (gl_GlobalInvocationID.x + gl_WorkGroupID.y * pc.row / 4u);
   if (first >= pc.count) return;
-  if ((pc.count & 3u) == 0u) {  // whole 4-element vectors (a binding offset that meets minStorageBufferOffsetAlignment is all a vec4 array needs)
+  // Whole 4-element vectors where the count allows (a binding offset that meets
+  // minStorageBufferOffsetAlignment is all a vec4 array needs).
+  if ((pc.count & 3u) == 0u) {
     const vec4 v = vec4(x4[first / 4u]);
     y4[first / 4u] = STYPE4(evaluate(v.x, channel(first)), evaluate(v.y, channel(first + 1u)), evaluate(v.z, channel(first + 2u)),
                             evaluate(v.w, channel(first + 3u)));

@@ -11,6 +11,10 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// A one-phase up2 conv stages a skip of at most this many channels as planes of 4-channel
+// slots, a wider one in row steps (up2_skip_rows).
+constexpr int64_t kSkipPlaneChannels = 12;
+
 // One candidate of a heuristic's preference list.
 struct Pick {
   int64_t tile_h, tile_w, sg_m, sg_n, nt, cm_n;
@@ -215,7 +219,7 @@ std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& s, cons
                        [&](const CoopConvConfig& c) { return coop_head_fits(c, s, target, even_tile_h); });
 }
 
-bool up2_skip_rows(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > 12; }
+bool up2_skip_rows(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > kSkipPlaneChannels; }
 
 bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels, const CoopTarget& target) {
   if (!up2_skip_rows(c, skip_channels)) return true;
@@ -240,8 +244,10 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // steps (dec_conv2a: pool1, 32 channels) on 8x1 (2026-11-26: 0.232 -> 0.221 ms; 4x2 0.228).
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
-  if (full <= 64 && skip_channels <= 12) picks = {{16, 16, 4, 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
-  if (full <= 64 && skip_channels > 12) picks = {{16, 16, 8, 1, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
+  if (full <= 64) {
+    const bool rows = skip_channels > kSkipPlaneChannels;  // row steps (up2_skip_rows)
+    picks = {{16, 16, rows ? 8 : 4, rows ? 1 : 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
+  }
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});
   else if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});

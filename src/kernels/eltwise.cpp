@@ -113,7 +113,7 @@ std::string EltwiseProgram::describe() const {
 }
 
 void lower_eltwise(PlanBuilder& b, const std::vector<const compiler::Op*>& ops, TensorId x) {
-  constexpr int64_t kGroupSize = 256, kPerInvocation = 4, kMaxGroupsX = 32768;
+  constexpr int64_t kGroupSize = 256, kPerInvocation = 4;
   const EltwiseProgram p = eltwise_program(b.graph(), ops, x);
   const TensorId y = ops.back()->output;
   PipelineSpec spec;
@@ -137,15 +137,13 @@ void lower_eltwise(PlanBuilder& b, const std::vector<const compiler::Op*>& ops, 
   spec.local_size = {kGroupSize, 1, 1};
   const Extents4 e = b.extents4(y);
   const ValueId count = b.product(e);
-  // A 2D grid as lower_unary's: rows of at most kMaxGroupsX groups, at least one.
-  const ValueId blocks = b.ceil_div(count, kGroupSize * kPerInvocation);
-  const ValueId gx = b.program().max(b.program().min(blocks, b.constant(kMaxGroupsX)), b.constant(1));
-  const ValueId gy = b.program().binary(compiler::IntOp::DivCeil, blocks, gx);
-  std::vector<ValueId> push = {count, b.mul(gx, b.constant(kGroupSize * kPerInvocation)), b.mul(e[2], e[3])};
+  ValueId row;
+  const std::array<ValueId, 3> groups = b.grid_rows(count, kGroupSize * kPerInvocation, row);
+  std::vector<ValueId> push = {count, row, b.mul(e[2], e[3])};
   std::string name;  // "/Mul+/Add+/Div", as fused conv dispatches are named
   for (const compiler::Op* op : ops) name.append(name.empty() ? "" : "+").append(op->name);
   b.dispatch(name, b.pipeline(spec), {b.read(x), b.write(y), {plan::Resource::Weights, constants, plan::Access::Read}},
-             std::move(push), {gx, gy, b.constant(1)});
+             std::move(push), groups);
 }
 
 }  // namespace denox::kernels

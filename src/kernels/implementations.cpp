@@ -385,7 +385,7 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
         for (TensorId in : p->inputs) visit(in);
       return;
     }
-    if (g.tensor(t).is_constant() || g.tensor(t).dtype != compiler::DType::F32 || (x && *x != t)) ok = false;
+    if (g.tensor(t).dtype != compiler::DType::F32 || (x && *x != t)) ok = false;  // (constants returned above)
     x = t;
   };
   chain.insert(&root);

@@ -76,6 +76,15 @@ Extents4 PlanBuilder::strides(const Extents4& extents) {
 
 std::array<ValueId, 3> PlanBuilder::grid_32x8(const Extents4& e) { return {ceil_div(e[3], 32), ceil_div(e[2], 8), mul(e[0], e[1])}; }
 
+std::array<ValueId, 3> PlanBuilder::grid_rows(ValueId count, int64_t per_group, ValueId& row_elements) {
+  constexpr int64_t kMaxGroupsX = 32768;
+  const ValueId blocks = ceil_div(count, per_group);
+  const ValueId gx = program().max(program().min(blocks, constant(kMaxGroupsX)), constant(1));
+  const ValueId gy = program().binary(compiler::IntOp::DivCeil, blocks, gx);
+  row_elements = mul(gx, constant(per_group));
+  return {gx, gy, constant(1)};
+}
+
 TensorId PlanBuilder::resolve(TensorId t) const {
   for (auto it = aliases_.find(t); it != aliases_.end(); it = aliases_.find(t)) t = it->second;
   return t;

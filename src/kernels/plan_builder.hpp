@@ -55,6 +55,11 @@ class PlanBuilder {
   Extents4 strides(const Extents4& extents);
   // Group counts of the 32 x 8 element-wise families over a 4D view: (ceil(e3/32), ceil(e2/8), e0*e1).
   std::array<ValueId, 3> grid_32x8(const Extents4& e);
+  // Group counts of a flat pass over `count` elements, `per_group` a group: a 2D grid of rows of
+  // at most 32768 groups (Vulkan's guaranteed x limit is 65535), at least one group a row, so the
+  // row count never divides by zero (an empty tensor gets 0 rows: the runtime skips the
+  // dispatch). `row_elements` gets the elements a row covers (groups x per_group).
+  std::array<ValueId, 3> grid_rows(ValueId count, int64_t per_group, ValueId& row_elements);
 
   // --- tensors ---
   // Makes `alias` name the same data as `source` (Identity).

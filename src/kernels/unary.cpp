@@ -16,7 +16,7 @@ ActivationMacro activation_macro(const compiler::ActivationAttrs& attrs) {
 }
 
 void lower_unary(PlanBuilder& b, const compiler::Op& op) {
-  constexpr int64_t kGroupSize = 256, kMaxGroupsX = 32768;
+  constexpr int64_t kGroupSize = 256;
   const ActivationMacro act = activation_macro(std::get<compiler::ActivationAttrs>(op.attrs));
   const TensorId x = op.inputs.at(0), y = op.output;
   PipelineSpec spec;
@@ -27,13 +27,10 @@ void lower_unary(PlanBuilder& b, const compiler::Op& op) {
   spec.local_size = {kGroupSize, 1, 1};
   const Extents4 e = b.extents4(y);
   const ValueId count = b.product(e);
-  // A 2D grid: rows of at most kMaxGroupsX groups (at least one, so the row count never
-  // divides by zero for an empty tensor: it is then 0 and the runtime skips the dispatch).
-  const ValueId blocks = b.ceil_div(count, kGroupSize);
-  const ValueId gx = b.program().max(b.program().min(blocks, b.constant(kMaxGroupsX)), b.constant(1));
-  const ValueId gy = b.program().binary(compiler::IntOp::DivCeil, blocks, gx);
-  std::vector<ValueId> push = {count, b.mul(gx, b.constant(kGroupSize)), b.float_bits(act.a), b.float_bits(act.b)};
-  b.dispatch(op.name, b.pipeline(spec), {b.read(x), b.write(y)}, std::move(push), {gx, gy, b.constant(1)});
+  ValueId row;
+  const std::array<ValueId, 3> groups = b.grid_rows(count, kGroupSize, row);
+  std::vector<ValueId> push = {count, row, b.float_bits(act.a), b.float_bits(act.b)};
+  b.dispatch(op.name, b.pipeline(spec), {b.read(x), b.write(y)}, std::move(push), groups);
 }
 
 }  // namespace denox::kernels

@@ -82,6 +82,13 @@ double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, con
 }
 
 ActivationAttrs relu() { return ActivationAttrs{}; }
+// A 2x2 max-pool of stride 2 (pads and ceil mode are GraphBuilder::pool's arguments).
+PoolAttrs max_pool_2x2() {
+  PoolAttrs p;
+  p.kernel = {2, 2};
+  p.stride = {2, 2};
+  return p;
+}
 ActivationAttrs sigmoid() {
   ActivationAttrs a;
   a.kind = Activation::Sigmoid;
@@ -153,9 +160,7 @@ std::vector<Case> cases() {
   {
     Case c{"3x3 13->24 relu + 2x2 max-pool (floor and ceil_mode)", {}, 37, 53, 2, 2};
     const TensorId x = c.b.input("x", 13);
-    PoolAttrs p;
-    p.kernel = {2, 2};
-    p.stride = {2, 2};
+    const PoolAttrs p = max_pool_2x2();
     const TensorId r = c.b.activation("relu", c.b.conv("conv", x, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 21), relu());
     c.b.output(c.b.pool("pool", r, p, {0, 0, 0, 0}, false));
     const TensorId r2 = c.b.activation("relu2", c.b.conv("conv2", x, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 22), relu());
@@ -168,9 +173,7 @@ std::vector<Case> cases() {
     Case c{"nearest 2x upsample of 20 ch + concat 3 ch + 3x3 conv 23->16 relu; upsample + conv 20->32", {}, 38, 52, 2, 3};
     const TensorId x = c.b.input("x", 20);
     const TensorId skip = c.b.input("skip", 3);
-    PoolAttrs p;
-    p.kernel = {2, 2};
-    p.stride = {2, 2};
+    const PoolAttrs p = max_pool_2x2();
     const TensorId lo = c.b.pool("lo", x, p, {0, 0, 0, 0}, false);
     const std::vector<ValueId> big = {c.b.c(1), c.b.c(20), c.b.g.program.mul(c.b.shape(lo)[2], c.b.c(2)),
                                       c.b.g.program.mul(c.b.shape(lo)[3], c.b.c(2))};
@@ -212,9 +215,7 @@ std::vector<Case> cases() {
            {}, 38, w, 5, 5};
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
-    PoolAttrs p;
-    p.kernel = {2, 2};
-    p.stride = {2, 2};
+    const PoolAttrs p = max_pool_2x2();
     const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 51), relu());
     const TensorId e8 = b.activation("relu_e", b.conv("conv_e", a, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 52), relu());
     const TensorId r24 = b.activation("relu_p", b.conv("conv_p", a, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 53), relu());
@@ -254,9 +255,7 @@ std::vector<Case> cases() {
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
     const TensorId skip = b.input("skip", 9);
-    PoolAttrs p;
-    p.kernel = {2, 2};
-    p.stride = {2, 2};
+    const PoolAttrs p = max_pool_2x2();
     const TensorId a = b.activation("relu_lo", b.conv("conv_lo", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 71), relu());
     const TensorId lo = b.pool("pool", a, p, {0, 0, 0, 0}, false);
     const ValueId h = b.g.program.mul(b.shape(lo)[2], b.c(2)), w = b.g.program.mul(b.shape(lo)[3], b.c(2));
@@ -323,9 +322,7 @@ std::vector<Case> cases() {
     const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), b.add(h, b.c(2)), b.add(w, b.c(3))});
     const TensorId a = b.activation("relu_h", b.conv("head", px, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 91), relu());
     const TensorId m = b.activation("relu_m", b.conv("main", a, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 92), relu());
-    PoolAttrs p;
-    p.kernel = {2, 2};
-    p.stride = {2, 2};
+    const PoolAttrs p = max_pool_2x2();
     b.output(b.pool("pool", m, p, {0, 0, 0, 0}, true));
     ActivationAttrs leaky;
     leaky.kind = Activation::LeakyRelu;

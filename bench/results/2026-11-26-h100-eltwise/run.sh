@@ -26,18 +26,5 @@ for size in 317x203 320x200; do
   done
 done | tee "$out/correctness.txt"
 denox make-model --arch balanced --channels 3 --pad-crop "$work/balanced3.onnx" >/dev/null
-# Warm-up: the first tune of a call otherwise measures at a lowered clock.
-denox bench "$work/balanced3.onnx" --size 1920x1088 --tuning heuristic --runs 200 --warmup 20 >/dev/null 2>&1
-for m in "$R/models/oidn_pathtracer_balanced.onnx" "$work/balanced3.onnx"; do
-  n=$(basename "$m" .onnx)
-  denox compile "$m" --size 1920x1088 --tuning measure --quiet > "$out/$n-compile.txt" 2>&1 || echo "$n: tuning FAILED"
-  sleep 3
-  for t in heuristic measure; do
-    denox bench "$m" --size 1920x1088 --tuning $t --runs 30 --warmup 5 --json |
-      python3 -c 'import json,sys; j=json.load(sys.stdin); print("%-32s %-9s median %.3f min %.3f dispatches %s" % (sys.argv[1], sys.argv[2], j["median_ms"], j["min_ms"], j.get("dispatches", "?")))' "$n" $t
-  done | tee -a "$out/summary.txt"
-  for t in heuristic measure; do
-    denox bench "$m" --size 1920x1088 --tuning $t --runs 20 --warmup 3 --per-dispatch > "$out/$n-per-dispatch-$t.txt" 2>&1
-  done
-done
+bash "$R/bench/time_models.sh" "$out" 1920x1088 "$work/balanced3.onnx" "$R/models/oidn_pathtracer_balanced.onnx"
 grep -E "Mul|Div|Clip|eltwise|sum" "$out/oidn_pathtracer_balanced-per-dispatch-measure.txt"
