@@ -32,38 +32,6 @@ std::vector<uint32_t> compile(const std::string& source, const Config& c) {
   return denox::probe::compile_compute(source, pre.str(), "direct.comp");
 }
 
-struct Gpu {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice phys = VK_NULL_HANDLE;
-  VkDevice dev = VK_NULL_HANDLE;
-  uint32_t family = 0;
-};
-
-// A device with cooperative matrices and fp16 storage/arithmetic (every feature of those
-// structures it has enabled), or phys = null.
-Gpu open_gpu() {
-  Gpu g;
-  g.instance = denox::probe::create_instance("denox_direct_conv_probe");
-  for (VkPhysicalDevice p : denox::probe::physical_devices(g.instance))
-    if (denox::probe::has_extension(p, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) g.phys = p;
-  if (!g.phys) return g;
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(g.phys, &props);
-  std::printf("device: %s (driver %u)\n", props.deviceName, props.driverVersion);
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &cm};
-  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &v13};
-  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &v12};
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v11};
-  vkGetPhysicalDeviceFeatures2(g.phys, &f2);  // enable what the device has
-  if (!cm.cooperativeMatrix || !v12.shaderFloat16 || !v11.storageBuffer16BitAccess) {
-    g.phys = VK_NULL_HANDLE;
-    return g;
-  }
-  g.family = denox::probe::compute_queue_family(g.phys);
-  g.dev = denox::probe::create_device(g.phys, g.family, {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME}, &f2);
-  return g;
-}
 
 float half_to_float(uint16_t h) {  // normal numbers and zero only (what the check reads)
   const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -77,7 +45,7 @@ int main(int argc, char** argv) try {
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot read " + path);
   const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  Gpu g = open_gpu();
+  const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_direct_conv_probe", false);
   if (!g.phys) {
     std::printf("no device with VK_KHR_cooperative_matrix and fp16: nothing to measure\n");
     return 0;

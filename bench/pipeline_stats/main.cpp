@@ -70,16 +70,6 @@ bool open_gpu(Gpu& gpu) {
   return true;
 }
 
-std::string statistic_text(const VkPipelineExecutableStatisticKHR& s) {
-  switch (s.format) {
-    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
-    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
-    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
-    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: return std::to_string(s.value.f64);
-    default: return "?";
-  }
-}
-
 // Creates `pipe` with statistics capture and returns "name=value" pairs of its executables.
 std::vector<std::string> pipeline_statistics(VkDevice dev, const denox::plan::Pipeline& pipe) {
   if (pipe.spirv.empty()) return {"(the plan holds no SPIR-V for this pipeline)"};
@@ -114,21 +104,7 @@ std::vector<std::string> pipeline_statistics(VkDevice dev, const denox::plan::Pi
   VkPipeline pipeline = VK_NULL_HANDLE;
   PROBE_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline));
 
-  std::vector<std::string> out;
-  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
-  info.pipeline = pipeline;
-  uint32_t executables = 0;
-  PROBE_VK(vkGetPipelineExecutablePropertiesKHR(dev, &info, &executables, nullptr));
-  for (uint32_t e = 0; e < executables; ++e) {
-    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
-    ei.pipeline = pipeline;
-    ei.executableIndex = e;
-    uint32_t n = 0;
-    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, nullptr));
-    std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, stats.data()));
-    for (uint32_t i = 0; i < n; ++i) out.push_back(std::string(stats[i].name) + "=" + statistic_text(stats[i]));
-  }
+  std::vector<std::string> out = denox::probe::pipeline_statistics(dev, pipeline);
   vkDestroyPipeline(dev, pipeline, nullptr);
   vkDestroyShaderModule(dev, module, nullptr);
   vkDestroyPipelineLayout(dev, layout, nullptr);

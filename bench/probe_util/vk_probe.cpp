@@ -5,6 +5,7 @@
 #include <glslang/SPIRV/GlslangToSpv.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -68,6 +69,66 @@ VkDevice create_device(VkPhysicalDevice p, uint32_t family, const std::vector<co
   PROBE_VK(vkCreateDevice(p, &dci, nullptr, &dev));
   volkLoadDevice(dev);
   return dev;
+}
+
+CoopGpu open_coop_gpu(const char* app_name, bool statistics) {
+  CoopGpu g;
+  g.instance = create_instance(app_name);
+  for (VkPhysicalDevice p : physical_devices(g.instance))
+    if (has_extension(p, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) g.phys = p;
+  if (!g.phys) return g;
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(g.phys, &props);
+  std::printf("device: %s (driver %u)\n", props.deviceName, props.driverVersion);
+  g.stats = statistics && has_extension(g.phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, g.stats ? &exec : nullptr};
+  VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, &cm};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &v13};
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &v12};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v11};
+  vkGetPhysicalDeviceFeatures2(g.phys, &f2);  // enable what the device has
+  if (!cm.cooperativeMatrix || !v12.shaderFloat16 || !v11.storageBuffer16BitAccess) {
+    g.phys = VK_NULL_HANDLE;
+    return g;
+  }
+  g.stats = g.stats && exec.pipelineExecutableInfo;
+  std::vector<const char*> extensions{VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME};
+  if (g.stats) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  g.family = compute_queue_family(g.phys);
+  g.dev = create_device(g.phys, g.family, extensions, &f2);
+  return g;
+}
+
+namespace {
+std::string statistic_text(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: return std::to_string(s.value.f64);
+    default: return "?";
+  }
+}
+}  // namespace
+
+std::vector<std::string> pipeline_statistics(VkDevice dev, VkPipeline pipeline) {
+  std::vector<std::string> out;
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = pipeline;
+  uint32_t executables = 0;
+  PROBE_VK(vkGetPipelineExecutablePropertiesKHR(dev, &info, &executables, nullptr));
+  for (uint32_t e = 0; e < executables; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = pipeline;
+    ei.executableIndex = e;
+    uint32_t n = 0;
+    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, nullptr));
+    std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    PROBE_VK(vkGetPipelineExecutableStatisticsKHR(dev, &ei, &n, stats.data()));
+    for (uint32_t i = 0; i < n; ++i) out.push_back(std::string(stats[i].name) + "=" + statistic_text(stats[i]));
+  }
+  return out;
 }
 
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name) {
@@ -189,7 +250,7 @@ void ComputeHarness::bind(const std::vector<Buffer>& buffers) {
   vkUpdateDescriptorSets(dev_, n, writes.data(), 0, nullptr);
 }
 
-VkPipeline ComputeHarness::pipeline(const std::vector<uint32_t>& spirv, VkResult* result) {
+VkPipeline ComputeHarness::pipeline(const std::vector<uint32_t>& spirv, VkResult* result, bool capture_statistics) {
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smi.codeSize = spirv.size() * 4;
   smi.pCode = spirv.data();
@@ -198,6 +259,7 @@ VkPipeline ComputeHarness::pipeline(const std::vector<uint32_t>& spirv, VkResult
   VkComputePipelineCreateInfo cpc{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cpc.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", nullptr};
   cpc.layout = layout_;
+  if (capture_statistics) cpc.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline pipe = VK_NULL_HANDLE;
   *result = vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &cpc, nullptr, &pipe);
   vkDestroyShaderModule(dev_, module, nullptr);

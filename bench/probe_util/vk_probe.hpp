@@ -30,6 +30,23 @@ uint32_t compute_queue_family(VkPhysicalDevice p);
 // at its head); volk loaded for it.
 VkDevice create_device(VkPhysicalDevice p, uint32_t family, const std::vector<const char*>& extensions, const void* features);
 
+// A device with VK_KHR_cooperative_matrix, fp16 arithmetic and 16-bit storage, every feature of
+// those structures the device has enabled (and pipelineExecutableInfo where `statistics` is
+// asked for and present: `stats`), or phys = null where there is none. Prints the device's name.
+// The caller destroys dev and instance.
+struct CoopGpu {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice phys = VK_NULL_HANDLE;
+  VkDevice dev = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  bool stats = false;
+};
+CoopGpu open_coop_gpu(const char* app_name, bool statistics);
+
+// "name=value" for each statistic of each executable of `pipeline` (created with
+// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR on a device with pipelineExecutableInfo enabled).
+std::vector<std::string> pipeline_statistics(VkDevice dev, VkPipeline pipeline);
+
 // GLSL compute source with `preamble` (macro lines) -> SPIR-V 1.6 for Vulkan 1.3; throws with the
 // info log, naming `name`. Call glslang::InitializeProcess() first.
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name);
@@ -52,7 +69,8 @@ class ComputeHarness {
   // Binds these buffers (whole) as bindings 0..n-1 (once, before the first pipeline).
   void bind(const std::vector<Buffer>& buffers);
   // A pipeline on the harness's layout; VK_NULL_HANDLE (and `*result`) where the driver refuses it.
-  VkPipeline pipeline(const std::vector<uint32_t>& spirv, VkResult* result);
+  // capture_statistics: for pipeline_statistics (the device needs pipelineExecutableInfo).
+  VkPipeline pipeline(const std::vector<uint32_t>& spirv, VkResult* result, bool capture_statistics = false);
   void destroy(VkPipeline p);
   // Records with `fn` into the command buffer, submits and waits (30 s at most).
   void submit(const std::function<void(VkCommandBuffer)>& fn);
