@@ -1,0 +1,65 @@
+// denox_occupancy_probe: how many workgroups with a given amount of shared memory an SM runs at
+// once under this Vulkan driver (spin.comp: each workgroup spins for a fixed time). For each
+// size S it times one workgroup per SM against a grid 32 times larger; their ratio is the
+// number resident per SM. A measurement for issue 4 (bench/RESULTS.md 2026-11-25 evening saw a
+// cliff at ~30 KB per workgroup), not part of libdenox: README.md.
+//
+//   denox_occupancy_probe [path/to/spin.comp] [SM count]   (defaults: bench/occupancy_probe/spin.comp, 132)
+#include <glslang/Public/ShaderLang.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vk_probe.hpp"
+
+int main(int argc, char** argv) try {
+  const std::string path = argc > 1 ? argv[1] : "bench/occupancy_probe/spin.comp";
+  const uint32_t sms = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 132;
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_occupancy_probe", false);
+  if (!g.phys) {
+    std::printf("no device with VK_KHR_cooperative_matrix: nothing to measure\n");
+    return 0;
+  }
+  glslang::InitializeProcess();
+  {
+    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 0, 60);
+    const auto buf = h.buffer(256, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    h.bind({buf});
+    h.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buf.buffer, 0, VK_WHOLE_SIZE, 0); });
+    constexpr uint32_t kGrid = 32;  // workgroups per SM in the large grid
+    std::printf("\n%6s %10s %12s %12s %16s %16s\n", "wg", "shared KB", "1 per SM ms", "32 per SM ms", "resident per SM", "shared KB per SM");
+    for (uint32_t wg : {64u, 512u})
+      for (uint32_t kb : {1u, 4u, 6u, 8u, 12u, 16u, 20u, 23u, 24u, 25u, 28u, 30u, 31u, 32u, 33u, 36u, 40u, 44u, 48u}) {
+        std::ostringstream pre;
+        pre << "#define WG " << wg << "\n#define SMEM_BYTES " << kb * 1024 << "\n#define ITERS 4000\n";
+        VkResult pr = VK_SUCCESS;
+        const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, pre.str(), "spin.comp"), &pr);
+        if (pr != VK_SUCCESS) {
+          std::printf("%6u %10u pipeline creation failed (VkResult %d)\n", wg, kb, static_cast<int>(pr));
+          continue;
+        }
+        const double one = h.time_dispatches(pipe, nullptr, sms, 1, 1, 5, 20, nullptr, nullptr);
+        const double many = h.time_dispatches(pipe, nullptr, sms * kGrid, 1, 1, 5, 20, nullptr, nullptr);
+        const double resident = kGrid * one / many;
+        std::printf("%6u %10u %12.4f %12.4f %16.2f %16.1f\n", wg, kb, one, many, resident, resident * kb);
+        std::fflush(stdout);
+        h.destroy(pipe);
+      }
+  }
+  glslang::FinalizeProcess();
+  vkDestroyDevice(g.dev, nullptr);
+  vkDestroyInstance(g.instance, nullptr);
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "denox_occupancy_probe: %s\n", e.what());
+  return 1;
+}
