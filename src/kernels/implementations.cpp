@@ -369,9 +369,12 @@ bool elementwise(const Op& op) {
 // through elementwise producers, every leaf one computed f32 tensor X or a constant (scalar or
 // per channel: eltwise_constant),
 // every op's output of X's shape and, but for the root's, read only inside the chain and no
-// graph output. Producers are taken greedily; a chain that does not close is no chain.
+// graph output. Producers are taken greedily; one whose result is also read outside the chain
+// is dropped again and its result becomes a leaf (at most kEltwiseMaxSteps rounds), so a chain
+// can start after a shared intermediate. A chain that does not close on one X is no chain.
 std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses& u, const Op& root) {
   if (!elementwise(root)) return std::nullopt;
+  std::set<TensorId> leaves;  // results read outside the chain: leaves, not chain ops
   std::set<const Op*> chain;
   std::optional<TensorId> x;
   bool ok = true;
@@ -380,7 +383,7 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
     const Op* p = u.producer.at(t);
     // (An op of constants only is no chain op: eltwise_program would refuse it.)
     const bool computed = p && std::any_of(p->inputs.begin(), p->inputs.end(), [&](TensorId in) { return !g.tensor(in).is_constant(); });
-    if (p && computed && elementwise(*p) && !u.outputs.count(t) && chain.size() < kEltwiseMaxSteps) {
+    if (p && computed && elementwise(*p) && !u.outputs.count(t) && !leaves.count(t) && chain.size() < kEltwiseMaxSteps) {
       if (chain.insert(p).second)
         for (TensorId in : p->inputs) visit(in);
       return;
@@ -388,8 +391,19 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
     if (g.tensor(t).dtype != compiler::DType::F32 || (x && *x != t)) ok = false;  // (constants returned above)
     x = t;
   };
-  chain.insert(&root);
-  for (TensorId in : root.inputs) visit(in);
+  for (size_t round = 0; round <= kEltwiseMaxSteps; ++round) {
+    chain = {&root}, x.reset(), ok = true;
+    for (TensorId in : root.inputs) visit(in);
+    // The first op (in graph order) whose result is also read outside the chain becomes a leaf.
+    const Op* shared = nullptr;
+    for (const Op* op : chain)
+      if (op != &root && !shared)
+        for (const Op* reader : u.consumers.at(op->output))
+          if (!chain.count(reader)) shared = op;
+    if (!shared) break;
+    leaves.insert(shared->output);
+    ok = false;  // unless a later round closes the chain
+  }
   if (ok && x && u.producer.at(*x) && chain.count(u.producer.at(*x))) ok = false;  // X must come from outside
   if (!ok || !x || chain.size() < 2) return std::nullopt;
   const auto& shape = g.tensor(*x).shape;

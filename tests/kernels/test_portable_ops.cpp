@@ -220,6 +220,27 @@ TEST_CASE("elementwise chains on one tensor fuse into one eltwise dispatch each"
   check_against_reference(b, kH, 52);  // the 4-element vector path
 }
 
+TEST_CASE("an eltwise chain starts after a result that is also read outside it", "[kernels][eltwise]") {
+  GraphBuilder b;
+  const TensorId y = b.input("y", 3);
+  const std::vector<ValueId> three = {b.c(1), b.c(3), b.H, b.W};
+  // r = relu(y) is read by tanh (its own dispatch) and by the chain (r * 0.5) / (r + 2): the
+  // chain's X is r, not y (before, relu was taken greedily and the whole chain declined).
+  const TensorId r = b.activation("relu", y, act(Activation::Relu));
+  b.output(b.activation("tanh", r, act(Activation::Tanh)));
+  const TensorId m = b.op("mul", "Mul", BinaryAttrs{BinaryKind::Mul}, {r, b.constant("half", {}, {0.5f})}, three);
+  const TensorId a = b.op("add", "Add", BinaryAttrs{BinaryKind::Add}, {r, b.constant("two", {}, {2.0f})}, three);
+  b.output(b.op("div", "Div", BinaryAttrs{BinaryKind::Div}, {m, a}, three));
+  const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
+  std::string names;
+  for (const auto& disp : plan.dispatches) names += "[" + plan.pipelines[disp.pipeline].family + " " + disp.name + "]";
+  INFO(names);
+  CHECK(plan.dispatches.size() == 3);  // relu, tanh, and one eltwise for mul + add + div
+  CHECK(names.find("[eltwise mul+add+div]") != std::string::npos);
+  check_against_reference(b);
+  check_against_reference(b, kH, 52);
+}
+
 TEST_CASE("an elementwise op of constants only stays out of eltwise chains (the chain is declined, not an error)", "[kernels][eltwise]") {
   GraphBuilder b;
   // (First an input of H x W, so that the symbols bind and the extent is its: its own output.)
