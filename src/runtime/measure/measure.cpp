@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <cstdio>
 #include <cstring>
@@ -219,7 +220,9 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   }
 
   // 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry
-  //    has its shaders compiled and its pipelines created here, alone, each step marked.
+  //    has its shaders compiled and its pipelines created here, alone, each step marked. The
+  //    first edge timed runs for clock_warmup_ms first (MeasureOptions says why).
+  bool clock_warm = device_.caps().device_type == VK_PHYSICAL_DEVICE_TYPE_CPU || options_.clock_warmup_ms == 0;
   for (size_t j = 0; j < pending.size(); ++j) {
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
@@ -238,7 +241,8 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       journal.begin(p.key, "time", p.retry ? Step::Retry : Step::Serial);
       hook.at("time", false, p.what);
       try {
-        r.ms = time_plan(std::move(*p.plan), p.what);
+        r.ms = time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms);
+        clock_warm = true;
         r.ok = true;
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
@@ -259,7 +263,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   return results;
 }
 
-double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
+double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms) {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   const size_t dispatches = plan.dispatches.size();
@@ -319,8 +323,11 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what) {
   std::vector<double> samples;
   std::vector<uint64_t> stamps(commands + 1);
   const double period_ms = device_.caps().timestamp_period_ns * 1e-6;
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(warm_ms);
   for (int run = 0; run < options_.warmup + options_.runs; ++run) {
     throw_if_cancelled();  // the last submit has finished: nothing is in flight
+    // Untimed runs until warm_until: the last warm-up run repeats while the clock comes up.
+    if (run == options_.warmup - 1 && std::chrono::steady_clock::now() < warm_until) --run;
     vk_check(vk.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer (measure)");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

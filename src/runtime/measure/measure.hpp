@@ -52,6 +52,13 @@ struct MeasureOptions {
   int warmup = 3;
   int runs = 20;
   uint32_t timeout_ms = 5000;  // per submit
+  // Before the first edge of a measure() call is timed, it is run (untimed) for at least this
+  // long on a GPU (not on a CPU device). The timing step starts after seconds of shader compiles
+  // with the GPU idle, and GPUs lower their clock when idle: without it, the first edges were
+  // timed while the clock came back up, and looked slower than the same work later on (an H100
+  // tuned OIDN small at 3840x2160 into a plan 3% slower than the heuristic one,
+  // bench/RESULTS.md 2026-11-25 and 2026-11-26).
+  uint32_t clock_warmup_ms = 250;
   unsigned compile_threads = 0;  // 0: hardware concurrency
   // Set by another thread to stop measuring (a model destroyed or a job superseded while it
   // tunes in the background): checked between shader compiles, pipeline creations and timing
@@ -79,7 +86,8 @@ class DeviceMeasurer : public autotune::Measurer {
 
  private:
   // Times one lowered edge plan (SPIR-V filled in); throws denox::Error on failure.
-  double time_plan(plan::Plan plan, const std::string& what);
+  // The median latency of `plan`'s dispatches; with `warm_ms`, untimed runs for that long first.
+  double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms = 0);
   bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void throw_if_cancelled() const {
     if (cancelled()) throw Cancelled();
