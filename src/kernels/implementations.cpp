@@ -369,9 +369,11 @@ bool elementwise(const Op& op) {
 // through elementwise producers, every leaf one computed f32 tensor X or a constant (scalar or
 // per channel: eltwise_constant),
 // every op's output of X's shape and, but for the root's, read only inside the chain and no
-// graph output. Producers are taken greedily; one whose result is also read outside the chain
-// is dropped again and its result becomes a leaf (at most kEltwiseMaxSteps rounds), so a chain
-// can start after a shared intermediate. A chain that does not close on one X is no chain.
+// graph output. Producers are taken greedily (up to kEltwiseMaxSteps ops); after each pass the
+// first chain op (graph order) with a reader the pass did not take becomes a leaf, its result
+// no longer followed, and the pass runs again, so a chain can start after a shared
+// intermediate. Every pass adds a leaf, so this ends (at most one pass per op of the graph). A
+// chain that does not close on one X is no chain.
 std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses& u, const Op& root) {
   if (!elementwise(root)) return std::nullopt;
   std::set<TensorId> leaves;  // results read outside the chain: leaves, not chain ops
@@ -383,7 +385,8 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
     const Op* p = u.producer.at(t);
     // (An op of constants only is no chain op: eltwise_program would refuse it.)
     const bool computed = p && std::any_of(p->inputs.begin(), p->inputs.end(), [&](TensorId in) { return !g.tensor(in).is_constant(); });
-    if (p && computed && elementwise(*p) && !u.outputs.count(t) && !leaves.count(t) && chain.size() < kEltwiseMaxSteps) {
+    // (An op already taken is followed no further, whatever the chain's size: a diamond.)
+    if (p && computed && elementwise(*p) && !u.outputs.count(t) && !leaves.count(t) && (chain.count(p) || chain.size() < kEltwiseMaxSteps)) {
       if (chain.insert(p).second)
         for (TensorId in : p->inputs) visit(in);
       return;
@@ -391,7 +394,7 @@ std::optional<Implementation> eltwise_chain(const compiler::Graph& g, const Uses
     if (g.tensor(t).dtype != compiler::DType::F32 || (x && *x != t)) ok = false;  // (constants returned above)
     x = t;
   };
-  for (size_t round = 0; round <= kEltwiseMaxSteps; ++round) {
+  for (size_t round = 0; round <= g.ops.size(); ++round) {
     chain = {&root}, x.reset(), ok = true;
     for (TensorId in : root.inputs) visit(in);
     // The first op (in graph order) whose result is also read outside the chain becomes a leaf.

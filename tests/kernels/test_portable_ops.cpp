@@ -241,6 +241,56 @@ TEST_CASE("an eltwise chain starts after a result that is also read outside it",
   check_against_reference(b, kH, 52);
 }
 
+TEST_CASE("eltwise chains: a diamond in a full chain, shared results in a row, a leaf that would be a second X", "[kernels][eltwise]") {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 3), y = b.input("y", 3), z = b.input("z", 3);
+  const std::vector<ValueId> three = {b.c(1), b.c(3), b.H, b.W};
+  const TensorId half = b.constant("half", {}, {0.5f}), two = b.constant("two", {}, {2.0f});
+  auto mul = [&](const std::string& n, TensorId a, TensorId c) { return b.op(n, "Mul", BinaryAttrs{BinaryKind::Mul}, {a, c}, three); };
+  auto add = [&](const std::string& n, TensorId a, TensorId c) { return b.op(n, "Add", BinaryAttrs{BinaryKind::Add}, {a, c}, three); };
+  auto div = [&](const std::string& n, TensorId a, TensorId c) { return b.op(n, "Div", BinaryAttrs{BinaryKind::Div}, {a, c}, three); };
+  // Eight ops with a diamond at r (read by a_mul and a_add): the whole chain is one dispatch
+  // (the matcher once took r's second reach, at eight ops, for a second X and declined).
+  // (One op per statement: the order of a call's arguments is unspecified, and the names below
+  // list the ops in graph order.)
+  const TensorId a0 = mul("a_mul0", x, half);
+  const TensorId a1 = add("a_add0", a0, two);
+  const TensorId a2 = b.activation("a_leaky", a1, act(Activation::LeakyRelu));
+  const TensorId a3 = b.activation("a_sigmoid", a2, act(Activation::Sigmoid));
+  const TensorId r = b.activation("a_relu", a3, act(Activation::Relu));
+  const TensorId rm = mul("a_mul", r, half);
+  const TensorId ra = add("a_add", r, two);
+  b.output(div("a_div", rm, ra));
+  // Shared results in a row: relu(y) and sigmoid of it are each also read by a tanh, so the
+  // chain (s * 0.5) / (s + 2) starts after both (two retries).
+  const TensorId ry = b.activation("b_relu", y, act(Activation::Relu));
+  b.output(b.activation("b_tanh1", ry, act(Activation::Tanh)));
+  const TensorId s = b.activation("b_sigmoid", ry, act(Activation::Sigmoid));
+  b.output(b.activation("b_tanh2", s, act(Activation::Tanh)));
+  const TensorId sm = mul("b_mul", s, half);
+  const TensorId sa = add("b_add", s, two);
+  b.output(div("b_div", sm, sa));
+  // relu(z) is also read outside, and sigmoid(z) is not: the chain ending at c_div would read
+  // relu(z) and z, two X, so it is declined (c_sigmoid + c_add alone may still fuse).
+  const TensorId rz = b.activation("c_relu", z, act(Activation::Relu));
+  b.output(b.activation("c_tanh", rz, act(Activation::Tanh)));
+  const TensorId zm = mul("c_mul", rz, half);
+  const TensorId zs = b.activation("c_sigmoid", z, act(Activation::Sigmoid));
+  const TensorId za = add("c_add", zs, two);
+  b.output(div("c_div", zm, za));
+  const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
+  std::string names;
+  for (const auto& disp : plan.dispatches) names += "[" + plan.pipelines[disp.pipeline].family + " " + disp.name + "]";
+  INFO(names);
+  CHECK(names.find("[eltwise a_mul0+a_add0+a_leaky+a_sigmoid+a_relu+a_mul+a_add+a_div]") != std::string::npos);
+  CHECK(names.find("[eltwise b_mul+b_add+b_div]") != std::string::npos);
+  CHECK(names.find("c_div]") != std::string::npos);            // c_div is a dispatch of its own
+  CHECK(names.find("[eltwise c_div") == std::string::npos);
+  CHECK(names.find("+c_div]") == std::string::npos);
+  check_against_reference(b);
+  check_against_reference(b, kH, 52);
+}
+
 TEST_CASE("an elementwise op of constants only stays out of eltwise chains (the chain is declined, not an error)", "[kernels][eltwise]") {
   GraphBuilder b;
   // (First an input of H x W, so that the symbols bind and the extent is its: its own output.)

@@ -230,6 +230,8 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     report("measure", j, pending.size(), p.what);
     if (p.plan && p.retry) {
       compile(p, Step::Retry);
+      // Seconds of compiling with the GPU idle: warm its clock up again.
+      if (device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU) clock_warm = false;
       if (p.plan) {
         throw_if_cancelled();
         journal.begin(p.key, "pipeline", Step::Retry);
@@ -327,7 +329,8 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   for (int run = 0; run < options_.warmup + options_.runs; ++run) {
     throw_if_cancelled();  // the last submit has finished: nothing is in flight
     // Untimed runs until warm_until: the last warm-up run repeats while the clock comes up.
-    if (run == options_.warmup - 1 && std::chrono::steady_clock::now() < warm_until) --run;
+    // (With warmup 0 the run repeated is -1: untimed all the same.)
+    if (run == std::max(options_.warmup, 1) - 1 && std::chrono::steady_clock::now() < warm_until) --run;
     vk_check(vk.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer (measure)");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

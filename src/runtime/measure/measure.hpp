@@ -6,7 +6,8 @@
 // How an edge is timed: its shaders are compiled, and its pipelines created once into the
 // driver's pipeline cache, on several threads first; then, one edge at a time, its pipelines
 // are created (cache hits), its inputs (a non-zero constant: latency does not depend on the
-// values) copied in by the runtime's input adapters, and `warmup` + `runs` submits each record it once with a timestamp
+// values) copied in by the runtime's input adapters, and `warmup` + `runs` submits (more
+// untimed ones for the first edge: clock_warmup_ms) each record it once with a timestamp
 // after every dispatch and a barrier before each (so the differences are per-dispatch times);
 // the edge's latency is the median over the runs of the sum of its own dispatches. The input
 // adapters write the inputs right before the edge reads them, as the producing layer does in
@@ -52,8 +53,9 @@ struct MeasureOptions {
   int warmup = 3;
   int runs = 20;
   uint32_t timeout_ms = 5000;  // per submit
-  // Before the first edge of a measure() call is timed, it is run (untimed) for at least this
-  // long on a GPU (not on a CPU device). The timing step starts after seconds of shader compiles
+  // Before the first edge of a measure() call is timed (and the first after an edge compiled
+  // alone in the timing step), it is run untimed for at least this long on a GPU (not on a CPU
+  // device). An edge of microseconds keeps the GPU busy only part of that time. The timing step starts after seconds of shader compiles
   // with the GPU idle, and GPUs lower their clock when idle: without it, the first edges were
   // timed while the clock came back up, and looked slower than the same work later on (an H100
   // tuned OIDN small at 3840x2160 into a plan 3% slower than the heuristic one,
