@@ -100,9 +100,7 @@ bool supported(const Gpu& g, const Config& c) {
 
 int main(int argc, char** argv) try {
   const std::string path = argc > 1 ? argv[1] : "bench/coopmat2_probe/gemm.comp";
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string source = denox::probe::read_source(path);
   Gpu g = open_gpu();
   if (!g.phys) {
     std::printf("no device with VK_NV_cooperative_matrix2 and VK_KHR_cooperative_matrix: nothing to measure\n");

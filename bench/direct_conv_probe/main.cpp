@@ -42,9 +42,7 @@ float half_to_float(uint16_t h) {  // normal numbers and zero only (what the che
 
 int main(int argc, char** argv) try {
   const std::string path = argc > 1 ? argv[1] : "bench/direct_conv_probe/direct.comp";
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string source = denox::probe::read_source(path);
   const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_direct_conv_probe", false);
   if (!g.phys) {
     std::printf("no device with VK_KHR_cooperative_matrix and fp16: nothing to measure\n");
@@ -131,8 +129,6 @@ int main(int argc, char** argv) try {
     }
   }
   glslang::FinalizeProcess();
-  vkDestroyDevice(g.dev, nullptr);
-  vkDestroyInstance(g.instance, nullptr);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "denox_direct_conv_probe: %s\n", e.what());

@@ -20,9 +20,7 @@
 int main(int argc, char** argv) try {
   const std::string path = argc > 1 ? argv[1] : "bench/mma_peak_probe/peak.comp";
   const uint32_t sms = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 132;
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string source = denox::probe::read_source(path);
   const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_mma_peak_probe", false);
   if (!g.phys) {
     std::printf("no device with VK_KHR_cooperative_matrix: nothing to measure\n");
@@ -65,8 +63,6 @@ int main(int argc, char** argv) try {
         }
   }
   glslang::FinalizeProcess();
-  vkDestroyDevice(g.dev, nullptr);
-  vkDestroyInstance(g.instance, nullptr);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "denox_mma_peak_probe: %s\n", e.what());

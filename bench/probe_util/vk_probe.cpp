@@ -5,6 +5,8 @@
 #include <glslang/SPIRV/GlslangToSpv.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -69,6 +71,21 @@ VkDevice create_device(VkPhysicalDevice p, uint32_t family, const std::vector<co
   PROBE_VK(vkCreateDevice(p, &dci, nullptr, &dev));
   volkLoadDevice(dev);
   return dev;
+}
+
+std::string read_source(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+CoopGpu::CoopGpu(CoopGpu&& o) noexcept : instance(o.instance), phys(o.phys), dev(o.dev), family(o.family), stats(o.stats) {
+  o.instance = VK_NULL_HANDLE, o.dev = VK_NULL_HANDLE;
+}
+
+CoopGpu::~CoopGpu() {
+  if (dev) vkDestroyDevice(dev, nullptr);
+  if (instance) vkDestroyInstance(instance, nullptr);
 }
 
 CoopGpu open_coop_gpu(const char* app_name, bool statistics) {

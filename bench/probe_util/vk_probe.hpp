@@ -30,16 +30,25 @@ uint32_t compute_queue_family(VkPhysicalDevice p);
 // at its head); volk loaded for it.
 VkDevice create_device(VkPhysicalDevice p, uint32_t family, const std::vector<const char*>& extensions, const void* features);
 
+// The whole text file at `path` (a probe's shader); throws std::runtime_error naming it.
+std::string read_source(const std::string& path);
+
 // A device with VK_KHR_cooperative_matrix, fp16 arithmetic and 16-bit storage, every feature of
 // those structures the device has enabled (and pipelineExecutableInfo where `statistics` is
 // asked for and present: `stats`), or phys = null where there is none. Prints the device's name.
-// The caller destroys dev and instance.
+// Destroys its device and instance.
 struct CoopGpu {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice phys = VK_NULL_HANDLE;
   VkDevice dev = VK_NULL_HANDLE;
   uint32_t family = 0;
   bool stats = false;
+  CoopGpu() = default;
+  CoopGpu(CoopGpu&& o) noexcept;
+  CoopGpu(const CoopGpu&) = delete;
+  CoopGpu& operator=(const CoopGpu&) = delete;
+  CoopGpu& operator=(CoopGpu&&) = delete;
+  ~CoopGpu();
 };
 CoopGpu open_coop_gpu(const char* app_name, bool statistics);
 

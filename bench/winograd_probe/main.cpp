@@ -121,9 +121,7 @@ std::vector<uint16_t> transform_weights(const std::vector<float>& w, uint32_t ci
 int main(int argc, char** argv) try {
   const std::string path = argc > 1 ? argv[1] : "bench/winograd_probe/winograd.comp";
   const int only_shape = argc > 2 ? std::atoi(argv[2]) : -1;  // one shape (index), else all
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string source = denox::probe::read_source(path);
   Gpu g = denox::probe::open_coop_gpu("denox_winograd_probe", true);
   if (!g.phys) {
     std::printf("no device with VK_KHR_cooperative_matrix and fp16: nothing to measure\n");
@@ -267,8 +265,6 @@ int main(int argc, char** argv) try {
     }
   }
   glslang::FinalizeProcess();
-  vkDestroyDevice(g.dev, nullptr);
-  vkDestroyInstance(g.instance, nullptr);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "denox_winograd_probe: %s\n", e.what());
