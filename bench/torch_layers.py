@@ -8,10 +8,14 @@ one table row per layer with TFLOP/s (2 * H * W * Cin * Cout * 9 FLOPs).
 """
 
 import argparse
-import statistics
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_oidn import time_cuda  # noqa: E402  (median, min, max) of CUDA-event timings
 
 # (name, cin, cout, height, width, upsample+concat: channels of the upsampled input or 0)
 LAYERS = [
@@ -24,21 +28,6 @@ LAYERS = [
     ("dec_conv2a (up+concat)", 128, 64, 544, 960, 96),
     ("dec_conv1a (up+concat)", 67, 64, 1088, 1920, 64),
 ]
-
-
-def time_cuda(fn, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def main():
@@ -69,14 +58,14 @@ def main():
                 return F.max_pool2d(y, 2) if pool else y
 
         with torch.inference_mode():
-            eager = time_cuda(layer, args.warmup, args.runs)
+            eager = time_cuda(layer, args.warmup, args.runs)[0]
             for _ in range(3):
                 layer()
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 layer()
-            replay = time_cuda(graph.replay, args.warmup, args.runs)
+            replay = time_cuda(graph.replay, args.warmup, args.runs)[0]
         flop = 2.0 * h * w * cin * cout * 9
         print(f"{name:26} {f'{cin}->{cout} {w}x{h}':>22} {eager:9.3f} {replay:9.3f} {flop / (replay * 1e-3) / 1e12:8.1f}", flush=True)
 

@@ -222,7 +222,8 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   // 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry
   //    has its shaders compiled and its pipelines created here, alone, each step marked. The
   //    first edge timed runs for clock_warmup_ms first (MeasureOptions says why).
-  bool clock_warm = device_.caps().device_type == VK_PHYSICAL_DEVICE_TYPE_CPU || options_.clock_warmup_ms == 0;
+  const bool warms = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU && options_.clock_warmup_ms > 0;
+  bool clock_warm = !warms;
   for (size_t j = 0; j < pending.size(); ++j) {
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
@@ -231,7 +232,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     if (p.plan && p.retry) {
       compile(p, Step::Retry);
       // Seconds of compiling with the GPU idle: warm its clock up again.
-      if (device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU) clock_warm = false;
+      clock_warm = !warms;
       if (p.plan) {
         throw_if_cancelled();
         journal.begin(p.key, "pipeline", Step::Retry);
