@@ -5,9 +5,11 @@
 #include <glslang/SPIRV/GlslangToSpv.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -146,6 +148,13 @@ std::vector<std::string> pipeline_statistics(VkDevice dev, VkPipeline pipeline) 
     for (uint32_t i = 0; i < n; ++i) out.push_back(std::string(stats[i].name) + "=" + statistic_text(stats[i]));
   }
   return out;
+}
+
+int register_count(const CoopGpu& g, VkPipeline pipe) {
+  if (!g.stats) return -1;
+  for (const std::string& st : pipeline_statistics(g.dev, pipe))
+    if (st.rfind("Register Count=", 0) == 0) return std::atoi(st.c_str() + 15);
+  return -1;
 }
 
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name) {
@@ -335,6 +344,17 @@ double ComputeHarness::time_dispatches(VkPipeline pipe, const void* push, uint32
   return ms[ms.size() / 2];
 }
 
+void ComputeHarness::upload(const Buffer& dst, const Buffer& staging, const void* data, VkDeviceSize bytes) {
+  void* mapped = nullptr;
+  PROBE_VK(vkMapMemory(dev_, staging.memory, 0, bytes, 0, &mapped));
+  std::memcpy(mapped, data, bytes);
+  vkUnmapMemory(dev_, staging.memory);
+  submit([&](VkCommandBuffer cmd) {
+    VkBufferCopy copy{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, staging.buffer, dst.buffer, 1, &copy);
+  });
+}
+
 std::vector<uint8_t> ComputeHarness::read(const Buffer& b, size_t bytes) {
   void* mapped = nullptr;
   PROBE_VK(vkMapMemory(dev_, b.memory, 0, bytes, 0, &mapped));
@@ -342,6 +362,28 @@ std::vector<uint8_t> ComputeHarness::read(const Buffer& b, size_t bytes) {
   std::memcpy(out.data(), mapped, bytes);
   vkUnmapMemory(dev_, b.memory);
   return out;
+}
+
+uint16_t half_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  const uint32_t sign = (b >> 16) & 0x8000u;
+  const int32_t e = static_cast<int32_t>((b >> 23) & 0xff) - 127 + 15;
+  const uint32_t m = b & 0x7fffffu;
+  if (e <= 0) return static_cast<uint16_t>(sign);
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (m >> 13);
+  const uint32_t rest = m & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // a carry into the exponent is right
+  return static_cast<uint16_t>(sign | h);
+}
+
+float half_value(uint16_t h) {
+  const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const float s = (h & 0x8000) ? -1.0f : 1.0f;
+  if (e == 31) return m ? NAN : s * INFINITY;
+  if (e == 0) return s * static_cast<float>(m * std::ldexp(1.0, -24));
+  return s * static_cast<float>((1.0 + m / 1024.0) * std::ldexp(1.0, static_cast<int>(e) - 15));
 }
 
 }  // namespace denox::probe

@@ -56,9 +56,18 @@ CoopGpu open_coop_gpu(const char* app_name, bool statistics);
 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR on a device with pipelineExecutableInfo enabled).
 std::vector<std::string> pipeline_statistics(VkDevice dev, VkPipeline pipeline);
 
+// The "Register Count" statistic the driver reports for `pipe` (created with statistics capture
+// on a CoopGpu with `stats`), or -1.
+int register_count(const CoopGpu& g, VkPipeline pipe);
+
 // GLSL compute source with `preamble` (macro lines) -> SPIR-V 1.6 for Vulkan 1.3; throws with the
 // info log, naming `name`. Call glslang::InitializeProcess() first.
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name);
+
+// IEEE half precision bits of `f`, rounded to nearest even (normal range and zero: smaller
+// magnitudes flush to zero, larger ones become infinity), and the value of half bits.
+uint16_t half_bits(float f);
+float half_value(uint16_t h);
 
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -87,6 +96,8 @@ class ComputeHarness {
   // after each), then `after`, in one submit. Returns the median of the timed runs in ms.
   double time_dispatches(VkPipeline pipe, const void* push, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t warmup, uint32_t runs,
                          const std::function<void(VkCommandBuffer)>& before, const std::function<void(VkCommandBuffer)>& after);
+  // `bytes` of `data` into `dst` through the host-visible `staging` buffer (at least that big).
+  void upload(const Buffer& dst, const Buffer& staging, const void* data, VkDeviceSize bytes);
   // Mapped view of a host-visible buffer's first `bytes`, copied out.
   std::vector<uint8_t> read(const Buffer& b, size_t bytes);
   // A memory barrier covering shader and transfer writes before shader and transfer access.

@@ -45,28 +45,6 @@ std::string describe(const Config& c) {
   return s;
 }
 
-uint16_t float_to_half(float f) {  // round to nearest even; normal range and zero (what the probe makes)
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000u;
-  const int32_t e = static_cast<int32_t>((b >> 23) & 0xff) - 127 + 15;
-  uint32_t m = b & 0x7fffffu;
-  if (e <= 0) return static_cast<uint16_t>(sign);  // flush tiny values (none of ours matter)
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  uint32_t h = (static_cast<uint32_t>(e) << 10) | (m >> 13);
-  const uint32_t rest = m & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const float s = (h & 0x8000) ? -1.0f : 1.0f;
-  if (e == 31) return m ? NAN : s * INFINITY;
-  if (e == 0) return s * static_cast<float>(m * std::ldexp(1.0, -24));
-  return s * static_cast<float>((1.0 + m / 1024.0) * std::ldexp(1.0, static_cast<int>(e) - 15));
-}
-
 std::vector<uint32_t> compile(const std::string& source, const Shape& s, const Config& c) {
   std::ostringstream pre;
   pre << "#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define NT " << c.nt << "\n#define BH " << c.bh << "\n#define BW "
@@ -87,14 +65,6 @@ bool fits(const Shape& s, const Config& c) {
 
 using Gpu = denox::probe::CoopGpu;
 
-// The register count the driver reports for `pipe`, or -1.
-int registers(const Gpu& g, VkPipeline pipe) {
-  if (!g.stats) return -1;
-  for (const std::string& st : denox::probe::pipeline_statistics(g.dev, pipe))
-    if (st.rfind("Register Count=", 0) == 0) return std::atoi(st.c_str() + 15);
-  return -1;
-}
-
 // U = G g G^T for every (co, ci), G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], packed [16][cin][cout].
 std::vector<uint16_t> transform_weights(const std::vector<float>& w, uint32_t cin, uint32_t cout) {
   static const double G[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
@@ -110,7 +80,7 @@ std::vector<uint16_t> transform_weights(const std::vector<float>& w, uint32_t ci
         for (int j = 0; j < 4; ++j) {
           double v = 0;
           for (int k = 0; k < 3; ++k) v += gg[i][k] * G[j][k];
-          u[(static_cast<size_t>(i * 4 + j) * cin + ci) * cout + co] = float_to_half(static_cast<float>(v));
+          u[(static_cast<size_t>(i * 4 + j) * cin + ci) * cout + co] = denox::probe::half_bits(static_cast<float>(v));
         }
     }
   return u;
@@ -160,16 +130,7 @@ int main(int argc, char** argv) try {
     const auto x = h.buffer(max_x, local), u = h.buffer(max_u, local), y = h.buffer(max_y, local), bias = h.buffer(4 * 256, local);
     const auto stage = h.buffer(std::max(max_x, max_y), hostp);
     h.bind({x, u, y, bias});
-    auto upload = [&](const denox::probe::Buffer& dst, const void* data, VkDeviceSize bytes) {
-      void* mapped = nullptr;
-      PROBE_VK(vkMapMemory(g.dev, stage.memory, 0, bytes, 0, &mapped));
-      std::memcpy(mapped, data, bytes);
-      vkUnmapMemory(g.dev, stage.memory);
-      h.submit([&](VkCommandBuffer cmd) {
-        VkBufferCopy copy{0, 0, bytes};
-        vkCmdCopyBuffer(cmd, stage.buffer, dst.buffer, 1, &copy);
-      });
-    };
+    auto upload = [&](const denox::probe::Buffer& dst, const void* data, VkDeviceSize bytes) { h.upload(dst, stage, data, bytes); };
 
     std::printf("\n%-30s %-38s %9s %9s %9s %8s %5s %10s\n", "shape", "config (blocks)", "ms", "TFLOP/s", "x direct", "grid", "regs", "rel L2");
     for (size_t si = 0; si < std::size(shapes); ++si) {
@@ -181,7 +142,7 @@ int main(int argc, char** argv) try {
       std::vector<uint16_t> xh(static_cast<size_t>(wp) * hp * s.cin, 0);
       for (uint32_t yy = 1; yy <= s.h; ++yy)
         for (uint32_t xx = 1; xx <= s.w; ++xx)
-          for (uint32_t c = 0; c < s.cin; ++c) xh[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = float_to_half(unit(rng));
+          for (uint32_t c = 0; c < s.cin; ++c) xh[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = denox::probe::half_bits(unit(rng));
       const float a = std::sqrt(3.0f / (9.0f * s.cin));
       std::vector<float> w(static_cast<size_t>(s.cout) * s.cin * 9), b(s.cout);
       for (float& v : w) v = a * unit(rng);
@@ -200,7 +161,7 @@ int main(int argc, char** argv) try {
           for (uint32_t ky = 0; ky < 3; ++ky)
             for (uint32_t kx = 0; kx < 3; ++kx)
               for (uint32_t ci = 0; ci < s.cin; ++ci)
-                acc += half_to_float(xh[(static_cast<size_t>(samples[i].first + ky) * wp + samples[i].second + kx) * s.cin + ci]) *
+                acc += denox::probe::half_value(xh[(static_cast<size_t>(samples[i].first + ky) * wp + samples[i].second + kx) * s.cin + ci]) *
                        w[((static_cast<size_t>(co) * s.cin + ci) * 3 + ky) * 3 + kx];
           ref[static_cast<size_t>(i) * s.cout + co] = std::max(acc, 0.0);
         }
@@ -218,7 +179,7 @@ int main(int argc, char** argv) try {
           continue;
         }
         const uint32_t tiles = (s.w / (2 * cfg.bw)) * (s.h / (2 * cfg.bh));
-        const int regs = registers(g, pipe);
+        const int regs = denox::probe::register_count(g, pipe);
         for (uint32_t grid : {132u, 264u}) {
           // The first measurement of a process: keep the GPU busy ~0.5 s first (its clock ramps up).
           static bool ramped = false;
@@ -243,7 +204,7 @@ int main(int argc, char** argv) try {
           bool nan = false;
           for (uint32_t i = 0; i < kSamples; ++i)
             for (uint32_t co = 0; co < s.cout; ++co) {
-              const float v = half_to_float(out[(static_cast<size_t>(samples[i].first) * s.w + samples[i].second) * s.cout + co]);
+              const float v = denox::probe::half_value(out[(static_cast<size_t>(samples[i].first) * s.w + samples[i].second) * s.cout + co]);
               nan = nan || !std::isfinite(v);
               const double r = ref[static_cast<size_t>(i) * s.cout + co];
               num += (v - r) * (v - r), den += r * r;

@@ -1,0 +1,199 @@
+#version 450
+// A probe, not a denox kernel (README.md): a 3x3 convolution as an implicit GEMM on cooperative
+// matrices, in one of two precisions with the same data flow, so that their times compare:
+//   Q8=0: fp16 activations and weights, K 16, fp16 (ACC32=0) or fp32 accumulators, fp16 output;
+//   Q8=1: int8 activations and weights, K 32, int32 accumulators, int8 output. Per-tensor
+//         activation scales and per-output-channel weight scales: y = relu(sx * sw[co] * acc +
+//         b[co]), stored as round(y / sy).
+// The data flow is conv2d_coopmat's (shaders/conv2d_coopmat.comp) without its layout paths and
+// fusions: HWC tensors, the input with a one-pixel zero border (no bounds checks); per chunk of
+// CK input channels the workgroup stages its (TH+2) x (TW+2) pixel patch and the chunk's weights
+// in shared memory (rows padded by 16 bytes: conflict-free fragment loads), multiplies 9 taps x
+// CK/K steps, and after the last chunk writes the accumulators back through shared memory as
+// fp16 (pixel-major), from where the epilogue applies scale, bias and ReLU and stores 8 channels
+// of a pixel per store. With B_GLOBAL=1 the B fragments are loaded from the weights buffer
+// (through the caches) and only the patch is staged: a smaller workgroup
+// footprint, so that two or three workgroups share an SM.
+// Macros: Q8 ACC32 CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
+// Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
+// (float2 per output channel: the factor multiplies the pre-scaled fp16 accumulator).
+// Push constants: h w (output extents), prescale (applied to the accumulator before it is
+// rounded to fp16: sx * max sw for Q8, 1 for fp16), inv_sy (Q8: 1 / sy).
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+
+#if Q8
+#define ELEM int8_t
+#define ES 1
+#define CM_K 32
+#define ACC_T int32_t
+#else
+#define ELEM float16_t
+#define ES 2
+#define CM_K 16
+#if ACC32
+#define ACC_T float
+#else
+#define ACC_T float16_t
+#endif
+#endif
+
+#define SG_COUNT (SG_M * SG_N)
+#define WG_SIZE (SG_COUNT * 32)
+#define HALO_H (TH + 2)
+#define HALO_W (TW + 2)
+#define FRAGS_M (TH * TW / 16)
+#define FM (FRAGS_M / SG_M)
+#define FN (NT / 16 / SG_N)
+// Strides and sizes in 16-byte vectors.
+#define VPP (CK * ES / 16)           // one patch pixel's chunk
+#define A_STRIDE (VPP + 1)
+#define PATCH_V (HALO_H * HALO_W * A_STRIDE)
+#define PATCH_ITEMS (HALO_H * HALO_W * VPP)
+// Weights, staged or read from the buffer: [tap][NT][CK] per (channel tile, chunk), i.e. B
+// column-major with K contiguous. int8 B fragments must be: a row-major one (N contiguous) is
+// loaded byte by byte (ldmatrix transposes only 16-bit elements), which ran 2x slower.
+#define W_ROWS (9 * NT)
+#define W_ITEMS (W_ROWS * VPP)
+#if B_GLOBAL
+#define W_V 0
+#else
+#define W_V (W_ROWS * A_STRIDE)
+#endif
+#define OS (NT * 2 / 16 + 1)         // epilogue: one pixel's NT fp16 values, padded
+#define OUT_V (TH * TW * OS)
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define SMEM_V MAX2(PATCH_V + W_V, OUT_V)
+#define CHUNKS (CIN / CK)
+#define CIN_V (CIN * ES / 16)
+#define COUT_V (COUT * ES / 16)
+
+layout(local_size_x = WG_SIZE) in;
+layout(set = 0, binding = 0) readonly buffer X { uvec4 xv[]; };
+layout(set = 0, binding = 1) readonly buffer Wt { uvec4 wv[]; };
+#if Q8
+layout(set = 0, binding = 2) writeonly buffer Y { uvec2 yv[]; };  // 8 int8 channels
+#else
+layout(set = 0, binding = 2) writeonly buffer Y { uvec4 yv[]; };  // 8 fp16 channels
+#endif
+layout(set = 0, binding = 3) readonly buffer Epi { vec2 epi[]; };
+layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy; } pc;
+
+shared uvec4 smem[SMEM_V];
+
+#define PATCH_PER_T ((PATCH_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+
+void main() {
+  const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
+  const uint sm = sg % SG_M, sn = sg / SG_M;
+  const uint x0 = gl_WorkGroupID.x * TW, y0 = gl_WorkGroupID.y * TH, co_tile = gl_WorkGroupID.z;
+  const uint wp = pc.w + 2;
+
+  coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[FM * FN];
+  [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(ACC_T(0));
+
+  uvec4 px[PATCH_PER_T];
+#if !B_GLOBAL
+  uvec4 pw[W_PER_T];
+#endif
+  for (uint chunk = 0; chunk < CHUNKS; ++chunk) {
+    // Global loads of the chunk's patch (and weights) into registers, all issued before any store.
+    [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < PATCH_ITEMS) {
+        const uint p = e / VPP, v = e % VPP;
+        const uint iy = y0 + p / HALO_W, ix = x0 + p % HALO_W;
+        px[i] = xv[(iy * wp + ix) * CIN_V + chunk * VPP + v];
+      }
+    }
+#if !B_GLOBAL
+    const uint wbase = (co_tile * CHUNKS + chunk) * W_ITEMS;
+    [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < W_ITEMS) pw[i] = wv[wbase + e];
+    }
+#endif
+    barrier();  // the previous chunk's fragment loads are done
+    [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
+    }
+#if !B_GLOBAL
+    [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      if (e < W_ITEMS) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP] = pw[i];
+    }
+#endif
+    barrier();
+    [[unroll]] for (uint tap = 0; tap < 9; ++tap) {
+      const uint ky = tap / 3, kx = tap % 3;
+      [[unroll]] for (uint s = 0; s < CK / CM_K; ++s) {
+        coopmat<ELEM, gl_ScopeSubgroup, 16, CM_K, gl_MatrixUseA> a[FM];
+        [[unroll]] for (uint i = 0; i < FM; ++i) {
+          const uint f = sm * FM + i, r = f / (TW / 16), cx = (f % (TW / 16)) * 16;
+          coopMatLoad(a[i], smem, ((r + ky) * HALO_W + cx + kx) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
+                      gl_CooperativeMatrixLayoutRowMajor);
+        }
+        [[unroll]] for (uint j = 0; j < FN; ++j) {
+          coopmat<ELEM, gl_ScopeSubgroup, CM_K, 16, gl_MatrixUseB> b;
+          const uint col0 = (sn * FN + j) * 16;
+#if B_GLOBAL
+          coopMatLoad(b, wv, ((co_tile * CHUNKS + chunk) * 9 * NT + tap * NT + col0) * VPP + s * (CM_K * ES / 16), VPP,
+                      gl_CooperativeMatrixLayoutColumnMajor);
+#else
+          coopMatLoad(b, smem, PATCH_V + (tap * NT + col0) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
+                      gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+          [[unroll]] for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
+        }
+      }
+    }
+  }
+
+  // Accumulators -> shared memory as fp16, pixel-major (the patch is dead after this barrier).
+  barrier();
+  [[unroll]] for (uint i = 0; i < FM; ++i)
+    [[unroll]] for (uint j = 0; j < FN; ++j) {
+#if Q8
+      coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> f32 =
+          coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc[i * FN + j]) * pc.prescale;
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> hv =
+          coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(f32);
+#else
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> hv =
+          coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc[i * FN + j]);
+#endif
+      coopMatStore(hv, smem, (sm * FM + i) * 16 * OS + (sn * FN + j) * 2, OS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+  barrier();
+  // Epilogue: 8 channels of a pixel per item.
+  [[unroll]] for (uint e = t; e < TH * TW * (NT / 8); e += WG_SIZE) {
+    const uint p = e / (NT / 8), c8 = e % (NT / 8);
+    const uint oy = y0 + p / TW, ox = x0 + p % TW, co = co_tile * NT + c8 * 8;
+    const uvec4 raw = smem[p * OS + c8];
+    float v[8];
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      const vec2 pair = unpackHalf2x16(raw[k]);
+      const vec2 e0 = epi[co + 2 * k], e1 = epi[co + 2 * k + 1];
+      v[2 * k] = max(pair.x * e0.x + e0.y, 0.0);
+      v[2 * k + 1] = max(pair.y * e1.x + e1.y, 0.0);
+    }
+#if Q8
+    uint word[2];
+    [[unroll]] for (uint k = 0; k < 2; ++k) {
+      const ivec4 q = clamp(ivec4(round(vec4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]) * pc.inv_sy)), -128, 127);
+      word[k] = (uint(q.x) & 255u) | ((uint(q.y) & 255u) << 8) | ((uint(q.z) & 255u) << 16) | ((uint(q.w) & 255u) << 24);
+    }
+    yv[((oy * pc.w + ox) * COUT + co) / 8] = uvec2(word[0], word[1]);
+#else
+    yv[((oy * pc.w + ox) * COUT + co) / 8] =
+        uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])), packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
+#endif
+  }
+}

@@ -1,0 +1,290 @@
+// denox_int8_probe: what int8 would buy the plain 3x3 convolutions of OIDN balanced on this GPU.
+// conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16) or int8 (K 32, int32 accumulators,
+// int8 in and out); the probe times both over a sweep of tiles and prints each precision's best
+// per layer and their ratio. A measurement for issue 4, not part of libdenox: README.md.
+// Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
+// computed from the values the GPU reads (fp16 or the int8 codes and their scales): relative L2
+// and NaN. Exits 0 with a message where the device has no cooperative matrices.
+//
+//   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
+// Q8_ONLY=TEXT keeps the configurations whose description contains TEXT.
+#include <glslang/Public/ShaderLang.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vk_probe.hpp"
+
+namespace {
+
+struct Shape {
+  const char* name;
+  uint32_t cin, cout, w, h;
+  double product_ms;  // conv2d_coopmat in the tuned plan on the H100 (bench/RESULTS.md), for scale
+};
+
+struct Config {
+  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global;
+};
+
+std::string describe(const Config& c) {
+  char s[96];
+  std::snprintf(s, sizeof s, "%s %ux%u nt%u ck%u sg%ux%u%s", c.q8 ? "int8" : (c.acc32 ? "fp16/32" : "fp16"), c.th, c.tw, c.nt, c.ck, c.sg_m,
+                c.sg_n, c.b_global ? " bglobal" : "");
+  return s;
+}
+
+// conv_q.comp's shared memory in bytes (its SMEM_V), or 0 where the configuration does not apply.
+uint32_t shared_bytes(const Shape& s, const Config& c) {
+  const uint32_t es = c.q8 ? 1 : 2, cm_k = c.q8 ? 32 : 16;
+  const uint32_t frags_m = c.th * c.tw / 16;
+  if (c.tw % 16 || s.w % c.tw || s.h % c.th || s.cin % c.ck || c.ck % cm_k || s.cout % c.nt || c.nt % (16 * c.sg_n) ||
+      frags_m % c.sg_m)
+    return 0;
+  const uint32_t fm = frags_m / c.sg_m, fn = c.nt / 16 / c.sg_n;
+  if (fm * fn > 8 || fm * fn < 2) return 0;  // accumulator registers; at least two fragments a subgroup
+  const uint32_t patch = (c.th + 2) * (c.tw + 2) * (c.ck * es / 16 + 1);
+  const uint32_t wts = c.b_global ? 0 : 9 * c.nt * (c.ck * es / 16 + 1);
+  const uint32_t out = c.th * c.tw * (c.nt * 2 / 16 + 1);
+  return 16 * std::max(patch + wts, out);
+}
+
+std::vector<uint32_t> compile(const std::string& source, const Shape& s, const Config& c) {
+  std::ostringstream pre;
+  pre << "#define Q8 " << c.q8 << "\n#define ACC32 " << c.acc32 << "\n#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define TH "
+      << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
+      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n";
+  return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
+}
+
+// One layer's data in both precisions, and the reference of each at sampled pixels.
+struct LayerData {
+  std::vector<uint16_t> xh;  // padded HWC fp16
+  std::vector<int8_t> xq;    // padded HWC int8 codes (scale sx)
+  std::vector<float> w, b;   // [co][ci][3][3], fp32
+  std::vector<uint16_t> wh;  // fp16 of w, same order
+  std::vector<int8_t> wq;    // int8 codes, scale sw[co]
+  std::vector<float> sw;
+  float sx = 1.0f / 127, sy = 1;
+  std::vector<std::pair<uint32_t, uint32_t>> samples;
+  std::vector<double> ref16, ref8, ref_exact;  // [sample][co]: fp16 inputs, int8 codes, fp32 inputs
+};
+
+LayerData make_layer(const Shape& s, std::mt19937& rng) {
+  LayerData d;
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const uint32_t wp = s.w + 2, hp = s.h + 2;
+  const size_t xn = static_cast<size_t>(wp) * hp * s.cin;
+  std::vector<float> x(xn, 0.0f);  // activations in [-1, 1], a zero border
+  for (uint32_t yy = 1; yy <= s.h; ++yy)
+    for (uint32_t xx = 1; xx <= s.w; ++xx)
+      for (uint32_t c = 0; c < s.cin; ++c) x[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = unit(rng);
+  d.xh.resize(xn), d.xq.resize(xn);
+  for (size_t i = 0; i < xn; ++i) {
+    d.xh[i] = denox::probe::half_bits(x[i]);
+    d.xq[i] = static_cast<int8_t>(std::lround(std::clamp(x[i] / d.sx, -127.0f, 127.0f)));
+  }
+  const float a = std::sqrt(3.0f / (9.0f * s.cin));  // unit output variance
+  d.w.resize(static_cast<size_t>(s.cout) * s.cin * 9), d.b.resize(s.cout), d.wh.resize(d.w.size()), d.wq.resize(d.w.size()), d.sw.resize(s.cout);
+  for (float& v : d.w) v = a * unit(rng);
+  for (float& v : d.b) v = 0.1f * unit(rng);
+  for (uint32_t co = 0; co < s.cout; ++co) {
+    const size_t k0 = static_cast<size_t>(co) * s.cin * 9, k1 = k0 + s.cin * 9;
+    float m = 0;
+    for (size_t k = k0; k < k1; ++k) m = std::max(m, std::abs(d.w[k]));
+    d.sw[co] = m / 127;
+    for (size_t k = k0; k < k1; ++k) {
+      d.wh[k] = denox::probe::half_bits(d.w[k]);
+      d.wq[k] = static_cast<int8_t>(std::lround(d.w[k] / d.sw[co]));
+    }
+  }
+  constexpr uint32_t kSamples = 4096;
+  d.samples.resize(kSamples);
+  for (auto& p : d.samples) p = {rng() % s.h, rng() % s.w};
+  d.ref16.resize(static_cast<size_t>(kSamples) * s.cout), d.ref8.resize(d.ref16.size()), d.ref_exact.resize(d.ref16.size());
+  double max8 = 0;
+  for (uint32_t i = 0; i < kSamples; ++i)
+    for (uint32_t co = 0; co < s.cout; ++co) {
+      double a16 = d.b[co], exact = d.b[co];
+      int64_t a8 = 0;
+      for (uint32_t ky = 0; ky < 3; ++ky)
+        for (uint32_t kx = 0; kx < 3; ++kx)
+          for (uint32_t ci = 0; ci < s.cin; ++ci) {
+            const size_t xi = (static_cast<size_t>(d.samples[i].first + ky) * wp + d.samples[i].second + kx) * s.cin + ci;
+            const size_t wi = ((static_cast<size_t>(co) * s.cin + ci) * 3 + ky) * 3 + kx;
+            a16 += static_cast<double>(denox::probe::half_value(d.xh[xi])) * denox::probe::half_value(d.wh[wi]);
+            a8 += int64_t{d.xq[xi]} * d.wq[wi];
+            exact += static_cast<double>(x[xi]) * d.w[wi];
+          }
+      const size_t o = static_cast<size_t>(i) * s.cout + co;
+      d.ref16[o] = std::max(a16, 0.0);
+      d.ref8[o] = std::max(static_cast<double>(d.sx) * d.sw[co] * static_cast<double>(a8) + d.b[co], 0.0);
+      d.ref_exact[o] = std::max(exact, 0.0);
+      max8 = std::max(max8, d.ref8[o]);
+    }
+  d.sy = static_cast<float>(max8 / 127);
+  return d;
+}
+
+// The weights as conv_q.comp reads them: [co_tile][chunk][tap][NT][CK], in the configuration's
+// element type.
+template <typename T>
+std::vector<T> pack(const std::vector<T>& w, const Shape& s, const Config& c) {
+  std::vector<T> out(w.size());
+  size_t o = 0;
+  for (uint32_t ct = 0; ct < s.cout / c.nt; ++ct)
+    for (uint32_t ch = 0; ch < s.cin / c.ck; ++ch)
+      for (uint32_t tap = 0; tap < 9; ++tap)
+        for (uint32_t n = 0; n < c.nt; ++n)
+          for (uint32_t k = 0; k < c.ck; ++k) out[o++] = w[((static_cast<size_t>(ct * c.nt + n) * s.cin + ch * c.ck + k) * 9) + tap];
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const std::string path = argc > 1 ? argv[1] : "bench/int8_probe/conv_q.comp";
+  const int only_shape = argc > 2 ? std::atoi(argv[2]) : -1;
+  const std::string source = denox::probe::read_source(path);
+  denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_int8_probe", true);
+  if (!g.phys) {
+    std::printf("no device with VK_KHR_cooperative_matrix and fp16: nothing to measure\n");
+    return 0;
+  }
+  glslang::InitializeProcess();
+
+  const Shape shapes[] = {{"dec_conv1b 64->32 1920x1088", 64, 32, 1920, 1088, 0.371},
+                          {"enc_conv1 32->32 1920x1088", 32, 32, 1920, 1088, 0.0},
+                          {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
+                          {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
+  std::vector<Config> configs;
+  for (uint32_t q8 : {0u, 1u})
+    for (auto [th, tw] : {std::pair{8u, 16u}, {16u, 16u}, {8u, 32u}, {16u, 32u}})
+      for (uint32_t nt : {32u, 64u, 96u})
+        for (uint32_t ck : {16u, 32u, 64u, 96u})
+          for (auto [sg_m, sg_n] : {std::pair{4u, 1u}, {8u, 1u}, {2u, 2u}, {4u, 2u}})
+            for (uint32_t bg : {0u, 1u}) configs.push_back({q8, 0, th, tw, nt, ck, sg_m, sg_n, bg});
+
+  constexpr uint32_t kWarmup = 100, kRuns = 20;
+  std::mt19937 rng(11);
+  VkDeviceSize max_x = 0, max_y = 0, max_w = 0;
+  for (const Shape& s : shapes) {
+    max_x = std::max<VkDeviceSize>(max_x, VkDeviceSize{s.w + 2} * (s.h + 2) * s.cin * 2);
+    max_y = std::max<VkDeviceSize>(max_y, VkDeviceSize{s.w} * s.h * s.cout * 2);
+    max_w = std::max<VkDeviceSize>(max_w, 9ull * s.cin * s.cout * 2);
+  }
+  {
+    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 16, kWarmup + kRuns);
+    const auto local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    const auto hostp = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    // The input buffer holds the fp16 tensor or the int8 codes, uploaded before each precision's runs.
+    const auto x16 = h.buffer(max_x, local), wb = h.buffer(max_w, local), y = h.buffer(max_y, local),
+               epi = h.buffer(8 * 256, local);
+    const auto stage = h.buffer(std::max(max_x, max_y), hostp);
+    h.bind({x16, wb, y, epi});
+
+    std::printf("\n%-28s %-32s %8s %8s %7s %6s %5s %9s %9s\n", "shape", "config", "ms", "T(FL)OP/s", "x prod", "smemKB", "regs", "rel L2",
+                "vs fp32");
+    for (size_t si = 0; si < std::size(shapes); ++si) {
+      const Shape& s = shapes[si];
+      if (only_shape >= 0 && static_cast<size_t>(only_shape) != si) continue;
+      const LayerData d = make_layer(s, rng);
+      const double flop = 2.0 * s.w * s.h * s.cin * s.cout * 9;
+      double best[2] = {1e30, 1e30};
+      std::string best_name[2];
+      for (uint32_t q8 : {0u, 1u}) {
+        if (q8)
+          h.upload(x16, stage, d.xq.data(), d.xq.size());
+        else
+          h.upload(x16, stage, d.xh.data(), d.xh.size() * 2);
+        float max_sw = 0;
+        for (float v : d.sw) max_sw = std::max(max_sw, v);
+        std::vector<float> ep(2 * s.cout);
+        for (uint32_t co = 0; co < s.cout; ++co) ep[2 * co] = q8 ? d.sw[co] / max_sw : 1.0f, ep[2 * co + 1] = d.b[co];
+        h.upload(epi, stage, ep.data(), ep.size() * 4);
+        struct {
+          uint32_t h, w;
+          float prescale, inv_sy;
+        } push{s.h, s.w, q8 ? d.sx * max_sw : 1.0f, 1.0f / d.sy};
+        static bool ramped = false;
+        for (const Config& cfg : configs) {
+          if (cfg.q8 != q8) continue;
+          const uint32_t smem = shared_bytes(s, cfg);
+          if (smem == 0 || smem > 49152) continue;
+          if (const char* only = std::getenv("Q8_ONLY"); only && describe(cfg).find(only) == std::string::npos) continue;
+          if (q8) {
+            const auto wp = pack(d.wq, s, cfg);
+            h.upload(wb, stage, wp.data(), wp.size());
+          } else {
+            const auto wp = pack(d.wh, s, cfg);
+            h.upload(wb, stage, wp.data(), wp.size() * 2);
+          }
+          VkResult pr = VK_SUCCESS;
+          const VkPipeline pipe = h.pipeline(compile(source, s, cfg), &pr, g.stats);
+          if (pr != VK_SUCCESS) {
+            std::printf("%-28s %-32s pipeline creation failed (VkResult %d)\n", s.name, describe(cfg).c_str(), static_cast<int>(pr));
+            continue;
+          }
+          const uint32_t gx = s.w / cfg.tw, gy = s.h / cfg.th, gz = s.cout / cfg.nt;
+          // The clock drops while the host compiles and checks, and ramps up over ~0.5 s of work
+          // (a few dispatches of warm-up are not enough: timings varied 2x between runs): keep the
+          // GPU busy 1 s before the first timing and 0.25 s before every other one.
+          for (double busy = 0; busy < (ramped ? 250.0 : 1000.0);)
+            busy += (kWarmup + kRuns) * h.time_dispatches(pipe, &push, gx, gy, gz, kWarmup, kRuns, nullptr, nullptr);
+          ramped = true;
+          const VkDeviceSize ybytes = VkDeviceSize{s.w} * s.h * s.cout * (q8 ? 1 : 2);
+          const double med = h.time_dispatches(
+              pipe, &push, gx, gy, gz, kWarmup, kRuns,
+              [&](VkCommandBuffer cmd) {
+                vkCmdFillBuffer(cmd, y.buffer, 0, VK_WHOLE_SIZE, 0x7e007e00u);  // fp16 NaN / int8 126: unwritten pixels show
+                denox::probe::ComputeHarness::full_barrier(cmd);
+              },
+              [&](VkCommandBuffer cmd) {
+                VkBufferCopy copy{0, 0, ybytes};
+                vkCmdCopyBuffer(cmd, y.buffer, stage.buffer, 1, &copy);
+              });
+          const auto bytes = h.read(stage, ybytes);
+          double num = 0, den = 0, num_x = 0, den_x = 0;
+          bool nan = false;
+          for (size_t i = 0; i < d.samples.size(); ++i)
+            for (uint32_t co = 0; co < s.cout; ++co) {
+              const size_t o = (static_cast<size_t>(d.samples[i].first) * s.w + d.samples[i].second) * s.cout + co;
+              const double v = q8 ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(reinterpret_cast<const uint16_t*>(bytes.data())[o]);
+              nan = nan || !std::isfinite(v);
+              const size_t ri = i * s.cout + co;
+              const double r = q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];
+              num += (v - r) * (v - r), den += r * r, num_x += (v - e) * (v - e), den_x += e * e;
+            }
+          const double rel = nan ? NAN : std::sqrt(num / den), rel_x = std::sqrt(num_x / den_x);
+          const bool ok = !nan && rel <= 2e-2;
+          std::printf("%-28s %-32s %8.3f %8.1f %7.2f %6.1f %5d %9.2e %9.2e%s\n", s.name, describe(cfg).c_str(), med, flop / (med * 1e-3) * 1e-12,
+                      s.product_ms > 0 ? s.product_ms / med : 0.0, smem / 1024.0, denox::probe::register_count(g, pipe), rel, rel_x, ok ? "" : "  WRONG");
+          std::fflush(stdout);
+          if (ok && med < best[q8]) best[q8] = med, best_name[q8] = describe(cfg);
+          h.destroy(pipe);
+        }
+      }
+      for (uint32_t q8 : {0u, 1u})
+        if (!best_name[q8].empty())
+          std::printf("%-28s best %-5s %-32s %.3f ms %.1f T(FL)OP/s\n", s.name, q8 ? "int8" : "fp16", best_name[q8].c_str(), best[q8],
+                      flop / (best[q8] * 1e-3) * 1e-12);
+      if (!best_name[0].empty() && !best_name[1].empty())
+        std::printf("%-28s int8 / fp16 time: %.2f (conv2d_coopmat in the plan: %.3f ms)\n", s.name, best[1] / best[0], s.product_ms);
+    }
+  }
+  glslang::FinalizeProcess();
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "denox_int8_probe: %s\n", e.what());
+  return 1;
+}
