@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <tuple>
 #include <chrono>
 #include <stdexcept>
@@ -127,6 +129,21 @@ Timing GpuSession::time_model(int warmup, int runs) {
   t.min_ms = *std::min_element(totals.begin(), totals.end());
   t.max_ms = *std::max_element(totals.begin(), totals.end());
   return t;
+}
+
+double GpuSession::warm_clock(double ms) {
+  // DENOX_TEST_WARM_CPU: also on a CPU device (the tests' way to run this path under validation).
+  const bool cpu = dev_->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && std::getenv("DENOX_TEST_WARM_CPU") == nullptr;
+  if (ms <= 0 || cpu) return 0;
+  // The count comes from one run timed now, at whatever clock the GPU has: at most the
+  // clock's ratio longer than asked.
+  const double one = std::max(time_model(0, 1).median_ms, 1e-3);
+  const int n = static_cast<int>(std::clamp(std::ceil(ms / one), 1.0, 20000.0));
+  // Back-to-back recordings are valid: each starts with a compute->compute barrier (denox.h).
+  dev_->submit([&](VkCommandBuffer cmd) {
+    for (int r = 0; r < n; ++r) model_.record(cmd);
+  });
+  return n * one;
 }
 
 std::vector<DispatchTime> GpuSession::time_dispatches(int warmup, int runs) {

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""`denox bench`'s clock warm-up: on a CPU device (lavapipe) it does nothing and --json says
+clock_warmup_ms 0; forced there (DENOX_TEST_WARM_CPU) its back-to-back inferences in one submit
+run under the validation layer without an error and --json reports the time asked for; a
+negative --warmup-ms is refused.
+
+  cli_bench_test.py DENOX_BINARY WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def bench(denox, model, *extra, env=None):
+    args = [denox, "bench", model, "--size", "37x29", "--runs", "2", "--warmup", "1", "--json", "--no-cache", "--validation", *extra]
+    p = subprocess.run(args, capture_output=True, text=True, env=env)
+    if p.returncode != 0 or "validation error" in p.stderr:
+        sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
+    return json.loads(p.stdout)
+
+
+def main():
+    denox, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = f"{work}/small.onnx"
+    subprocess.run([denox, "make-model", model, "--arch", "small", "--pad-crop", "--seed", "5"], check=True, capture_output=True)
+
+    plain = bench(denox, model)
+    print(f"default: clock_warmup_ms {plain['clock_warmup_ms']}, median {plain['median_ms']:.2f} ms on {plain['device']}")
+    cpu = "llvmpipe" in plain["device"] or "lavapipe" in plain["device"]
+    if cpu and plain["clock_warmup_ms"] != 0:
+        sys.exit("FAILED: the clock warm-up ran on a CPU device")
+    if not cpu and plain["clock_warmup_ms"] <= 0:
+        sys.exit("FAILED: no clock warm-up on a GPU")
+    if not plain["median_ms"] > 0:
+        sys.exit("FAILED: no GPU time")
+
+    forced = bench(denox, model, "--warmup-ms", "1", env={**os.environ, "DENOX_TEST_WARM_CPU": "1"})
+    print(f"forced: clock_warmup_ms {forced['clock_warmup_ms']}")
+    if not forced["clock_warmup_ms"] > 0:
+        sys.exit("FAILED: the forced warm-up did not run")
+
+    p = subprocess.run([denox, "bench", model, "--warmup-ms", "-1"], capture_output=True, text=True)
+    if p.returncode == 0 or "warmup-ms" not in p.stderr + p.stdout:
+        sys.exit(f"FAILED: --warmup-ms -1 was accepted\n{p.stdout}\n{p.stderr}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
