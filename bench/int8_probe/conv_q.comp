@@ -14,11 +14,14 @@
 // of a pixel per store. With B_GLOBAL=1 the B fragments are loaded from the weights buffer
 // (through the caches) and only the patch is staged: a smaller workgroup
 // footprint, so that two or three workgroups share an SM.
-// Macros: Q8 ACC32 CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
+// F16_IO=1 (with Q8): int8 multiplies between fp16 tensors. The staging reads the fp16 input
+// and quantizes it (x / sx, rounded) before its shared-memory store; the epilogue writes fp16.
+// Nothing int8 is stored in memory: a conv could take it alone, between fp16 neighbours.
+// Macros: Q8 ACC32 F16_IO CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
 // Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
 // (float2 per output channel: the factor multiplies the pre-scaled fp16 accumulator).
 // Push constants: h w (output extents), prescale (applied to the accumulator before it is
-// rounded to fp16: sx * max sw for Q8, 1 for fp16), inv_sy (Q8: 1 / sy).
+// rounded to fp16: sx * max sw for Q8, 1 for fp16), inv_sy (Q8: 1 / sy), inv_sx (F16_IO: 1 / sx).
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
@@ -27,6 +30,10 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 
+#ifndef F16_IO
+#define F16_IO 0
+#endif
+#define OUT_Q8 (Q8 && !F16_IO)
 #if Q8
 #define ELEM int8_t
 #define ES 1
@@ -70,19 +77,25 @@
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define SMEM_V MAX2(PATCH_V + W_V, OUT_V)
 #define CHUNKS (CIN / CK)
+#if F16_IO
+#define CIN_V (CIN * 2 / 16)  // the input is fp16: two 16-byte loads per 16 staged int8 channels
+#define LOADS_PER_ITEM 2
+#else
 #define CIN_V (CIN * ES / 16)
+#define LOADS_PER_ITEM 1
+#endif
 #define COUT_V (COUT * ES / 16)
 
 layout(local_size_x = WG_SIZE) in;
 layout(set = 0, binding = 0) readonly buffer X { uvec4 xv[]; };
 layout(set = 0, binding = 1) readonly buffer Wt { uvec4 wv[]; };
-#if Q8
+#if OUT_Q8
 layout(set = 0, binding = 2) writeonly buffer Y { uvec2 yv[]; };  // 8 int8 channels
 #else
 layout(set = 0, binding = 2) writeonly buffer Y { uvec4 yv[]; };  // 8 fp16 channels
 #endif
 layout(set = 0, binding = 3) readonly buffer Epi { vec2 epi[]; };
-layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy; } pc;
+layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy, inv_sx; } pc;
 
 shared uvec4 smem[SMEM_V];
 
@@ -98,7 +111,7 @@ void main() {
   coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[FM * FN];
   [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(ACC_T(0));
 
-  uvec4 px[PATCH_PER_T];
+  uvec4 px[PATCH_PER_T * LOADS_PER_ITEM];
 #if !B_GLOBAL
   uvec4 pw[W_PER_T];
 #endif
@@ -109,7 +122,13 @@ void main() {
       if (e < PATCH_ITEMS) {
         const uint p = e / VPP, v = e % VPP;
         const uint iy = y0 + p / HALO_W, ix = x0 + p % HALO_W;
+#if F16_IO
+        const uint at = (iy * wp + ix) * CIN_V + (chunk * VPP + v) * 2;
+        px[2 * i] = xv[at];
+        px[2 * i + 1] = xv[at + 1];
+#else
         px[i] = xv[(iy * wp + ix) * CIN_V + chunk * VPP + v];
+#endif
       }
     }
 #if !B_GLOBAL
@@ -122,7 +141,20 @@ void main() {
     barrier();  // the previous chunk's fragment loads are done
     [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
+#if F16_IO
+      if (e < PATCH_ITEMS) {
+        uvec4 q;
+        [[unroll]] for (uint k = 0; k < 4; ++k) {
+          const uint word = k < 2 ? px[2 * i][2 * k] : px[2 * i + 1][2 * (k - 2)];
+          const uint word1 = k < 2 ? px[2 * i][2 * k + 1] : px[2 * i + 1][2 * (k - 2) + 1];
+          const ivec4 c = clamp(ivec4(round(vec4(unpackHalf2x16(word), unpackHalf2x16(word1)) * pc.inv_sx)), -127, 127);
+          q[k] = (uint(c.x) & 255u) | ((uint(c.y) & 255u) << 8) | ((uint(c.z) & 255u) << 16) | ((uint(c.w) & 255u) << 24);
+        }
+        smem[(e / VPP) * A_STRIDE + e % VPP] = q;
+      }
+#else
       if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
+#endif
     }
 #if !B_GLOBAL
     [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
@@ -184,7 +216,7 @@ void main() {
       v[2 * k] = max(pair.x * e0.x + e0.y, 0.0);
       v[2 * k + 1] = max(pair.y * e1.x + e1.y, 0.0);
     }
-#if Q8
+#if OUT_Q8
     uint word[2];
     [[unroll]] for (uint k = 0; k < 2; ++k) {
       const ivec4 q = clamp(ivec4(round(vec4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]) * pc.inv_sy)), -128, 127);

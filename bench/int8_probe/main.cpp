@@ -1,7 +1,7 @@
 // denox_int8_probe: what int8 would buy the plain 3x3 convolutions of OIDN balanced on this GPU.
-// conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16) or int8 (K 32, int32 accumulators,
-// int8 in and out); the probe times both over a sweep of tiles and prints each precision's best
-// per layer and their ratio. A measurement for issue 4, not part of libdenox: README.md.
+// conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16), int8 (K 32, int32 accumulators,
+// int8 in and out) or int8 between fp16 tensors (F16_IO); the probe times the three over a sweep
+// of tiles and prints each one's best per layer and the ratios to fp16. A measurement for issue 4, not part of libdenox: README.md.
 // Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
 // computed from the values the GPU reads (fp16 or the int8 codes and their scales): relative L2
 // and NaN. Exits 0 with a message where the device has no cooperative matrices.
@@ -34,12 +34,16 @@ struct Shape {
 };
 
 struct Config {
-  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global;
+  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io;
+  // 0 fp16, 1 int8, 2 int8 multiplies between fp16 tensors (F16_IO)
+  uint32_t mode() const { return q8 ? 1 + f16_io : 0; }
 };
+
+const char* const kModeNames[] = {"fp16", "int8", "int8 f16io"};
 
 std::string describe(const Config& c) {
   char s[96];
-  std::snprintf(s, sizeof s, "%s %ux%u nt%u ck%u sg%ux%u%s", c.q8 ? "int8" : (c.acc32 ? "fp16/32" : "fp16"), c.th, c.tw, c.nt, c.ck, c.sg_m,
+  std::snprintf(s, sizeof s, "%s %ux%u nt%u ck%u sg%ux%u%s", c.acc32 ? "fp16/32" : kModeNames[c.mode()], c.th, c.tw, c.nt, c.ck, c.sg_m,
                 c.sg_n, c.b_global ? " bglobal" : "");
   return s;
 }
@@ -63,7 +67,7 @@ std::vector<uint32_t> compile(const std::string& source, const Shape& s, const C
   std::ostringstream pre;
   pre << "#define Q8 " << c.q8 << "\n#define ACC32 " << c.acc32 << "\n#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define TH "
       << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
-      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n";
+      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n";
   return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
 }
 
@@ -168,12 +172,12 @@ int main(int argc, char** argv) try {
                           {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
                           {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
   std::vector<Config> configs;
-  for (uint32_t q8 : {0u, 1u})
+  for (uint32_t mode : {0u, 1u, 2u})
     for (auto [th, tw] : {std::pair{8u, 16u}, {16u, 16u}, {8u, 32u}, {16u, 32u}})
       for (uint32_t nt : {32u, 64u, 96u})
         for (uint32_t ck : {16u, 32u, 64u, 96u})
           for (auto [sg_m, sg_n] : {std::pair{4u, 1u}, {8u, 1u}, {2u, 2u}, {4u, 2u}})
-            for (uint32_t bg : {0u, 1u}) configs.push_back({q8, 0, th, tw, nt, ck, sg_m, sg_n, bg});
+            for (uint32_t bg : {0u, 1u}) configs.push_back({mode > 0, 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2});
 
   constexpr uint32_t kWarmup = 100, kRuns = 20;
   std::mt19937 rng(11);
@@ -184,7 +188,7 @@ int main(int argc, char** argv) try {
     max_w = std::max<VkDeviceSize>(max_w, 9ull * s.cin * s.cout * 2);
   }
   {
-    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 16, kWarmup + kRuns);
+    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 20, kWarmup + kRuns);
     const auto local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     const auto hostp = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     // The input buffer holds the fp16 tensor or the int8 codes, uploaded before each precision's runs.
@@ -200,10 +204,11 @@ int main(int argc, char** argv) try {
       if (only_shape >= 0 && static_cast<size_t>(only_shape) != si) continue;
       const LayerData d = make_layer(s, rng);
       const double flop = 2.0 * s.w * s.h * s.cin * s.cout * 9;
-      double best[2] = {1e30, 1e30};
-      std::string best_name[2];
-      for (uint32_t q8 : {0u, 1u}) {
-        if (q8)
+      double best[3] = {1e30, 1e30, 1e30};
+      std::string best_name[3];
+      for (uint32_t mode : {0u, 1u, 2u}) {
+        const uint32_t q8 = mode > 0, q8_out = mode == 1;
+        if (q8_out)
           h.upload(x16, stage, d.xq.data(), d.xq.size());
         else
           h.upload(x16, stage, d.xh.data(), d.xh.size() * 2);
@@ -214,11 +219,11 @@ int main(int argc, char** argv) try {
         h.upload(epi, stage, ep.data(), ep.size() * 4);
         struct {
           uint32_t h, w;
-          float prescale, inv_sy;
-        } push{s.h, s.w, q8 ? d.sx * max_sw : 1.0f, 1.0f / d.sy};
+          float prescale, inv_sy, inv_sx;
+        } push{s.h, s.w, q8 ? d.sx * max_sw : 1.0f, 1.0f / d.sy, 1.0f / d.sx};
         static bool ramped = false;
         for (const Config& cfg : configs) {
-          if (cfg.q8 != q8) continue;
+          if (cfg.mode() != mode) continue;
           const uint32_t smem = shared_bytes(s, cfg);
           if (smem == 0 || smem > 49152) continue;
           if (const char* only = std::getenv("Q8_ONLY"); only && describe(cfg).find(only) == std::string::npos) continue;
@@ -242,7 +247,7 @@ int main(int argc, char** argv) try {
           for (double busy = 0; busy < (ramped ? 250.0 : 1000.0);)
             busy += (kWarmup + kRuns) * h.time_dispatches(pipe, &push, gx, gy, gz, kWarmup, kRuns, nullptr, nullptr);
           ramped = true;
-          const VkDeviceSize ybytes = VkDeviceSize{s.w} * s.h * s.cout * (q8 ? 1 : 2);
+          const VkDeviceSize ybytes = VkDeviceSize{s.w} * s.h * s.cout * (q8_out ? 1 : 2);
           const double med = h.time_dispatches(
               pipe, &push, gx, gy, gz, kWarmup, kRuns,
               [&](VkCommandBuffer cmd) {
@@ -259,7 +264,7 @@ int main(int argc, char** argv) try {
           for (size_t i = 0; i < d.samples.size(); ++i)
             for (uint32_t co = 0; co < s.cout; ++co) {
               const size_t o = (static_cast<size_t>(d.samples[i].first) * s.w + d.samples[i].second) * s.cout + co;
-              const double v = q8 ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(reinterpret_cast<const uint16_t*>(bytes.data())[o]);
+              const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(reinterpret_cast<const uint16_t*>(bytes.data())[o]);
               nan = nan || !std::isfinite(v);
               const size_t ri = i * s.cout + co;
               const double r = q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];
@@ -270,16 +275,17 @@ int main(int argc, char** argv) try {
           std::printf("%-28s %-32s %8.3f %8.1f %7.2f %6.1f %5d %9.2e %9.2e%s\n", s.name, describe(cfg).c_str(), med, flop / (med * 1e-3) * 1e-12,
                       s.product_ms > 0 ? s.product_ms / med : 0.0, smem / 1024.0, denox::probe::register_count(g, pipe), rel, rel_x, ok ? "" : "  WRONG");
           std::fflush(stdout);
-          if (ok && med < best[q8]) best[q8] = med, best_name[q8] = describe(cfg);
+          if (ok && med < best[mode]) best[mode] = med, best_name[mode] = describe(cfg);
           h.destroy(pipe);
         }
       }
-      for (uint32_t q8 : {0u, 1u})
-        if (!best_name[q8].empty())
-          std::printf("%-28s best %-5s %-32s %.3f ms %.1f T(FL)OP/s\n", s.name, q8 ? "int8" : "fp16", best_name[q8].c_str(), best[q8],
-                      flop / (best[q8] * 1e-3) * 1e-12);
-      if (!best_name[0].empty() && !best_name[1].empty())
-        std::printf("%-28s int8 / fp16 time: %.2f (conv2d_coopmat in the plan: %.3f ms)\n", s.name, best[1] / best[0], s.product_ms);
+      for (uint32_t mode : {0u, 1u, 2u})
+        if (!best_name[mode].empty())
+          std::printf("%-28s best %-10s %-36s %.3f ms %.1f T(FL)OP/s\n", s.name, kModeNames[mode], best_name[mode].c_str(), best[mode],
+                      flop / (best[mode] * 1e-3) * 1e-12);
+      if (!best_name[0].empty() && !best_name[1].empty() && !best_name[2].empty())
+        std::printf("%-28s time / fp16: int8 %.2f, int8 f16io %.2f (conv2d_coopmat in the plan: %.3f ms)\n", s.name, best[1] / best[0],
+                    best[2] / best[0], s.product_ms);
     }
   }
   glslang::FinalizeProcess();
