@@ -17,11 +17,14 @@
 // F16_IO=1 (with Q8): int8 multiplies between fp16 tensors. The staging reads the fp16 input
 // and quantizes it (x / sx, rounded) before its shared-memory store; the epilogue writes fp16.
 // Nothing int8 is stored in memory: a conv could take it alone, between fp16 neighbours.
-// Macros: Q8 ACC32 F16_IO CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
+// S8_STORE=1 (with Q8=0): fp16 multiplies between int8 tensors. The staging loads int8 codes and
+// stores them as fp16 (x * sx) in the patch; the epilogue writes int8 (fp16 weights).
+// Macros: Q8 ACC32 F16_IO S8_STORE CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
 // Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
 // (float2 per output channel: the factor multiplies the pre-scaled fp16 accumulator).
 // Push constants: h w (output extents), prescale (applied to the accumulator before it is
-// rounded to fp16: sx * max sw for Q8, 1 for fp16), inv_sy (Q8: 1 / sy), inv_sx (F16_IO: 1 / sx).
+// rounded to fp16: sx * max sw for Q8, 1 for fp16), inv_sy (int8 output: 1 / sy), inv_sx
+// (F16_IO: 1 / sx), sx (S8_STORE).
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
@@ -33,7 +36,10 @@
 #ifndef F16_IO
 #define F16_IO 0
 #endif
-#define OUT_Q8 (Q8 && !F16_IO)
+#ifndef S8_STORE
+#define S8_STORE 0
+#endif
+#define OUT_Q8 ((Q8 && !F16_IO) || S8_STORE)
 #if Q8
 #define ELEM int8_t
 #define ES 1
@@ -61,7 +67,12 @@
 #define VPP (CK * ES / 16)           // one patch pixel's chunk
 #define A_STRIDE (VPP + 1)
 #define PATCH_V (HALO_H * HALO_W * A_STRIDE)
-#define PATCH_ITEMS (HALO_H * HALO_W * VPP)
+#if S8_STORE
+#define IPP (CK / 16)  // items per patch pixel: 16 int8 channels loaded, two fp16 vectors stored
+#else
+#define IPP VPP
+#endif
+#define PATCH_ITEMS (HALO_H * HALO_W * IPP)
 // Weights, staged or read from the buffer: [tap][NT][CK] per (channel tile, chunk), i.e. B
 // column-major with K contiguous. int8 B fragments must be: a row-major one (N contiguous) is
 // loaded byte by byte (ldmatrix transposes only 16-bit elements), which ran 2x slower.
@@ -80,6 +91,9 @@
 #if F16_IO
 #define CIN_V (CIN * 2 / 16)  // the input is fp16: two 16-byte loads per 16 staged int8 channels
 #define LOADS_PER_ITEM 2
+#elif S8_STORE
+#define CIN_V (CIN / 16)
+#define LOADS_PER_ITEM 1
 #else
 #define CIN_V (CIN * ES / 16)
 #define LOADS_PER_ITEM 1
@@ -95,7 +109,7 @@ layout(set = 0, binding = 2) writeonly buffer Y { uvec2 yv[]; };  // 8 int8 chan
 layout(set = 0, binding = 2) writeonly buffer Y { uvec4 yv[]; };  // 8 fp16 channels
 #endif
 layout(set = 0, binding = 3) readonly buffer Epi { vec2 epi[]; };
-layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy, inv_sx; } pc;
+layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy, inv_sx, sx; } pc;
 
 shared uvec4 smem[SMEM_V];
 
@@ -120,14 +134,14 @@ void main() {
     [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
       if (e < PATCH_ITEMS) {
-        const uint p = e / VPP, v = e % VPP;
+        const uint p = e / IPP, v = e % IPP;
         const uint iy = y0 + p / HALO_W, ix = x0 + p % HALO_W;
 #if F16_IO
         const uint at = (iy * wp + ix) * CIN_V + (chunk * VPP + v) * 2;
         px[2 * i] = xv[at];
         px[2 * i + 1] = xv[at + 1];
 #else
-        px[i] = xv[(iy * wp + ix) * CIN_V + chunk * VPP + v];
+        px[i] = xv[(iy * wp + ix) * CIN_V + chunk * IPP + v];
 #endif
       }
     }
@@ -151,6 +165,20 @@ void main() {
           q[k] = (uint(c.x) & 255u) | ((uint(c.y) & 255u) << 8) | ((uint(c.z) & 255u) << 16) | ((uint(c.w) & 255u) << 24);
         }
         smem[(e / VPP) * A_STRIDE + e % VPP] = q;
+      }
+#elif S8_STORE
+      if (e < PATCH_ITEMS) {
+        uint hw[8];
+        [[unroll]] for (uint k = 0; k < 4; ++k) {
+          const int word = int(px[i][k]);
+          const vec4 f = vec4(bitfieldExtract(word, 0, 8), bitfieldExtract(word, 8, 8), bitfieldExtract(word, 16, 8),
+                              bitfieldExtract(word, 24, 8)) * pc.sx;
+          hw[2 * k] = packHalf2x16(f.xy);
+          hw[2 * k + 1] = packHalf2x16(f.zw);
+        }
+        const uint at = (e / IPP) * A_STRIDE + (e % IPP) * 2;
+        smem[at] = uvec4(hw[0], hw[1], hw[2], hw[3]);
+        smem[at + 1] = uvec4(hw[4], hw[5], hw[6], hw[7]);
       }
 #else
       if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];

@@ -1,13 +1,15 @@
 // denox_int8_probe: what int8 would buy the plain 3x3 convolutions of OIDN balanced on this GPU.
 // conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16), int8 (K 32, int32 accumulators,
-// int8 in and out) or int8 between fp16 tensors (F16_IO); the probe times the three over a sweep
-// of tiles and prints each one's best per layer and the ratios to fp16. A measurement for issue 4, not part of libdenox: README.md.
+// int8 in and out), int8 between fp16 tensors (F16_IO) or fp16 between int8 tensors (S8_STORE);
+// the probe times them over a sweep of tiles and prints each one's best per layer and the ratios
+// to fp16. A measurement for issue 4, not part of libdenox: README.md.
 // Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
 // computed from the values the GPU reads (fp16 or the int8 codes and their scales): relative L2
 // and NaN. Exits 0 with a message where the device has no cooperative matrices.
 //
 //   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
-// Q8_ONLY=TEXT keeps the configurations whose description contains TEXT.
+// Q8_ONLY=TEXT keeps the configurations whose description contains TEXT; Q8_MODES=DIGITS the
+// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io).
 #include <glslang/Public/ShaderLang.h>
 
 #include <algorithm>
@@ -34,12 +36,15 @@ struct Shape {
 };
 
 struct Config {
-  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io;
-  // 0 fp16, 1 int8, 2 int8 multiplies between fp16 tensors (F16_IO)
-  uint32_t mode() const { return q8 ? 1 + f16_io : 0; }
+  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io, s8_store;
+  // 0 fp16, 1 int8, 2 int8 multiplies between fp16 tensors (F16_IO), 3 fp16 multiplies between
+  // int8 tensors (S8_STORE)
+  uint32_t mode() const { return q8 ? 1 + f16_io : 3 * s8_store; }
 };
 
-const char* const kModeNames[] = {"fp16", "int8", "int8 f16io"};
+constexpr uint32_t kModes = 4;
+const char* const kModeNames[kModes] = {"fp16", "int8", "int8 f16io", "fp16 s8io"};
+bool int8_input(uint32_t mode) { return mode == 1 || mode == 3; }  // and int8 output
 
 std::string describe(const Config& c) {
   char s[96];
@@ -67,7 +72,7 @@ std::vector<uint32_t> compile(const std::string& source, const Shape& s, const C
   std::ostringstream pre;
   pre << "#define Q8 " << c.q8 << "\n#define ACC32 " << c.acc32 << "\n#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define TH "
       << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
-      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n";
+      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n#define S8_STORE " << c.s8_store << "\n";
   return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
 }
 
@@ -81,7 +86,7 @@ struct LayerData {
   std::vector<float> sw;
   float sx = 1.0f / 127, sy = 1;
   std::vector<std::pair<uint32_t, uint32_t>> samples;
-  std::vector<double> ref16, ref8, ref_exact;  // [sample][co]: fp16 inputs, int8 codes, fp32 inputs
+  std::vector<double> ref16, ref8, ref_s8, ref_exact;  // [sample][co]: fp16 inputs, int8 codes, int8 inputs x fp16 weights, fp32 inputs
 };
 
 LayerData make_layer(const Shape& s, std::mt19937& rng) {
@@ -115,24 +120,28 @@ LayerData make_layer(const Shape& s, std::mt19937& rng) {
   constexpr uint32_t kSamples = 4096;
   d.samples.resize(kSamples);
   for (auto& p : d.samples) p = {rng() % s.h, rng() % s.w};
-  d.ref16.resize(static_cast<size_t>(kSamples) * s.cout), d.ref8.resize(d.ref16.size()), d.ref_exact.resize(d.ref16.size());
+  d.ref16.resize(static_cast<size_t>(kSamples) * s.cout), d.ref8.resize(d.ref16.size()), d.ref_s8.resize(d.ref16.size()),
+      d.ref_exact.resize(d.ref16.size());
   double max8 = 0;
   for (uint32_t i = 0; i < kSamples; ++i)
     for (uint32_t co = 0; co < s.cout; ++co) {
-      double a16 = d.b[co], exact = d.b[co];
+      double a16 = d.b[co], as8 = d.b[co], exact = d.b[co];
       int64_t a8 = 0;
       for (uint32_t ky = 0; ky < 3; ++ky)
         for (uint32_t kx = 0; kx < 3; ++kx)
           for (uint32_t ci = 0; ci < s.cin; ++ci) {
             const size_t xi = (static_cast<size_t>(d.samples[i].first + ky) * wp + d.samples[i].second + kx) * s.cin + ci;
             const size_t wi = ((static_cast<size_t>(co) * s.cin + ci) * 3 + ky) * 3 + kx;
-            a16 += static_cast<double>(denox::probe::half_value(d.xh[xi])) * denox::probe::half_value(d.wh[wi]);
+            const double wh = denox::probe::half_value(d.wh[wi]);
+            a16 += static_cast<double>(denox::probe::half_value(d.xh[xi])) * wh;
+            as8 += static_cast<double>(denox::probe::half_value(denox::probe::half_bits(d.xq[xi] * d.sx))) * wh;
             a8 += int64_t{d.xq[xi]} * d.wq[wi];
             exact += static_cast<double>(x[xi]) * d.w[wi];
           }
       const size_t o = static_cast<size_t>(i) * s.cout + co;
       d.ref16[o] = std::max(a16, 0.0);
       d.ref8[o] = std::max(static_cast<double>(d.sx) * d.sw[co] * static_cast<double>(a8) + d.b[co], 0.0);
+      d.ref_s8[o] = std::max(as8, 0.0);
       d.ref_exact[o] = std::max(exact, 0.0);
       max8 = std::max(max8, d.ref8[o]);
     }
@@ -172,12 +181,12 @@ int main(int argc, char** argv) try {
                           {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
                           {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
   std::vector<Config> configs;
-  for (uint32_t mode : {0u, 1u, 2u})
+  for (uint32_t mode = 0; mode < kModes; ++mode)
     for (auto [th, tw] : {std::pair{8u, 16u}, {16u, 16u}, {8u, 32u}, {16u, 32u}})
       for (uint32_t nt : {32u, 64u, 96u})
         for (uint32_t ck : {16u, 32u, 64u, 96u})
           for (auto [sg_m, sg_n] : {std::pair{4u, 1u}, {8u, 1u}, {2u, 2u}, {4u, 2u}})
-            for (uint32_t bg : {0u, 1u}) configs.push_back({mode > 0, 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2});
+            for (uint32_t bg : {0u, 1u}) configs.push_back({mode == 1 || mode == 2, 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2, mode == 3});
 
   constexpr uint32_t kWarmup = 100, kRuns = 20;
   std::mt19937 rng(11);
@@ -188,7 +197,7 @@ int main(int argc, char** argv) try {
     max_w = std::max<VkDeviceSize>(max_w, 9ull * s.cin * s.cout * 2);
   }
   {
-    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 20, kWarmup + kRuns);
+    denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 24, kWarmup + kRuns);
     const auto local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     const auto hostp = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     // The input buffer holds the fp16 tensor or the int8 codes, uploaded before each precision's runs.
@@ -204,10 +213,12 @@ int main(int argc, char** argv) try {
       if (only_shape >= 0 && static_cast<size_t>(only_shape) != si) continue;
       const LayerData d = make_layer(s, rng);
       const double flop = 2.0 * s.w * s.h * s.cin * s.cout * 9;
-      double best[3] = {1e30, 1e30, 1e30};
-      std::string best_name[3];
-      for (uint32_t mode : {0u, 1u, 2u}) {
-        const uint32_t q8 = mode > 0, q8_out = mode == 1;
+      double best[kModes] = {1e30, 1e30, 1e30, 1e30};
+      std::string best_name[kModes];
+      const char* modes_env = std::getenv("Q8_MODES");  // e.g. "03": only fp16 and fp16 s8io
+      for (uint32_t mode = 0; mode < kModes; ++mode) {
+        if (modes_env && !std::strchr(modes_env, static_cast<char>('0' + mode))) continue;
+        const uint32_t q8 = mode == 1 || mode == 2, q8_out = int8_input(mode);
         if (q8_out)
           h.upload(x16, stage, d.xq.data(), d.xq.size());
         else
@@ -219,8 +230,8 @@ int main(int argc, char** argv) try {
         h.upload(epi, stage, ep.data(), ep.size() * 4);
         struct {
           uint32_t h, w;
-          float prescale, inv_sy, inv_sx;
-        } push{s.h, s.w, q8 ? d.sx * max_sw : 1.0f, 1.0f / d.sy, 1.0f / d.sx};
+          float prescale, inv_sy, inv_sx, sx;
+        } push{s.h, s.w, q8 ? d.sx * max_sw : 1.0f, 1.0f / d.sy, 1.0f / d.sx, d.sx};
         static bool ramped = false;
         for (const Config& cfg : configs) {
           if (cfg.mode() != mode) continue;
@@ -267,7 +278,7 @@ int main(int argc, char** argv) try {
               const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(reinterpret_cast<const uint16_t*>(bytes.data())[o]);
               nan = nan || !std::isfinite(v);
               const size_t ri = i * s.cout + co;
-              const double r = q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];
+              const double r = mode == 3 ? d.ref_s8[ri] : q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];
               num += (v - r) * (v - r), den += r * r, num_x += (v - e) * (v - e), den_x += e * e;
             }
           const double rel = nan ? NAN : std::sqrt(num / den), rel_x = std::sqrt(num_x / den_x);
@@ -279,13 +290,16 @@ int main(int argc, char** argv) try {
           h.destroy(pipe);
         }
       }
-      for (uint32_t mode : {0u, 1u, 2u})
+      for (uint32_t mode = 0; mode < kModes; ++mode)
         if (!best_name[mode].empty())
           std::printf("%-28s best %-10s %-36s %.3f ms %.1f T(FL)OP/s\n", s.name, kModeNames[mode], best_name[mode].c_str(), best[mode],
                       flop / (best[mode] * 1e-3) * 1e-12);
-      if (!best_name[0].empty() && !best_name[1].empty() && !best_name[2].empty())
-        std::printf("%-28s time / fp16: int8 %.2f, int8 f16io %.2f (conv2d_coopmat in the plan: %.3f ms)\n", s.name, best[1] / best[0],
-                    best[2] / best[0], s.product_ms);
+      if (!best_name[0].empty()) {
+        std::printf("%-28s time / fp16:", s.name);
+        for (uint32_t mode = 1; mode < kModes; ++mode)
+          if (!best_name[mode].empty()) std::printf(" %s %.2f", kModeNames[mode], best[mode] / best[0]);
+        std::printf(" (conv2d_coopmat in the plan: %.3f ms)\n", s.product_ms);
+      }
     }
   }
   glslang::FinalizeProcess();
