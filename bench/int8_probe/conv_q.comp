@@ -19,7 +19,10 @@
 // Nothing int8 is stored in memory: a conv could take it alone, between fp16 neighbours.
 // S8_STORE=1 (with Q8=0): fp16 multiplies between int8 tensors. The staging loads int8 codes and
 // stores them as fp16 (x * sx) in the patch; the epilogue writes int8 (fp16 weights).
-// Macros: Q8 ACC32 F16_IO S8_STORE CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
+// WS=1: warp specialization. PROD_SG more subgroups only stage, into two stage buffers: chunk
+// c + 1 is loaded while the SG_M x SG_N subgroups multiply chunk c (overlap without async copies
+// or a second workgroup). Not with F16_IO or S8_STORE.
+// Macros: Q8 ACC32 F16_IO S8_STORE WS PROD_SG CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
 // Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
 // (float2 per output channel: the factor multiplies the pre-scaled fp16 accumulator).
 // Push constants: h w (output extents), prescale (applied to the accumulator before it is
@@ -56,8 +59,17 @@
 #endif
 #endif
 
-#define SG_COUNT (SG_M * SG_N)
+#ifndef WS
+#define WS 0
+#endif
+#define SG_COUNT (SG_M * SG_N)  // the subgroups that multiply
+#if WS
+#define WG_SIZE ((SG_COUNT + PROD_SG) * 32)
+#define LOADER_T (PROD_SG * 32)  // the invocations that stage
+#else
 #define WG_SIZE (SG_COUNT * 32)
+#define LOADER_T WG_SIZE
+#endif
 #define HALO_H (TH + 2)
 #define HALO_W (TW + 2)
 #define FRAGS_M (TH * TW / 16)
@@ -86,7 +98,12 @@
 #define OS (NT * 2 / 16 + 1)         // epilogue: one pixel's NT fp16 values, padded
 #define OUT_V (TH * TW * OS)
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
-#define SMEM_V MAX2(PATCH_V + W_V, OUT_V)
+#define STAGE_V (PATCH_V + W_V)  // one chunk's patch and weights
+#if WS
+#define SMEM_V MAX2(2 * STAGE_V, OUT_V)
+#else
+#define SMEM_V MAX2(STAGE_V, OUT_V)
+#endif
 #define CHUNKS (CIN / CK)
 #if F16_IO
 #define CIN_V (CIN * 2 / 16)  // the input is fp16: two 16-byte loads per 16 staged int8 channels
@@ -113,8 +130,85 @@ layout(push_constant) uniform PC { uint h, w; float prescale, inv_sy, inv_sx, sx
 
 shared uvec4 smem[SMEM_V];
 
-#define PATCH_PER_T ((PATCH_ITEMS + WG_SIZE - 1) / WG_SIZE)
-#define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#define PATCH_PER_T ((PATCH_ITEMS + LOADER_T - 1) / LOADER_T)
+#define W_PER_T ((W_ITEMS + LOADER_T - 1) / LOADER_T)
+#if WS && (F16_IO || S8_STORE)
+#error "conv_q: WS with plain fp16 or int8 tensors only"
+#endif
+
+uvec4 px[PATCH_PER_T * LOADS_PER_ITEM];
+#if !B_GLOBAL
+uvec4 pw[W_PER_T];
+#endif
+
+// Loader invocation tl's share of chunk `chunk` (patch, and weights unless B_GLOBAL) into registers.
+void fetch(uint chunk, uint tl) {
+  const uint x0 = gl_WorkGroupID.x * TW, y0 = gl_WorkGroupID.y * TH, co_tile = gl_WorkGroupID.z;
+  const uint wp = pc.w + 2;
+  // Global loads of the chunk's patch (and weights) into registers, all issued before any store.
+  [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = tl + i * LOADER_T;
+    if (e < PATCH_ITEMS) {
+      const uint p = e / IPP, v = e % IPP;
+      const uint iy = y0 + p / HALO_W, ix = x0 + p % HALO_W;
+#if F16_IO
+      const uint at = (iy * wp + ix) * CIN_V + (chunk * VPP + v) * 2;
+      px[2 * i] = xv[at];
+      px[2 * i + 1] = xv[at + 1];
+#else
+      px[i] = xv[(iy * wp + ix) * CIN_V + chunk * IPP + v];
+#endif
+    }
+  }
+#if !B_GLOBAL
+  const uint wbase = (co_tile * CHUNKS + chunk) * W_ITEMS;
+  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = tl + i * LOADER_T;
+    if (e < W_ITEMS) pw[i] = wv[wbase + e];
+  }
+#endif
+}
+
+// ... and from registers into the stage buffer at `base` (vectors).
+void stash(uint base, uint tl) {
+  [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = tl + i * LOADER_T;
+#if F16_IO
+    if (e < PATCH_ITEMS) {
+      uvec4 q;
+      [[unroll]] for (uint k = 0; k < 4; ++k) {
+        const uint word = k < 2 ? px[2 * i][2 * k] : px[2 * i + 1][2 * (k - 2)];
+        const uint word1 = k < 2 ? px[2 * i][2 * k + 1] : px[2 * i + 1][2 * (k - 2) + 1];
+        const ivec4 c = clamp(ivec4(round(vec4(unpackHalf2x16(word), unpackHalf2x16(word1)) * pc.inv_sx)), -127, 127);
+        q[k] = (uint(c.x) & 255u) | ((uint(c.y) & 255u) << 8) | ((uint(c.z) & 255u) << 16) | ((uint(c.w) & 255u) << 24);
+      }
+      smem[base + (e / VPP) * A_STRIDE + e % VPP] = q;
+    }
+#elif S8_STORE
+    if (e < PATCH_ITEMS) {
+      uint hw[8];
+      [[unroll]] for (uint k = 0; k < 4; ++k) {
+        const int word = int(px[i][k]);
+        const vec4 f = vec4(bitfieldExtract(word, 0, 8), bitfieldExtract(word, 8, 8), bitfieldExtract(word, 16, 8),
+                            bitfieldExtract(word, 24, 8)) * pc.sx;
+        hw[2 * k] = packHalf2x16(f.xy);
+        hw[2 * k + 1] = packHalf2x16(f.zw);
+      }
+      const uint at = base + (e / IPP) * A_STRIDE + (e % IPP) * 2;
+      smem[at] = uvec4(hw[0], hw[1], hw[2], hw[3]);
+      smem[at + 1] = uvec4(hw[4], hw[5], hw[6], hw[7]);
+    }
+#else
+    if (e < PATCH_ITEMS) smem[base + (e / VPP) * A_STRIDE + e % VPP] = px[i];
+#endif
+  }
+#if !B_GLOBAL
+  [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = tl + i * LOADER_T;
+    if (e < W_ITEMS) smem[base + PATCH_V + (e / VPP) * A_STRIDE + e % VPP] = pw[i];
+  }
+#endif
+}
 
 void main() {
   const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
@@ -125,79 +219,41 @@ void main() {
   coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[FM * FN];
   [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = coopmat<ACC_T, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(ACC_T(0));
 
-  uvec4 px[PATCH_PER_T * LOADS_PER_ITEM];
-#if !B_GLOBAL
-  uvec4 pw[W_PER_T];
+#if WS
+  const bool producer = sg >= SG_COUNT;
+  const uint tl = t - SG_COUNT * 32;
+  if (producer) {
+    fetch(0, tl);
+    stash(0, tl);
+  }
+  barrier();
 #endif
   for (uint chunk = 0; chunk < CHUNKS; ++chunk) {
-    // Global loads of the chunk's patch (and weights) into registers, all issued before any store.
-    [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
-      const uint e = t + i * WG_SIZE;
-      if (e < PATCH_ITEMS) {
-        const uint p = e / IPP, v = e % IPP;
-        const uint iy = y0 + p / HALO_W, ix = x0 + p % HALO_W;
-#if F16_IO
-        const uint at = (iy * wp + ix) * CIN_V + (chunk * VPP + v) * 2;
-        px[2 * i] = xv[at];
-        px[2 * i + 1] = xv[at + 1];
-#else
-        px[i] = xv[(iy * wp + ix) * CIN_V + chunk * IPP + v];
-#endif
+#if WS
+    // Warp specialization: the producer subgroups stage chunk + 1 into the other buffer while
+    // the consumers multiply chunk; one barrier per chunk hands the buffers over.
+    const uint base = (chunk & 1u) * STAGE_V;
+    if (producer) {
+      if (chunk + 1 < CHUNKS) {
+        fetch(chunk + 1, tl);
+        stash(((chunk + 1) & 1u) * STAGE_V, tl);
       }
-    }
-#if !B_GLOBAL
-    const uint wbase = (co_tile * CHUNKS + chunk) * W_ITEMS;
-    [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
-      const uint e = t + i * WG_SIZE;
-      if (e < W_ITEMS) pw[i] = wv[wbase + e];
-    }
-#endif
+    } else {
+#else
+    const uint base = 0;
+    fetch(chunk, t);
     barrier();  // the previous chunk's fragment loads are done
-    [[unroll]] for (uint i = 0; i < PATCH_PER_T; ++i) {
-      const uint e = t + i * WG_SIZE;
-#if F16_IO
-      if (e < PATCH_ITEMS) {
-        uvec4 q;
-        [[unroll]] for (uint k = 0; k < 4; ++k) {
-          const uint word = k < 2 ? px[2 * i][2 * k] : px[2 * i + 1][2 * (k - 2)];
-          const uint word1 = k < 2 ? px[2 * i][2 * k + 1] : px[2 * i + 1][2 * (k - 2) + 1];
-          const ivec4 c = clamp(ivec4(round(vec4(unpackHalf2x16(word), unpackHalf2x16(word1)) * pc.inv_sx)), -127, 127);
-          q[k] = (uint(c.x) & 255u) | ((uint(c.y) & 255u) << 8) | ((uint(c.z) & 255u) << 16) | ((uint(c.w) & 255u) << 24);
-        }
-        smem[(e / VPP) * A_STRIDE + e % VPP] = q;
-      }
-#elif S8_STORE
-      if (e < PATCH_ITEMS) {
-        uint hw[8];
-        [[unroll]] for (uint k = 0; k < 4; ++k) {
-          const int word = int(px[i][k]);
-          const vec4 f = vec4(bitfieldExtract(word, 0, 8), bitfieldExtract(word, 8, 8), bitfieldExtract(word, 16, 8),
-                              bitfieldExtract(word, 24, 8)) * pc.sx;
-          hw[2 * k] = packHalf2x16(f.xy);
-          hw[2 * k + 1] = packHalf2x16(f.zw);
-        }
-        const uint at = (e / IPP) * A_STRIDE + (e % IPP) * 2;
-        smem[at] = uvec4(hw[0], hw[1], hw[2], hw[3]);
-        smem[at + 1] = uvec4(hw[4], hw[5], hw[6], hw[7]);
-      }
-#else
-      if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
-#endif
-    }
-#if !B_GLOBAL
-    [[unroll]] for (uint i = 0; i < W_PER_T; ++i) {
-      const uint e = t + i * WG_SIZE;
-      if (e < W_ITEMS) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP] = pw[i];
-    }
-#endif
+    stash(0, t);
     barrier();
+    {
+#endif
     [[unroll]] for (uint tap = 0; tap < 9; ++tap) {
       const uint ky = tap / 3, kx = tap % 3;
       [[unroll]] for (uint s = 0; s < CK / CM_K; ++s) {
         coopmat<ELEM, gl_ScopeSubgroup, 16, CM_K, gl_MatrixUseA> a[FM];
         [[unroll]] for (uint i = 0; i < FM; ++i) {
           const uint f = sm * FM + i, r = f / (TW / 16), cx = (f % (TW / 16)) * 16;
-          coopMatLoad(a[i], smem, ((r + ky) * HALO_W + cx + kx) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
+          coopMatLoad(a[i], smem, base + ((r + ky) * HALO_W + cx + kx) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
                       gl_CooperativeMatrixLayoutRowMajor);
         }
         [[unroll]] for (uint j = 0; j < FN; ++j) {
@@ -207,17 +263,24 @@ void main() {
           coopMatLoad(b, wv, ((co_tile * CHUNKS + chunk) * 9 * NT + tap * NT + col0) * VPP + s * (CM_K * ES / 16), VPP,
                       gl_CooperativeMatrixLayoutColumnMajor);
 #else
-          coopMatLoad(b, smem, PATCH_V + (tap * NT + col0) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
+          coopMatLoad(b, smem, base + PATCH_V + (tap * NT + col0) * A_STRIDE + s * (CM_K * ES / 16), A_STRIDE,
                       gl_CooperativeMatrixLayoutColumnMajor);
 #endif
           [[unroll]] for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
         }
       }
     }
+    }  // the multiplying subgroups' part
+#if WS
+    barrier();
+#endif
   }
 
   // Accumulators -> shared memory as fp16, pixel-major (the patch is dead after this barrier).
   barrier();
+#if WS
+  if (!producer)
+#endif
   [[unroll]] for (uint i = 0; i < FM; ++i)
     [[unroll]] for (uint j = 0; j < FN; ++j) {
 #if Q8

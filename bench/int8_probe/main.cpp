@@ -1,6 +1,7 @@
 // denox_int8_probe: what int8 would buy the plain 3x3 convolutions of OIDN balanced on this GPU.
 // conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16), int8 (K 32, int32 accumulators,
-// int8 in and out), int8 between fp16 tensors (F16_IO) or fp16 between int8 tensors (S8_STORE);
+// int8 in and out), int8 between fp16 tensors (F16_IO), fp16 between int8 tensors (S8_STORE), or
+// fp16 / int8 with warp specialization (WS: staging subgroups apart, two stage buffers);
 // the probe times them over a sweep of tiles and prints each one's best per layer and the ratios
 // to fp16. A measurement for issue 4, not part of libdenox: README.md.
 // Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
@@ -9,7 +10,7 @@
 //
 //   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
 // Q8_ONLY=TEXT keeps the configurations whose description contains TEXT; Q8_MODES=DIGITS the
-// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io).
+// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io, 4 fp16 ws, 5 int8 ws).
 #include <glslang/Public/ShaderLang.h>
 
 #include <algorithm>
@@ -36,20 +37,22 @@ struct Shape {
 };
 
 struct Config {
-  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io, s8_store;
+  uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io, s8_store, prod_sg;  // prod_sg > 0: WS
   // 0 fp16, 1 int8, 2 int8 multiplies between fp16 tensors (F16_IO), 3 fp16 multiplies between
-  // int8 tensors (S8_STORE)
-  uint32_t mode() const { return q8 ? 1 + f16_io : 3 * s8_store; }
+  // int8 tensors (S8_STORE), 4 and 5: fp16 and int8 with warp specialization (WS)
+  uint32_t mode() const { return prod_sg ? 4 + q8 : q8 ? 1 + f16_io : 3 * s8_store; }
 };
 
-constexpr uint32_t kModes = 4;
-const char* const kModeNames[kModes] = {"fp16", "int8", "int8 f16io", "fp16 s8io"};
-bool int8_input(uint32_t mode) { return mode == 1 || mode == 3; }  // and int8 output
+constexpr uint32_t kModes = 6;
+const char* const kModeNames[kModes] = {"fp16", "int8", "int8 f16io", "fp16 s8io", "fp16 ws", "int8 ws"};
+bool int8_input(uint32_t mode) { return mode == 1 || mode == 3 || mode == 5; }  // and int8 output
+bool int8_multiply(uint32_t mode) { return mode == 1 || mode == 2 || mode == 5; }
 
 std::string describe(const Config& c) {
   char s[96];
   std::snprintf(s, sizeof s, "%s %ux%u nt%u ck%u sg%ux%u%s", c.acc32 ? "fp16/32" : kModeNames[c.mode()], c.th, c.tw, c.nt, c.ck, c.sg_m,
                 c.sg_n, c.b_global ? " bglobal" : "");
+  if (c.prod_sg) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " +%u", c.prod_sg);
   return s;
 }
 
@@ -65,14 +68,15 @@ uint32_t shared_bytes(const Shape& s, const Config& c) {
   const uint32_t patch = (c.th + 2) * (c.tw + 2) * (c.ck * es / 16 + 1);
   const uint32_t wts = c.b_global ? 0 : 9 * c.nt * (c.ck * es / 16 + 1);
   const uint32_t out = c.th * c.tw * (c.nt * 2 / 16 + 1);
-  return 16 * std::max(patch + wts, out);
+  return 16 * std::max((c.prod_sg ? 2 : 1) * (patch + wts), out);
 }
 
 std::vector<uint32_t> compile(const std::string& source, const Shape& s, const Config& c) {
   std::ostringstream pre;
   pre << "#define Q8 " << c.q8 << "\n#define ACC32 " << c.acc32 << "\n#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define TH "
       << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
-      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n#define S8_STORE " << c.s8_store << "\n";
+      << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n#define S8_STORE " << c.s8_store << "\n#define WS "
+      << (c.prod_sg ? 1 : 0) << "\n#define PROD_SG " << c.prod_sg << "\n";
   return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
 }
 
@@ -186,7 +190,11 @@ int main(int argc, char** argv) try {
       for (uint32_t nt : {32u, 64u, 96u})
         for (uint32_t ck : {16u, 32u, 64u, 96u})
           for (auto [sg_m, sg_n] : {std::pair{4u, 1u}, {8u, 1u}, {2u, 2u}, {4u, 2u}})
-            for (uint32_t bg : {0u, 1u}) configs.push_back({mode == 1 || mode == 2, 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2, mode == 3});
+            for (uint32_t bg : {0u, 1u})
+              for (uint32_t prod : {2u, 4u, 8u}) {
+                if (mode < 4 && prod != 2) continue;
+                configs.push_back({int8_multiply(mode), 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2, mode == 3, mode >= 4 ? prod : 0});
+              }
 
   constexpr uint32_t kWarmup = 100, kRuns = 20;
   std::mt19937 rng(11);
@@ -213,12 +221,12 @@ int main(int argc, char** argv) try {
       if (only_shape >= 0 && static_cast<size_t>(only_shape) != si) continue;
       const LayerData d = make_layer(s, rng);
       const double flop = 2.0 * s.w * s.h * s.cin * s.cout * 9;
-      double best[kModes] = {1e30, 1e30, 1e30, 1e30};
+      double best[kModes] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
       std::string best_name[kModes];
       const char* modes_env = std::getenv("Q8_MODES");  // e.g. "03": only fp16 and fp16 s8io
       for (uint32_t mode = 0; mode < kModes; ++mode) {
         if (modes_env && !std::strchr(modes_env, static_cast<char>('0' + mode))) continue;
-        const uint32_t q8 = mode == 1 || mode == 2, q8_out = int8_input(mode);
+        const uint32_t q8 = int8_multiply(mode), q8_out = int8_input(mode);
         if (q8_out)
           h.upload(x16, stage, d.xq.data(), d.xq.size());
         else
@@ -236,6 +244,7 @@ int main(int argc, char** argv) try {
         for (const Config& cfg : configs) {
           if (cfg.mode() != mode) continue;
           const uint32_t smem = shared_bytes(s, cfg);
+          if (cfg.prod_sg && (cfg.sg_m * cfg.sg_n + cfg.prod_sg) * 32 > 1024) continue;
           if (smem == 0 || smem > 49152) continue;
           if (const char* only = std::getenv("Q8_ONLY"); only && describe(cfg).find(only) == std::string::npos) continue;
           if (q8) {
