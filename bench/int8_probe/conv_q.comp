@@ -22,6 +22,7 @@
 // WS=1: warp specialization. PROD_SG more subgroups only stage, into two stage buffers: chunk
 // c + 1 is loaded while the SG_M x SG_N subgroups multiply chunk c (overlap without async copies
 // or a second workgroup). Not with F16_IO or S8_STORE.
+// Subgroups of 32 invocations (NVIDIA) are assumed throughout (workgroup size, loader counts).
 // Macros: Q8 ACC32 F16_IO S8_STORE WS PROD_SG CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
 // Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
 // (float2 per output channel: the factor multiplies the pre-scaled fp16 accumulator).
@@ -86,8 +87,8 @@
 #endif
 #define PATCH_ITEMS (HALO_H * HALO_W * IPP)
 // Weights, staged or read from the buffer: [tap][NT][CK] per (channel tile, chunk), i.e. B
-// column-major with K contiguous. int8 B fragments must be: a row-major one (N contiguous) is
-// loaded byte by byte (ldmatrix transposes only 16-bit elements), which ran 2x slower.
+// column-major with K contiguous. int8 B fragments in shared memory must be: row-major (N
+// contiguous) they ran 1.3-1.9x slower (the transposing fragment load takes 16-bit elements only).
 #define W_ROWS (9 * NT)
 #define W_ITEMS (W_ROWS * VPP)
 #if B_GLOBAL
@@ -221,7 +222,7 @@ void main() {
 
 #if WS
   const bool producer = sg >= SG_COUNT;
-  const uint tl = t - SG_COUNT * 32;
+  const uint tl = (sg - SG_COUNT) * gl_SubgroupSize + gl_SubgroupInvocationID;  // producers only
   if (producer) {
     fetch(0, tl);
     stash(0, tl);

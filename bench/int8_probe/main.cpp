@@ -5,8 +5,9 @@
 // the probe times them over a sweep of tiles and prints each one's best per layer and the ratios
 // to fp16. A measurement for issue 4, not part of libdenox: README.md.
 // Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
-// computed from the values the GPU reads (fp16 or the int8 codes and their scales): relative L2
-// and NaN. Exits 0 with a message where the device has no cooperative matrices.
+// computed from the values the GPU reads (fp16 or the int8 codes and their scales; for F16_IO the
+// codes of the fp32 input, which the GPU's rounding of the fp16 one may miss by a step): relative
+// L2 <= 2e-2 and no NaN. Exits 0 with a message where the device has no cooperative matrices.
 //
 //   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
 // Q8_ONLY=TEXT keeps the configurations whose description contains TEXT; Q8_MODES=DIGITS the
@@ -265,7 +266,7 @@ int main(int argc, char** argv) try {
           // (a few dispatches of warm-up are not enough: timings varied 2x between runs): keep the
           // GPU busy 1 s before the first timing and 0.25 s before every other one.
           for (double busy = 0; busy < (ramped ? 250.0 : 1000.0);)
-            busy += (kWarmup + kRuns) * h.time_dispatches(pipe, &push, gx, gy, gz, kWarmup, kRuns, nullptr, nullptr);
+            busy += (kWarmup + kRuns) * std::max(h.time_dispatches(pipe, &push, gx, gy, gz, kWarmup, kRuns, nullptr, nullptr), 1e-3);
           ramped = true;
           const VkDeviceSize ybytes = VkDeviceSize{s.w} * s.h * s.cout * (q8_out ? 1 : 2);
           const double med = h.time_dispatches(
@@ -284,7 +285,9 @@ int main(int argc, char** argv) try {
           for (size_t i = 0; i < d.samples.size(); ++i)
             for (uint32_t co = 0; co < s.cout; ++co) {
               const size_t o = (static_cast<size_t>(d.samples[i].first) * s.w + d.samples[i].second) * s.cout + co;
-              const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(reinterpret_cast<const uint16_t*>(bytes.data())[o]);
+              uint16_t h = 0;
+              if (!q8_out) std::memcpy(&h, bytes.data() + 2 * o, 2);
+              const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(h);
               nan = nan || !std::isfinite(v);
               const size_t ri = i * s.cout + co;
               const double r = mode == 3 ? d.ref_s8[ri] : q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];

@@ -25,7 +25,7 @@ int bench(BenchOptions o) {
   GpuSession s(o.model, o.gpu);
   s.prepare(w, h, /*device_local=*/true);
   const auto info = s.context().info();
-  const double warmed_ms = s.warm_clock(o.warmup_ms);
+  const ClockWarmup warmed = s.warm_clock(o.warmup_ms);
   const Timing t = s.time_model(o.warmup, o.runs);
   std::vector<DispatchTime> per;
   if (o.per_dispatch) per = s.time_dispatches(o.warmup, o.runs);
@@ -35,8 +35,8 @@ int bench(BenchOptions o) {
   if (o.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"width\": %u, \"height\": %u, \"precision\": \"%s\", ", o.model.c_str(),
                 info.device_name, w, h, precision);
-    std::printf("\"dispatches\": %u, \"runs\": %d, \"clock_warmup_ms\": %.1f, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, ",
-                s.model().dispatch_count(), t.runs, warmed_ms, t.median_ms, t.min_ms, t.max_ms);
+    std::printf("\"dispatches\": %u, \"runs\": %d, \"clock_warmup_ms\": %.1f, \"clock_warmup_runs\": %d, \"clock_warmup_submits\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, ",
+                s.model().dispatch_count(), t.runs, warmed.ms, warmed.runs, warmed.submits, t.median_ms, t.min_ms, t.max_ms);
     std::printf("\"record_host_us\": %.2f, \"load_ms\": %.1f, \"plans_compiled\": %llu, \"shaders_compiled\": %llu, "
                 "\"plan_cache_hits\": %llu, \"shipped_plan_hits\": %llu, \"per_dispatch\": [",
                 record_us, s.load_ms(), static_cast<unsigned long long>(st.plans_compiled),
@@ -54,8 +54,9 @@ int bench(BenchOptions o) {
   std::printf("%-28s %10.3f\n", "GPU max", t.max_ms);
   std::printf("%-28s %10.3f\n", "record() host", record_us / 1000.0);
   std::printf("%-28s %10.1f\n", "load (compile or cache)", s.load_ms());
-  std::printf("(median of %d runs after %.0f ms and %d runs of warm-up; plans compiled %llu, shaders compiled %llu)\n", t.runs,
-              warmed_ms, o.warmup,
+  std::printf("(median of %d runs after %.0f ms (%d runs) of clock warm-up and %d warm-up runs; plans compiled %llu, shaders "
+              "compiled %llu)\n",
+              t.runs, warmed.ms, warmed.runs, o.warmup,
               static_cast<unsigned long long>(st.plans_compiled), static_cast<unsigned long long>(st.shaders_compiled));
   if (!per.empty()) {
     std::printf("\n%-48s %10s %7s\n", "dispatch (serialized)", "ms", "%");
@@ -91,7 +92,7 @@ Action register_bench(CLI::App& app) {
   cmd->add_option("--runs", o->runs, "Timed runs (median reported)")->check(CLI::Range(1, 10000));
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
   cmd->add_option("--warmup-ms", o->warmup_ms,
-                  "GPU time of back-to-back untimed inferences before the warm-up runs, so the clock is up (GPUs only; 0: none)")
+                  "Wall time of back-to-back untimed inferences before the warm-up runs, so the clock is up (GPUs only; 0: none)")
       ->check(CLI::Range(0.0, 10000.0));
   cmd->add_flag("--per-dispatch", o->per_dispatch, "Also time each dispatch (serialized)");
   cmd->add_flag("--json", o->json, "Print one JSON object");

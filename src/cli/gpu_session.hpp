@@ -39,6 +39,12 @@ struct Timing {
   int runs = 0;
 };
 
+struct ClockWarmup {
+  double ms = 0;  // wall time of its submits
+  int runs = 0;   // inferences
+  int submits = 0;
+};
+
 struct DispatchTime {
   std::string name;
   double median_ms = 0;
@@ -58,11 +64,11 @@ class GpuSession {
   HostTensor run(const HostTensor& input);
   // GPU time of the whole model (timestamps around record()), `runs` after `warmup`.
   Timing time_model(int warmup, int runs);
-  // On a GPU (not a CPU device such as lavapipe), about `ms` of back-to-back inferences in one
-  // submit, untimed: after an idle spell the clock takes a few hundred ms of work to come back
-  // up, and a handful of warm-up runs time the model ~2.5% slow (bench/RESULTS.md, 2026-11-26).
-  // Returns the GPU time it asked for (runs x one run's time), 0 where it did nothing.
-  double warm_clock(double ms);
+  // On a GPU (not a CPU device such as lavapipe), untimed back-to-back inferences until `ms`
+  // of wall time has passed: after an idle spell the clock takes a few hundred ms of work to
+  // come back up, and a handful of warm-up runs time the model ~2% slow (bench/RESULTS.md,
+  // 2026-11-26). Returns what it did ({0, 0} where nothing).
+  ClockWarmup warm_clock(double ms);
   // Per-dispatch times with a barrier before each dispatch (serialized), median of `runs`.
   std::vector<DispatchTime> time_dispatches(int warmup, int runs);
   // Host time of denox_model_record (microseconds, median of `runs`).

@@ -8,13 +8,17 @@ with every convolution's inputs and weights fake-quantized to 8 bits, beside fp3
 The simulation is what an int8 conv kernel (bench/int8_probe/) computes: weights per output
 channel, symmetric, 8 bits; each conv input per tensor with a scale calibrated on other renders,
 the two sources of a concat (upsampled features, skip) apart, as a kernel with one reduction loop
-per source and its own scale would read them. Everything between (ReLU, pool, upsample) maps
+per source and its own scale would read them. A tensor read by two convs (a pooled encoder
+output: the next encoder conv's input and a decoder conv's skip; the network input: enc_conv0's
+and dec_conv1a's) is stored once in int8, so it has one scale. Everything between (ReLU, pool, upsample) maps
 quantized values to quantized values, so quantizing conv inputs covers int8 activations stored
 between layers. Arithmetic stays fp32: int32 accumulation of 8-bit products is exact.
 
 Variants: activations signed (127 steps for non-negative features) or unsigned (255); scales
-from the calibration maximum or its 99.99th percentile; the image inputs (enc_conv0 whole, the
-9-channel skip of dec_conv1a) and the last conv kept in floating point or not. PSNR as everywhere in
+from the calibration maximum, or "p99.99": the largest over the calibration images of each
+image's 99.99th percentile of |x| (on a random sample of 4M values); enc_conv0 (whose input is
+the image, also dec_conv1a's skip) and the last conv kept in floating point (fp32 here) or not.
+Convolutions run in true fp32 (TF32 off). PSNR as everywhere in
 tools/train (display values, per image, averaged); "vs fp32" is the PSNR of a variant's output
 against the fp32 network's.
 
@@ -56,6 +60,12 @@ def conv_parts(unet):
     return out
 
 
+# A decoder conv's skip source is the tensor some encoder conv reads whole (OIDN's U-Net):
+# (conv, source) -> the (conv, 0) whose statistics and precision it shares.
+SHARED_TENSORS = {("dec_conv4a", 1): ("enc_conv4", 0), ("dec_conv3a", 1): ("enc_conv3", 0),
+                  ("dec_conv2a", 1): ("enc_conv2", 0), ("dec_conv1a", 1): ("enc_conv0", 0)}
+
+
 def fake_quant(x, scale, signed):
     lo, hi = (-127, 127) if signed else (0, 255)
     return torch.clamp(torch.round(x / scale), lo, hi) * scale
@@ -70,6 +80,11 @@ class Int8Sim:
         self.mode = None  # None: pass through; "calib"; or a variant dict
         self.handles = [conv.register_forward_pre_hook(self._hook(name, parts)) for name, conv, parts in self.parts]
 
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
     def _hook(self, name, parts):
         def hook(_module, args):
             if self.mode is None:
@@ -77,7 +92,7 @@ class Int8Sim:
             x = args[0]
             pieces = list(torch.split(x, parts, dim=1))
             for k, p in enumerate(pieces):
-                key = (name, k)
+                key = SHARED_TENSORS.get((name, k), (name, k))
                 if self.mode == "calib":
                     a = p.abs().flatten().float()
                     sample = a[torch.randint(a.numel(), (min(a.numel(), 1 << 22),), device=a.device)]
@@ -87,7 +102,7 @@ class Int8Sim:
                     s[2] = s[2] or bool((p < 0).any())
                     continue
                 v = self.mode
-                if name in v["float_convs"] or (v["float_image"] and name == "dec_conv1a" and k == 1):
+                if key[0] in v["float_convs"]:  # the tensor's own conv runs in float: it is not int8
                     continue
                 amax, p9999, negative = self.stats[key]
                 signed = negative or v["signed"]
@@ -145,6 +160,8 @@ def main():
     if not args.data or not args.calib:
         p.error("--data and --calib are needed (or --save-npz)")
     dev = args.device
+    torch.backends.cudnn.allow_tf32 = False  # fp32 means fp32 (PyTorch's default on CUDA is TF32)
+    torch.backends.cuda.matmul.allow_tf32 = False
     model = Denoiser(args.arch, 9)
     model.load_state_dict(weights)
     model = model.to(dev).eval()
@@ -161,16 +178,16 @@ def main():
     sim = Int8Sim(model.unet)
     sim.mode = "calib"
     outputs(model, calib, dev)
+    sim.remove()
     print("calibrated conv input ranges (max |x|, 99.99th percentile):")
     for (name, k), (amax, p9999, neg) in sorted(sim.stats.items()):
         print(f"  {name:11s} part {k}: {amax:9.4f} {p9999:9.4f}{'  signed' if neg else ''}")
     variants = [
-        ("int8, signed activations, max", dict(signed=True, calib="max", float_image=False, float_convs=())),
-        ("int8, unsigned activations, max", dict(signed=False, calib="max", float_image=False, float_convs=())),
-        ("int8, unsigned, p99.99", dict(signed=False, calib="p9999", float_image=False, float_convs=())),
-        ("int8, unsigned, p99.99, image inputs float", dict(signed=False, calib="p9999", float_image=True, float_convs=("enc_conv0",))),
-        ("int8, unsigned, p99.99, image float, last conv float",
-         dict(signed=False, calib="p9999", float_image=True, float_convs=("enc_conv0", "dec_conv0"))),
+        ("int8, signed activations, max", dict(signed=True, calib="max", float_convs=())),
+        ("int8, unsigned activations, max", dict(signed=False, calib="max", float_convs=())),
+        ("int8, unsigned, p99.99", dict(signed=False, calib="p9999", float_convs=())),
+        ("int8, unsigned, p99.99, enc_conv0 float", dict(signed=False, calib="p9999", float_convs=("enc_conv0",))),
+        ("int8, unsigned, p99.99, enc_conv0 and last conv float", dict(signed=False, calib="p9999", float_convs=("enc_conv0", "dec_conv0"))),
     ]
     for label, v in variants:
         qmodel = Denoiser(args.arch, 9)
@@ -183,9 +200,9 @@ def main():
 
     spps = list(results[0][1])
     print("\nPSNR (dB, display values) against the reference, and against the fp32 network's output:")
-    print(f"{'variant':52s}" + "".join(f"{f'{s} spp':>9s}{'vs fp32':>9s}" for s in spps))
+    print(f"{'variant':56s}" + "".join(f"{f'{s} spp':>9s}{'vs fp32':>9s}" for s in spps))
     for label, t in results:
-        print(f"{label:52s}" + "".join(f"{t[s][0]:9.2f}{t[s][1]:9.2f}" for s in spps))
+        print(f"{label:56s}" + "".join(f"{t[s][0]:9.2f}{t[s][1]:9.2f}" for s in spps))
 
 
 if __name__ == "__main__":
