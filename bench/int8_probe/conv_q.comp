@@ -22,6 +22,7 @@
 // WS=1: warp specialization. PROD_SG more subgroups only stage, into two stage buffers: chunk
 // c + 1 is loaded while the SG_M x SG_N subgroups multiply chunk c (overlap without async copies
 // or a second workgroup). Not with F16_IO or S8_STORE.
+// RESTRICT=1: the input buffers declared `restrict`.
 // Subgroups of 32 invocations (NVIDIA) are assumed throughout (workgroup size, loader counts).
 // Macros: Q8 ACC32 F16_IO S8_STORE WS PROD_SG CIN COUT TH TW NT CK SG_M SG_N B_GLOBAL. Dispatch (W/TW, H/TH, COUT/NT).
 // Bindings: 0 X (padded HWC), 1 packed weights, 2 Y (HWC), 3 per-channel factor and bias
@@ -62,6 +63,9 @@
 
 #ifndef WS
 #define WS 0
+#endif
+#ifndef RESTRICT
+#define RESTRICT 0
 #endif
 #define SG_COUNT (SG_M * SG_N)  // the subgroups that multiply
 #if WS
@@ -119,8 +123,13 @@
 #define COUT_V (COUT * ES / 16)
 
 layout(local_size_x = WG_SIZE) in;
-layout(set = 0, binding = 0) readonly buffer X { uvec4 xv[]; };
-layout(set = 0, binding = 1) readonly buffer Wt { uvec4 wv[]; };
+#if RESTRICT  // inputs declared unaliased (lets the compiler use the non-coherent load path)
+#define RO readonly restrict
+#else
+#define RO readonly
+#endif
+layout(set = 0, binding = 0) RO buffer X { uvec4 xv[]; };
+layout(set = 0, binding = 1) RO buffer Wt { uvec4 wv[]; };
 #if OUT_Q8
 layout(set = 0, binding = 2) writeonly buffer Y { uvec2 yv[]; };  // 8 int8 channels
 #else

@@ -11,7 +11,8 @@
 //
 //   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
 // Q8_ONLY=TEXT keeps the configurations whose description contains TEXT; Q8_MODES=DIGITS the
-// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io, 4 fp16 ws, 5 int8 ws).
+// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io, 4 fp16 ws, 5 int8 ws);
+// Q8_DEFINES=TEXT adds TEXT (macro lines) to every shader.
 #include <glslang/Public/ShaderLang.h>
 
 #include <algorithm>
@@ -78,6 +79,7 @@ std::vector<uint32_t> compile(const std::string& source, const Shape& s, const C
       << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
       << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n#define S8_STORE " << c.s8_store << "\n#define WS "
       << (c.prod_sg ? 1 : 0) << "\n#define PROD_SG " << c.prod_sg << "\n";
+  if (const char* extra = std::getenv("Q8_DEFINES")) pre << extra << "\n";  // e.g. "#define RESTRICT 1"
   return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
 }
 
