@@ -26,7 +26,7 @@ for size in 317x203 320x200; do
     python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
   done
 done
-echo "## denox (precision auto: fp16, cooperative-matrix convolutions where the device has them), Vulkan timestamps, median of 30 after 5 warm-up"
+echo "## denox (precision auto: fp16, cooperative-matrix convolutions where the device has them), Vulkan timestamps, median of 30 after 500 ms of clock warm-up (denox bench --warmup-ms) and 5 warm-up runs"
 echo "## tuning: heuristic (cost model, nothing measured) and measure (tuned on this GPU at that size, pruned configs)"
 printf '%-10s %10s %-10s %10s %10s %10s %12s\n' arch size tuning median_ms min_ms max_ms record_us
 for arch in balanced small; do
