@@ -32,11 +32,7 @@
 
 namespace {
 
-struct Shape {
-  const char* name;
-  uint32_t cin, cout, w, h;
-  double product_ms;  // conv2d_coopmat in the tuned plan on the H100 (bench/RESULTS.md), for scale
-};
+using Shape = denox::probe::ConvShape;
 
 struct Config {
   uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io, s8_store, prod_sg;  // prod_sg > 0: WS
@@ -183,10 +179,7 @@ int main(int argc, char** argv) try {
   }
   glslang::InitializeProcess();
 
-  const Shape shapes[] = {{"dec_conv1b 64->32 1920x1088", 64, 32, 1920, 1088, 0.371},
-                          {"enc_conv1 32->32 1920x1088", 32, 32, 1920, 1088, 0.0},
-                          {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
-                          {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
+  const std::vector<Shape> shapes = denox::probe::plain_conv_shapes();
   std::vector<Config> configs;
   for (uint32_t mode = 0; mode < kModes; ++mode)
     for (auto [th, tw] : {std::pair{8u, 16u}, {16u, 16u}, {8u, 32u}, {16u, 32u}})
@@ -298,7 +291,7 @@ int main(int argc, char** argv) try {
           const double rel = nan ? NAN : std::sqrt(num / den), rel_x = std::sqrt(num_x / den_x);
           const bool ok = !nan && rel <= 2e-2;
           std::printf("%-28s %-32s %8.3f %8.1f %7.2f %6.1f %5d %9.2e %9.2e%s\n", s.name, describe(cfg).c_str(), med, flop / (med * 1e-3) * 1e-12,
-                      s.product_ms > 0 ? s.product_ms / med : 0.0, smem / 1024.0, denox::probe::register_count(g, pipe), rel, rel_x, ok ? "" : "  WRONG");
+                      s.plan_ms > 0 ? s.plan_ms / med : 0.0, smem / 1024.0, denox::probe::register_count(g, pipe), rel, rel_x, ok ? "" : "  WRONG");
           std::fflush(stdout);
           if (ok && med < best[mode]) best[mode] = med, best_name[mode] = describe(cfg);
           h.destroy(pipe);
@@ -312,7 +305,7 @@ int main(int argc, char** argv) try {
         std::printf("%-28s time / fp16:", s.name);
         for (uint32_t mode = 1; mode < kModes; ++mode)
           if (!best_name[mode].empty()) std::printf(" %s %.2f", kModeNames[mode], best[mode] / best[0]);
-        std::printf(" (conv2d_coopmat in the plan: %.3f ms)\n", s.product_ms);
+        std::printf(" (conv2d_coopmat in the plan: %.3f ms)\n", s.plan_ms);
       }
     }
   }

@@ -364,6 +364,13 @@ std::vector<uint8_t> ComputeHarness::read(const Buffer& b, size_t bytes) {
   return out;
 }
 
+std::vector<ConvShape> plain_conv_shapes() {
+  return {{"dec_conv1b 64->32 1920x1088", 64, 32, 1920, 1088, 0.371},
+          {"enc_conv1 32->32 1920x1088", 32, 32, 1920, 1088, 0.0},
+          {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
+          {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
+}
+
 uint16_t half_bits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);

@@ -69,6 +69,16 @@ std::vector<uint32_t> compile_compute(const std::string& source, const std::stri
 uint16_t half_bits(float f);
 float half_value(uint16_t h);
 
+// The plain 3x3 convolutions of OIDN balanced the conv probes measure (stride 1, padding 1, ReLU),
+// with conv2d_coopmat's time for each in the tuned plan on the H100 (bench/RESULTS.md; 0 where
+// the plan fuses the layer with others), for the ratio.
+struct ConvShape {
+  const char* name;
+  uint32_t cin, cout, w, h;
+  double plan_ms;
+};
+std::vector<ConvShape> plain_conv_shapes();
+
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;

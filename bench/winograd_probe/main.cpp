@@ -28,11 +28,7 @@
 
 namespace {
 
-struct Shape {
-  const char* name;
-  uint32_t cin, cout, w, h;
-  double direct_ms;  // conv2d_coopmat's best on the H100 (bench/RESULTS.md), for the ratio
-};
+using Shape = denox::probe::ConvShape;
 
 struct Config {
   uint32_t bh, bw, ckw, nt, cpw, prefetch, acc_f16, gc, ibw, priv, epi_f16;
@@ -99,10 +95,7 @@ int main(int argc, char** argv) try {
   }
   glslang::InitializeProcess();
 
-  const Shape shapes[] = {{"dec_conv1b 64->32 1920x1088", 64, 32, 1920, 1088, 0.371},
-                          {"enc_conv1 32->32 1920x1088", 32, 32, 1920, 1088, 0.0},
-                          {"dec_conv2b 64->64 960x544", 64, 64, 960, 544, 0.165},
-                          {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
+  const std::vector<Shape> shapes = denox::probe::plain_conv_shapes();
   // The shared transform (4 channels and one block per item: wider items and the private
   // transform lost, bench/RESULTS.md 2026-11-26), with and without prefetch and the fp16 epilogue.
   std::vector<Config> configs;
@@ -213,7 +206,7 @@ int main(int argc, char** argv) try {
           char gname[16];
           std::snprintf(gname, sizeof gname, "%u", grid);
           std::printf("%-30s %-38s %9.3f %9.1f %9.2f %8s %5d %10.2e%s\n", s.name, describe(cfg).c_str(), med, flop / (med * 1e-3) * 1e-12,
-                      s.direct_ms > 0 ? s.direct_ms / med : 0.0, grid == tiles ? "tiles" : gname, regs, rel,
+                      s.plan_ms > 0 ? s.plan_ms / med : 0.0, grid == tiles ? "tiles" : gname, regs, rel,
                       (nan || rel > 2e-2) ? "  WRONG" : "");
           std::fflush(stdout);
           if (!nan && rel <= 2e-2 && med < best) best = med, best_name = describe(cfg) + " grid " + gname;
@@ -222,7 +215,7 @@ int main(int argc, char** argv) try {
       }
       if (!best_name.empty())
         std::printf("%-30s best: %s, %.3f ms, %.1f TFLOP/s (direct conv2d_coopmat %.3f ms)\n", s.name, best_name.c_str(), best,
-                    flop / (best * 1e-3) * 1e-12, s.direct_ms);
+                    flop / (best * 1e-3) * 1e-12, s.plan_ms);
     }
   }
   glslang::FinalizeProcess();

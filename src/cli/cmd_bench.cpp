@@ -1,7 +1,7 @@
 // `denox bench MODEL.onnx --size WxH`: GPU time of one model at one resolution, measured with
 // Vulkan timestamp queries (median of --runs after --warmup-ms of back-to-back inferences and
-// --warmup runs), plus a per-dispatch table and the
-// host cost of record(). `--json` prints one object for scripts (bench/).
+// --warmup runs), plus a per-dispatch table and the host cost of record(). `--json` prints one
+// object for scripts (bench/).
 #include <cstdio>
 #include <random>
 

@@ -67,7 +67,7 @@ class GpuSession {
   // On a GPU (not a CPU device such as lavapipe), untimed back-to-back inferences until `ms`
   // of wall time has passed: after an idle spell the clock takes a few hundred ms of work to
   // come back up, and a handful of warm-up runs time the model ~2% slow (bench/RESULTS.md,
-  // 2026-11-26). Returns what it did ({0, 0} where nothing).
+  // 2026-11-26). Returns what it did (all zero where nothing).
   ClockWarmup warm_clock(double ms);
   // Per-dispatch times with a barrier before each dispatch (serialized), median of `runs`.
   std::vector<DispatchTime> time_dispatches(int warmup, int runs);

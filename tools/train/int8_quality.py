@@ -10,17 +10,17 @@ channel, symmetric, 8 bits; each conv input per tensor with a scale calibrated o
 the two sources of a concat (upsampled features, skip) apart, as a kernel with one reduction loop
 per source and its own scale would read them. A tensor read by two convs (a pooled encoder
 output: the next encoder conv's input and a decoder conv's skip; the network input: enc_conv0's
-and dec_conv1a's) is stored once in int8, so it has one scale. Everything between (ReLU, pool, upsample) maps
-quantized values to quantized values, so quantizing conv inputs covers int8 activations stored
-between layers. Arithmetic stays fp32: int32 accumulation of 8-bit products is exact.
+and dec_conv1a's) is stored once in int8, so it has one scale. Everything between (ReLU, pool,
+upsample) maps quantized values to quantized values, so quantizing conv inputs covers int8
+activations stored between layers. Arithmetic stays fp32: int32 accumulation of 8-bit products
+is exact.
 
 Variants: activations signed (127 steps for non-negative features) or unsigned (255); scales
 from the calibration maximum, or "p99.99": the largest over the calibration images of each
 image's 99.99th percentile of |x| (on a random sample of 4M values); enc_conv0 (whose input is
 the image, also dec_conv1a's skip) and the last conv kept in floating point (fp32 here) or not.
-Convolutions run in true fp32 (TF32 off). PSNR as everywhere in
-tools/train (display values, per image, averaged); "vs fp32" is the PSNR of a variant's output
-against the fp32 network's.
+Convolutions run in true fp32 (TF32 off). PSNR as everywhere in tools/train (display values,
+per image, averaged); "vs fp32" is the PSNR of a variant's output against the fp32 network's.
 
 Weights: an ONNX file (needs the onnx module) or an .npz of its initializers (made where onnx is,
 e.g. `python3 tools/train/int8_quality.py --weights models/X.onnx --save-npz X.npz`).
@@ -46,6 +46,12 @@ def load_weights(path):
     from onnx import numpy_helper
 
     return {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in onnx.load(path).graph.initializer}
+
+
+def make_model(arch, weights, device):
+    model = Denoiser(arch, 9)
+    model.load_state_dict(weights)
+    return model.to(device).eval()
 
 
 def conv_parts(unet):
@@ -162,18 +168,15 @@ def main():
     dev = args.device
     torch.backends.cudnn.allow_tf32 = False  # fp32 means fp32 (PyTorch's default on CUDA is TF32)
     torch.backends.cuda.matmul.allow_tf32 = False
-    model = Denoiser(args.arch, 9)
-    model.load_state_dict(weights)
-    model = model.to(dev).eval()
+    model = make_model(args.arch, weights, dev)
     data, calib = Dataset(args.data), Dataset(args.calib)
     print(f"held-out: {args.data}, {len(data)} scenes, spp {data.spp}; calibration: {args.calib}, {len(calib)} scenes")
 
     fp32 = outputs(model, data, dev)
     results = [("fp32", table(data, fp32, fp32))]
     if dev != "cpu":  # PyTorch has no fp16 convolutions on the CPU
-        half = Denoiser(args.arch, 9)
-        half.load_state_dict(weights)
-        results.append(("fp16", table(data, outputs(half.to(dev).eval().half(), data, dev, half=True), fp32)))
+        half = make_model(args.arch, weights, dev).half()
+        results.append(("fp16", table(data, outputs(half, data, dev, half=True), fp32)))
 
     sim = Int8Sim(model.unet)
     sim.mode = "calib"
@@ -190,10 +193,8 @@ def main():
         ("int8, unsigned, p99.99, enc_conv0 and last conv float", dict(signed=False, calib="p9999", float_convs=("enc_conv0", "dec_conv0"))),
     ]
     for label, v in variants:
-        qmodel = Denoiser(args.arch, 9)
-        qmodel.load_state_dict(weights)
-        quantize_weights(qmodel.unet, v["float_convs"])
-        qmodel = qmodel.to(dev).eval()
+        qmodel = make_model(args.arch, weights, dev)
+        quantize_weights(qmodel.unet, v["float_convs"])  # on the device: the same rounding
         qsim = Int8Sim(qmodel.unet)
         qsim.stats, qsim.mode = sim.stats, v
         results.append((label, table(data, outputs(qmodel, data, dev), fp32)))
