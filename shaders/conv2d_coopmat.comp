@@ -81,6 +81,9 @@
 //                      chunk (conv2d_coopmat_head.glsl: macros H_K H_HAS_BIAS H_ACT, bindings and
 //                      push constants); the patch rows are HALO_W + 1 pixels apart. CK 16; not
 //                      with NARROW, CONCAT, UPSAMPLE0, B_GLOBAL or TAIL.
+//   Y_Q8 Y_ZP          (optional, with Y_HWC) 1: Y is NHWC_Q8 (the int8 precision's tensor,
+//                      conv2d_coopmat_q8.comp) of zero point Y_ZP: the NHWC epilogue stores codes;
+//                      a last push constant y_inv_scale (float bits: 1 / Y's scale)
 //   PROFILE_SKIP_STORE (optional, benchmarks only: wrong results) 1: the NHWC epilogue computes
 //                      but does not store
 //   A_REUSE BIAS_ONCE  (optional, default 1) experiment switches of two optimizations (at their
@@ -165,6 +168,12 @@
 #endif
 #ifndef TAIL_PROFILE
 #define TAIL_PROFILE 0  // benchmarks only (wrong results): 1 no tap sums, 2 nor Z, 3 no epilogue at all
+#endif
+#ifndef Y_Q8
+#define Y_Q8 0
+#endif
+#if Y_Q8 && !Y_HWC
+#error "conv2d_coopmat: Y_Q8 needs Y_HWC"
 #endif
 #if TAIL && (Y_HWC || POOL || B_GLOBAL)
 #error "conv2d_coopmat: TAIL writes the tail's NCHW output and takes no POOL or B_GLOBAL"
@@ -349,6 +358,9 @@ layout(push_constant) uniform Push {
   uint h_c, h_h, h_w;
   int h_pad_top, h_pad_left;
   uint h_act_a, h_act_b;
+#endif
+#if Y_Q8
+  uint y_inv_scale;
 #endif
 } pc;
 

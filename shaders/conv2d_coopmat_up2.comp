@@ -91,6 +91,9 @@
 #ifndef Y_HWC
 #define Y_HWC 0
 #endif
+#ifndef Y_Q8
+#define Y_Q8 0  // with Y_HWC: an NHWC_Q8 output (conv2d_coopmat.comp says how)
+#endif
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
@@ -283,6 +286,9 @@ layout(push_constant) uniform Push {
   int pad_top, pad_left;
   uint act_a, act_b;
   uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
+#if Y_Q8
+  uint y_inv_scale;  // Y_Q8 (conv2d_coopmat.comp): 1 / Y's scale, float bits
+#endif
 } pc;
 
 shared f16vec4 smem[SMEM_VEC4];

@@ -140,8 +140,19 @@ void activated8(uint at, const float b[8], float act_a, float act_b, out float v
 }
 
 // Writes 8 channels to the NHWC output at element `base` (a multiple of 8): one 16-byte store.
+#if Y_Q8
+#include "quant.glsl"
+// An NHWC_Q8 output (Y_Q8): codes of Y's scale and zero point, rounded as conv2d_coopmat_q8.comp
+// and quantize.comp round.
+layout(set = 0, binding = B_Y) writeonly buffer YQ8 { uvec2 yq8[]; };
+void store8(uint base, const float v[8]) {
+  const float inv = uintBitsToFloat(pc.y_inv_scale);
+  yq8[base >> 3] = uvec2(q8_pack4(vec4(v[0], v[1], v[2], v[3]) * inv, Y_ZP), q8_pack4(vec4(v[4], v[5], v[6], v[7]) * inv, Y_ZP));
+}
+#else
 void store8(uint base, const float v[8]) {
   yu4[base >> 3] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                          packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
 }
+#endif
 #endif

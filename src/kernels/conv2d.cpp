@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "kernels/conv2d_layout.hpp"
+#include "kernels/conv2d_coopmat_q8.hpp"
 #include "kernels/lowering_ops.hpp"
 
 namespace denox::kernels {
@@ -309,7 +310,72 @@ void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fu
   b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed), io.push, groups);
 }
 
+namespace {
+
+// conv2d_coopmat_q8 (CoopConvConfig::q8): int8 weights, their epilogue table and accumulator
+// start values (quantize_q8_conv) as three weight ranges; NHWC_Q8 inputs, an NHWC_Q8 or NHWC output.
+void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& f, const CoopConvLowering& how) {
+  const compiler::Graph& g = b.graph();
+  const compiler::Tensor& weight = g.tensor(conv.inputs.at(1));
+  const Conv2dShape shape = conv2d_shape(b, conv);
+  const CoopConvConfig& c = how.config;
+  const ConvIo io = conv_io(b, conv, shape, f);
+  if (f.tail || f.head || !q8_config_valid(c))
+    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 takes no head or tail, and not configuration " + c.describe());
+  const bool y_q8 = how.y == Layout::NHWC_Q8;
+  if (how.x0 != Layout::NHWC_Q8 || (io.x1 && how.x1 != Layout::NHWC_Q8) || (!y_q8 && how.y != Layout::NHWC))
+    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 reads NHWC_Q8 and writes NHWC_Q8 or NHWC");
+  // NHWC_Q8 tensors have constant channel counts that are multiples of 16 (16-byte loads and
+  // stores of whole channel groups), an NHWC output multiples of 8.
+  for (const auto& [t, multiple] : {std::pair{io.x0, 16}, std::pair{io.x1.value_or(io.x0), 16}, std::pair{io.y, y_q8 ? 16 : 8}}) {
+    const ValueId channels = b.extents4(t)[1];
+    if (!b.program().is_constant(channels) || b.program().constant_value(channels) % multiple != 0)
+      fail(ErrorCode::Internal, describe_op(conv) + ": tensor '" + g.tensor(t).name + "' needs a constant channel count that is a multiple of " +
+                                    std::to_string(multiple) + " for conv2d_coopmat_q8");
+  }
+  std::vector<float> bias;
+  if (io.has_bias) {
+    const compiler::Tensor& bt = g.tensor(conv.inputs[2]);
+    if (!bt.f32_data) fail(ErrorCode::Unsupported, describe_op(conv) + ": the int8 precision needs a constant bias");
+    bias = *bt.f32_data;
+  }
+  const int64_t c0 = io.x1 ? b.program().constant_value(b.extents4(io.x0)[1]) : shape.c_in;
+  const Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, bias, shape, c0, how.q_x0, how.q_x1, c);
+  auto bytes = [](const auto& v) { return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])); };
+  const uint32_t packed = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 int8 tiles)", k.packed);
+  const uint32_t epilogue = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 factors and biases)", bytes(k.epilogue));
+  const uint32_t start = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 zero-point corrections)", bytes(k.acc_start));
+
+  PipelineSpec spec;
+  spec.family = c.family();
+  spec.defines = {{"KH", shape.kh}, {"KW", shape.kw}, {"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"NT", c.nt}, {"CK", c.ck},
+                  {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"ACT", io.act.code},
+                  {"CONCAT", io.x1 ? 1 : 0}, {"UPSAMPLE0", f.upsample ? 1 : 0}, {"POOL", f.pool ? 1 : 0},
+                  {"X0_ZP", how.q_x0.zero_point}, {"Y_Q8", y_q8 ? 1 : 0}};
+  if (io.x1) spec.defines.push_back({"X1_ZP", how.q_x1.zero_point});
+  if (y_q8) spec.defines.push_back({"Y_ZP", how.q_y.zero_point});
+  if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
+  if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
+  std::vector<plan::Binding> bindings = {b.read(io.x0, Layout::NHWC_Q8)};
+  if (io.x1) bindings.push_back(b.read(*io.x1, Layout::NHWC_Q8));
+  bindings.push_back(b.write(io.y, how.y));
+  for (uint32_t range : {packed, epilogue, start}) bindings.push_back({plan::Resource::Weights, range, plan::Access::Read});
+  std::vector<ValueId> push = io.push;
+  push.push_back(b.float_bits(k.prescale));
+  push.push_back(b.float_bits(y_q8 ? 1.0f / how.q_y.scale : 1.0f));
+  spec.binding_count = static_cast<uint32_t>(bindings.size());
+  spec.push_constant_count = static_cast<uint32_t>(push.size());
+  spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
+  const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
+  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
+                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  b.dispatch(io.name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+}
+
+}  // namespace
+
 void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& f, const CoopConvLowering& how) {
+  if (how.config.q8) return lower_conv2d_q8(b, conv, f, how);
   const compiler::Tensor& weight = b.graph().tensor(conv.inputs.at(1));
   const Conv2dShape shape = conv2d_shape(b, conv);
   const CoopConvConfig& c = how.config;
@@ -361,12 +427,16 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
   // (up2 specializes per chunk kind itself; NARROW stages its own way.)
   const bool hwc_only = !c.up2 && !c.tap_sum && !narrow && x0_hwc && (!io.x1 || x1_hwc);
-  for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, how.y == Layout::NHWC}}) {
+  // An NHWC_Q8 output (the int8 precision's, quantized in the NHWC epilogue: Y_Q8) is NHWC too.
+  const bool y_q8 = how.y == Layout::NHWC_Q8, y_hwc = how.y == Layout::NHWC || y_q8;
+  if (how.x0 == Layout::NHWC_Q8 || how.x1 == Layout::NHWC_Q8 || (y_q8 && (f.tail || c.tap_sum)))
+    fail(ErrorCode::Internal, describe_op(conv) + ": " + c.family() + " reads no NHWC_Q8 tensor, and writes one only from its NHWC epilogue");
+  for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, y_hwc}}) {
     const ValueId channels = b.extents4(t)[1];
     if (hwc && (!b.program().is_constant(channels) || b.program().constant_value(channels) % 8 != 0))
       fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC tensor needs a constant channel count that is a multiple of 8");
   }
-  for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", how.y == Layout::NHWC},
+  for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", y_hwc}, std::pair{"Y_Q8", y_q8},
                                   std::pair{"HWC_ONLY", hwc_only}})
     if (on) spec.defines.push_back({macro, 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
@@ -377,6 +447,10 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   if (f.head) {
     if (how.x0 != Layout::NCHW) fail(ErrorCode::Internal, describe_op(conv) + ": a head reads an NCHW image");
     lower_head(b, conv, shape, f, c, io, spec.defines, bindings, push);
+  }
+  if (y_q8) {  // after the tail's and head's push constants, as the shaders declare them
+    spec.defines.push_back({"Y_ZP", how.q_y.zero_point});
+    push.push_back(b.float_bits(1.0f / how.q_y.scale));
   }
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());

@@ -1,4 +1,5 @@
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/conv2d_coopmat_q8.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -48,6 +49,7 @@ int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
 }  // namespace
 
 bool CoopConvConfig::valid() const {
+  if (q8) return q8_config_valid(*this);
   if (tile_h < 1 || tile_w < 16 || tile_w % 16 != 0 || ck < 16 || ck % 16 != 0) return false;
   if (cm_n != 16 && cm_n != 8) return false;
   if (sg_m < 1 || sg_n < 1 || nt < cm_n || nt % (cm_n * sg_n) != 0) return false;
@@ -65,6 +67,7 @@ bool CoopConvConfig::valid() const {
 }
 
 int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
+  if (q8) return q8_shared_bytes(*this, kh, kw);
   // The accumulators' staging for the epilogue: channel-major for an NCHW output, pixel-major
   // for an NHWC one; the larger of the two, so a configuration fits in either layout.
   const int64_t m = tile_h * tile_w, out = std::max(nt * (m + 8), m * (nt + 8));
@@ -89,10 +92,13 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 }
 
 std::string CoopConvConfig::describe() const {
+  if (q8)
+    return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
+           std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8";
   return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
          std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
          (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
-         (tap_sum ? " tapsum" : "");
+         (tap_sum ? " tapsum" : "") + (q8 ? " q8" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
@@ -103,6 +109,7 @@ bool coop_conv_applicable(const Conv2dShape& s) {
 }
 
 bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTarget& target, bool even_tile_h) {
+  if (c.q8) return q8_config_fits(c, s, target, even_tile_h, false);
   if (!c.valid() || !coop_conv_applicable(s) || !target.supports(c.shape())) return false;
   if (target.subgroup_size == 0 || c.subgroups() * target.subgroup_size > 1024) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;

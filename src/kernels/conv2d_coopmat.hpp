@@ -44,6 +44,9 @@ struct CoopConvConfig {
   // then a sum of taps per output pixel), for convs with kh * kw * c_out <= nt <= 64 (the last
   // 3-channel conv of a denoiser) and no fused pool, concat or upsample. sg_n is 1.
   bool tap_sum = false;
+  // conv2d_coopmat_q8.comp: the int8 precision (NHWC_Q8 tensors, 16x16x32 int8 fragments, int32
+  // accumulators; conv2d_coopmat_q8.hpp). ck 32 or 64; no up2, one_phase, tap_sum or epi_passes.
+  bool q8 = false;
 
   bool operator==(const CoopConvConfig&) const = default;
 
@@ -57,7 +60,9 @@ struct CoopConvConfig {
   CoopMatrixShape shape() const { return {16, static_cast<uint32_t>(cm_n), 16, acc_f16}; }
   std::string describe() const;  // "16x16 nt64 ck16 sg4x2 16x16x16 f16acc" (+ " bglobal" / " up2" / " up2 1ph [ep2]" / " tapsum")
   // The shader family that runs it.
-  const char* family() const { return up2 ? "conv2d_coopmat_up2" : tap_sum ? "conv2d_coopmat_tapsum" : "conv2d_coopmat"; }
+  const char* family() const {
+    return q8 ? "conv2d_coopmat_q8" : up2 ? "conv2d_coopmat_up2" : tap_sum ? "conv2d_coopmat_tapsum" : "conv2d_coopmat";
+  }
 };
 
 // What the coop lowering may use on the target device.
@@ -66,6 +71,9 @@ struct CoopTarget {
   uint32_t subgroup_size = 0;
   uint32_t max_shared_bytes = 16384;
   bool prefer_f16_accumulate = true;
+  // The device reports int8 x int8 -> int32 16x16x32 (subgroup scope) and shaderInt8 is enabled:
+  // conv2d_coopmat_q8 may run on the tensor cores (else only emulated, LoweringTarget::coop_emulate).
+  bool int8 = false;
   bool supports(const CoopMatrixShape& s) const;
 };
 

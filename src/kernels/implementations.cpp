@@ -8,6 +8,8 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "kernels/conv2d_coopmat_q8.hpp"
+#include "kernels/implementations_q8.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 
 namespace denox::kernels {
@@ -291,13 +293,16 @@ bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape&
   return up_in.size() == 4 && is_const(g, up_in[1], 1, s.c_in);
 }
 
-// Whether a coop convolution may keep `t` NHWC: a rank-4 tensor with a constant channel count
-// that is a multiple of 8 (the shaders' 16-byte path; anything else stays NCHW).
+}  // namespace
+
+// (A multiple of 8 channels: the shaders' 16-byte path; anything else stays NCHW.)
 bool nhwc_allowed(const compiler::Graph& g, TensorId t) {
   const auto& shape = g.tensor(t).shape;
   return shape.size() == 4 && g.program.is_constant(shape[1]) && g.program.constant_value(shape[1]) % 8 == 0 &&
          g.program.constant_value(shape[1]) > 0;
 }
+
+namespace {
 
 // The NHWC variant of a coop convolution (every tensor it may keep NHWC in NHWC), or nullopt
 // when it has none.
@@ -317,9 +322,11 @@ std::optional<Implementation> nhwc_variant(const compiler::Graph& g, const Imple
   return v;
 }
 
-// Conversions of `t` between NCHW and NHWC, both ways.
-void add_conversions(const compiler::Graph& g, const Uses& u, TensorId t, std::vector<Implementation>& out) {
-  for (const auto& [from, to] : {std::pair{Layout::NCHW, Layout::NHWC}, std::pair{Layout::NHWC, Layout::NCHW}}) {
+// Conversions of `t` between layouts `a` and `b`, both ways: strided copies, or quantize.comp where
+// one side is NHWC_Q8 (`quant`: the tensor's quantization).
+void add_conversions(const compiler::Graph& g, const Uses& u, TensorId t, Layout a, Layout b, std::vector<Implementation>& out,
+                     const TensorQuant& quant = {}) {
+  for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
     Implementation c;
     c.kind = Implementation::Kind::Convert;
     c.anchor = u.producer[t];  // null for a graph input
@@ -327,9 +334,10 @@ void add_conversions(const compiler::Graph& g, const Uses& u, TensorId t, std::v
     c.input_layouts = {from};
     c.output = t;
     c.output_layout = to;
-    c.family = "copy";
+    c.family = from == Layout::NHWC_Q8 || to == Layout::NHWC_Q8 ? "quantize" : "copy";
     c.pattern = std::string(layout_name(from)) + "->" + layout_name(to);
     c.tensor_name = g.tensor(t).name;
+    c.quant = quant;
     out.push_back(std::move(c));
   }
 }
@@ -465,11 +473,16 @@ const char* config_space_name(ConfigSpace s) {
 }
 
 std::string Implementation::layout_words() const {
-  std::string w;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (input_layout(i) == Layout::NHWC) w += (w.empty() ? "" : ",") + std::string(i == 0 ? "x0" : "x1");
-  if (output_layout == Layout::NHWC) w += (w.empty() ? "" : ",") + std::string("y");
-  return w.empty() || kind == Kind::Convert ? "" : " nhwc(" + w + ")";
+  if (kind == Kind::Convert) return "";
+  std::string out;
+  for (const auto& [layout, word] : {std::pair{Layout::NHWC, "nhwc"}, std::pair{Layout::NHWC_Q8, "q8"}}) {
+    std::string w;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (input_layout(i) == layout) w += (w.empty() ? "" : ",") + std::string(i == 0 ? "x0" : "x1");
+    if (output_layout == layout) w += (w.empty() ? "" : ",") + std::string("y");
+    if (!w.empty()) out += " " + std::string(word) + "(" + w + ")";
+  }
+  return out;
 }
 
 std::string Implementation::name() const {
@@ -514,11 +527,30 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           std::vector<Implementation> variants = {c};
           if (target.nhwc)
             if (auto v = nhwc_variant(graph, c)) variants.push_back(std::move(*v));
+          // With the int8 precision: the same conv writing its output NHWC_Q8 (the int8 convs'
+          // first producer; fp16 HEAD and up2 convs stay usable between int8 ones).
+          if (target.int8 && !f.tail)
+            for (size_t base = 0, bases = variants.size(); base < bases; ++base)
+              if (auto v = q8_output_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const std::vector<CoopConvConfig> configs =
               coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
                            !f.concat && !f.upsample, tail, f.head != nullptr);
+          if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
+            std::vector<CoopConvConfig> q8 =
+                q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic);
+            if (target.force_config && target.force_config->q8 &&
+                q8_config_fits(*target.force_config, *shape, target.coop, f.pool != nullptr, target.coop_emulate))
+              q8 = {*target.force_config};
+            for (Implementation& q : q8_variants(graph, c, *target.int8))
+              for (const CoopConvConfig& qc : q8) {
+                q.family = qc.family();
+                q.coop.config = qc;
+                q.config = qc.describe() + q.layout_words();
+                out.push_back(q);
+              }
+          }
           for (size_t v = 0; v < variants.size(); ++v) {
             // Where an NHWC variant exists, the NCHW one (variants[0]) is measured with the
             // heuristic's configuration only: on the H100 the NHWC variant of a configuration
@@ -527,6 +559,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             Implementation& variant = variants[v];
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, configs.size()) : configs.size();
             for (size_t k = 0; k < count; ++k) {
+              if (variant.output_layout == Layout::NHWC_Q8 && configs[k].tap_sum) continue;  // (no NHWC epilogue)
               variant.family = configs[k].family();
               variant.coop.config = configs[k];
               variant.config = configs[k].describe() + variant.layout_words();
@@ -548,7 +581,18 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       if (impl.input_layout(i) == Layout::NHWC) nhwc.insert(impl.inputs[i]);
     if (impl.output_layout == Layout::NHWC) nhwc.insert(impl.output);
   }
-  for (TensorId t : nhwc) add_conversions(graph, u, t, out);
+  for (TensorId t : nhwc) add_conversions(graph, u, t, Layout::NCHW, Layout::NHWC, out);
+  // Quantizing and dequantizing conversions of every tensor some implementation keeps NHWC_Q8.
+  std::map<TensorId, TensorQuant> q8;
+  for (const Implementation& impl : out) {
+    for (size_t i = 0; i < impl.inputs.size(); ++i)
+      if (impl.input_layout(i) == Layout::NHWC_Q8) q8[impl.inputs[i]] = i == 0 ? impl.coop.q_x0 : impl.coop.q_x1;
+    if (impl.output_layout == Layout::NHWC_Q8) q8[impl.output] = impl.coop.q_y;
+  }
+  for (const auto& [t, q] : q8) {
+    add_conversions(graph, u, t, Layout::NCHW, Layout::NHWC_Q8, out, q);
+    if (nhwc.count(t)) add_conversions(graph, u, t, Layout::NHWC, Layout::NHWC_Q8, out, q);
+  }
   return out;
 }
 
@@ -571,10 +615,14 @@ plan::Plan lower_implementations(const compiler::Graph& graph, plan::Precision p
   set_io_layouts(b, graph, chosen);
   auto convert = [&](TensorId t, Layout written) {
     const auto [lo, hi] = conversions.equal_range({t, written});
-    for (auto it = lo; it != hi; ++it) lower_layout_conversion(b, t, written, it->second->output_layout);
+    for (auto it = lo; it != hi; ++it) {
+      const Layout to = it->second->output_layout;
+      if (written == Layout::NHWC_Q8 || to == Layout::NHWC_Q8) lower_quantize_conversion(b, t, written, to, it->second->quant);
+      else lower_layout_conversion(b, t, written, to);
+    }
   };
   for (TensorId t : graph.inputs)
-    for (Layout l : {Layout::NCHW, Layout::NHWC}) convert(t, l);
+    for (Layout l : {Layout::NCHW, Layout::NHWC, Layout::NHWC_Q8}) convert(t, l);
   for (const Op& op : graph.ops) {
     auto it = at_anchor.find(&op);
     if (it == at_anchor.end()) continue;

@@ -62,6 +62,7 @@ struct Implementation {
   Layout output_layout = Layout::NCHW;
   ConvFusion fusion;      // PortableConv, CoopConv
   CoopConvLowering coop;  // CoopConv
+  TensorQuant quant;      // Convert to or from NHWC_Q8: the tensor's quantization
   std::string family;   // shader family ("" for Free)
   std::string pattern;  // "conv+act+pool", "upsample+concat+conv+act", "Pad", ...
   std::string config;   // the configuration in words ("" when the family has no choice)
@@ -72,7 +73,8 @@ struct Implementation {
   std::string name() const;
   std::string tensor_name;  // Convert: the tensor's name
   Layout input_layout(size_t i) const { return i < input_layouts.size() ? input_layouts[i] : Layout::NCHW; }
-  // " nhwc(x0,y)": which tensors are NHWC, in words (empty when none), part of `config`.
+  // " nhwc(x0,y)": which tensors are NHWC, in words (empty when none), part of `config`; " q8(x0,x1,y)"
+  // likewise for NHWC_Q8 ones.
   std::string layout_words() const;
 };
 

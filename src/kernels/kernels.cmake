@@ -27,6 +27,9 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_layout.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_coopmat.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv2d_coopmat_q8.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/quant.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/quantize.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/pool2d.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/upsample_nearest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/copy.cpp
@@ -36,8 +39,10 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/eltwise.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/lower_portable.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/implementations.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/implementations_q8.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/coop_config_space.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/edge_graph.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/calibrate/calibrate.cpp
   # The autotuner's graph stages live under compiler/ (one folder per pipeline step) but build
   # into this library: they need the kernels' patterns, and build_portable_plan needs them.
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/supergraph.cpp

@@ -14,6 +14,8 @@ std::string LoweringTarget::key() const {
        (coop_up2 ? "" : ";noup2") + (nhwc ? ";nhwc" : "") + (coop_tail ? ";tail" : "") + (coop_head ? ";head" : "");
   if (force_config) k += ";force " + force_config->describe();
   for (const auto& [name, c] : conv_configs) k += ";" + name + " " + c.describe();
+  if (coop.int8) k += ";int8";
+  if (int8) k += ";" + quant_table_key(*int8);
   return k + ")";
 }
 

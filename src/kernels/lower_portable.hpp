@@ -10,12 +10,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/quant.hpp"
 
 namespace denox::kernels {
 
@@ -49,6 +51,11 @@ struct LoweringTarget {
   std::optional<CoopConvConfig> force_config;
   // Benchmarks: per-convolution configurations by Conv op name (before force_config).
   std::map<std::string, CoopConvConfig> conv_configs;
+  // The opt-in int8 precision: the calibrated tensors (kernels/quant.hpp). Coop convolutions
+  // whose inputs (and output, else it stays fp16 NHWC) are all in it also get an int8 variant
+  // (conv2d_coopmat_q8, NHWC_Q8 tensors) where the device has int8 fragments (CoopTarget::int8)
+  // or coop_emulate is on; select weighs it against the fp16 ones and the conversions it needs.
+  std::shared_ptr<const QuantTable> int8;
 
   bool uses_coop() const { return !coop.shapes.empty() && coop.subgroup_size > 0; }
   // A short text for cache keys: "portable" or "coop(16x16x16f16,16x8x16f32,...;sg32;smem49152;fuse)".

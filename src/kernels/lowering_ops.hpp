@@ -10,6 +10,7 @@
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/conv2d_layout.hpp"
 #include "kernels/plan_builder.hpp"
+#include "kernels/quant.hpp"
 #include "kernels/tensor_layout.hpp"
 
 namespace denox::kernels {
@@ -91,6 +92,9 @@ struct CoopConvLowering {
   Layout x0 = Layout::NCHW, x1 = Layout::NCHW, y = Layout::NCHW;  // X0_HWC, X1_HWC, Y_HWC
   bool emulate = false;  // COOP_EMULATE=1: plain arithmetic instead of cooperative matrices (tests)
   uint32_t subgroup_size = 32;
+  // config.q8 (conv2d_coopmat_q8): X0 and X1 are NHWC_Q8 quantized as q_x0 and q_x1; Y is
+  // NHWC_Q8 quantized as q_y, or NHWC fp16.
+  TensorQuant q_x0, q_x1, q_y;
 };
 void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fusion, const CoopConvLowering& how);
 void lower_pool2d(PlanBuilder& b, const compiler::Op& op);
@@ -102,6 +106,8 @@ void lower_binary(PlanBuilder& b, const compiler::Op& op);
 void lower_unary(PlanBuilder& b, const compiler::Op& op);
 // Tensor `t` from layout `from` to layout `to` (one strided copy).
 void lower_layout_conversion(PlanBuilder& b, TensorId t, Layout from, Layout to);
+// Tensor `t` between a float layout and NHWC_Q8 (quantized as `q`), either way (quantize.comp).
+void lower_quantize_conversion(PlanBuilder& b, TensorId t, Layout from, Layout to, const TensorQuant& q);
 
 // A chain of elementwise ops (Add/Sub/Mul/Div, activations) on one tensor X and constants
 // (scalars, or per channel of a rank-4 X with a constant channel count), as

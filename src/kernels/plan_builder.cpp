@@ -102,7 +102,7 @@ uint32_t PlanBuilder::scratch(TensorId t, Layout layout) {
                                      "; the GPU computes float tensors only");
   plan::ScratchTensor s;
   s.name = layout == Layout::NCHW ? tensor.name : tensor.name + " (" + layout_name(layout) + ")";
-  s.size_bytes = mul(product(tensor.shape), constant(element_size()));
+  s.size_bytes = mul(product(tensor.shape), constant(layout_element_size(layout, element_size())));
   plan_.scratch.push_back(std::move(s));
   const uint32_t index = static_cast<uint32_t>(plan_.scratch.size() - 1);
   scratch_of_.emplace(std::make_pair(t, layout), index);
@@ -114,12 +114,18 @@ uint32_t PlanBuilder::internal_scratch(std::string name, ValueId size_bytes) {
   return static_cast<uint32_t>(plan_.scratch.size() - 1);
 }
 
-uint32_t PlanBuilder::add_weights(const std::string& name, std::span<const float> values) {
+plan::WeightRange PlanBuilder::next_weight_range(const std::string& name) {
   auto& data = plan_.weight_data;
   data.resize((data.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment, 0);
   plan::WeightRange range;
   range.name = name;
   range.offset = data.size();
+  return range;
+}
+
+uint32_t PlanBuilder::add_weights(const std::string& name, std::span<const float> values) {
+  auto& data = plan_.weight_data;
+  plan::WeightRange range = next_weight_range(name);
   if (plan_.precision == plan::Precision::F16) {
     range.size = values.size() * 2;
     data.resize(data.size() + range.size);
@@ -132,6 +138,15 @@ uint32_t PlanBuilder::add_weights(const std::string& name, std::span<const float
     data.resize(data.size() + range.size);
     if (!values.empty()) std::memcpy(data.data() + range.offset, values.data(), range.size);
   }
+  plan_.weights.push_back(std::move(range));
+  return static_cast<uint32_t>(plan_.weights.size() - 1);
+}
+
+uint32_t PlanBuilder::add_weight_bytes(const std::string& name, std::span<const uint8_t> bytes) {
+  auto& data = plan_.weight_data;
+  plan::WeightRange range = next_weight_range(name);
+  range.size = bytes.size();
+  data.insert(data.end(), bytes.begin(), bytes.end());
   plan_.weights.push_back(std::move(range));
   return static_cast<uint32_t>(plan_.weights.size() - 1);
 }

@@ -82,6 +82,8 @@ class PlanBuilder {
   uint32_t internal_scratch(std::string name, ValueId size_bytes);
   // Appends constant data in the storage type, 256-byte aligned; returns the weight index.
   uint32_t add_weights(const std::string& name, std::span<const float> values);
+  // Appends constant data as it is (int8 weights, fp32 or int32 tables), 256-byte aligned.
+  uint32_t add_weight_bytes(const std::string& name, std::span<const uint8_t> bytes);
 
   // --- pipelines and dispatches ---
   uint32_t pipeline(const PipelineSpec& spec);
@@ -93,6 +95,8 @@ class PlanBuilder {
 
  private:
   TensorId resolve(TensorId t) const;
+  // A range named `name` at the end of the weight data, padded to the alignment (size 0).
+  plan::WeightRange next_weight_range(const std::string& name);
   plan::IoTensor io_tensor(TensorId t, const char* what, Layout layout);
 
   const compiler::Graph& graph_;

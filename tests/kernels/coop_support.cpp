@@ -70,6 +70,17 @@ plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::L
   return plan;
 }
 
+std::vector<HostTensor> random_graph_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
+  const std::vector<int64_t> values = b.g.program.evaluate({h, w});
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < b.g.inputs.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (compiler::ValueId v : b.g.tensor(b.g.inputs[i]).shape) shape.push_back(values.at(v));
+    inputs.push_back(random_tensor(shape, seed + i));
+  }
+  return inputs;
+}
+
 std::vector<HostTensor> run_on(const runtime::DeviceContext& ctx, plan::Plan plan, const std::vector<HostTensor>& inputs) {
   runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
   return run_model_on(ctx, model, inputs);

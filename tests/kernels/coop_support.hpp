@@ -10,6 +10,7 @@
 #include "common/host_tensor.hpp"
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
+#include "graph_builder.hpp"
 #include "kernels/lower_portable.hpp"
 #include "modelgen/oidn_unet.hpp"
 #include "runtime/vulkan/buffer.hpp"
@@ -38,6 +39,9 @@ bool coop_available();
 
 // build_portable_plan(g, p, target) with its SPIR-V.
 plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::LoweringTarget& target);
+
+// Random inputs (random_tensor) for every graph input of `b` at the H and W symbol values h, w.
+std::vector<HostTensor> random_graph_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed);
 
 // Runs a plan once on `ctx` (run_model_on: fp32 NCHW caller buffers).
 std::vector<HostTensor> run_on(const runtime::DeviceContext& ctx, plan::Plan plan, const std::vector<HostTensor>& inputs);

@@ -52,16 +52,7 @@ std::string define(const plan::Pipeline& p, const std::string& name) {
 int nhwc_dispatches(const plan::Plan& plan);
 
 // Random inputs for every graph input at the H and W symbol values h, w.
-std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
-  const std::vector<int64_t> values = b.g.program.evaluate({h, w});
-  std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < b.g.inputs.size(); ++i) {
-    std::vector<int64_t> shape;
-    for (ValueId v : b.g.tensor(b.g.inputs[i]).shape) shape.push_back(values.at(v));
-    inputs.push_back(random_tensor(shape, seed + i));
-  }
-  return inputs;
-}
+std::vector<HostTensor> inputs_for(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) { return random_graph_inputs(b, h, w, seed); }
 
 // Worst relative L2 of the outputs against the CPU reference (infinity on NaN).
 double error_on(const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& target,

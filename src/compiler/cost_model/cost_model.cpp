@@ -20,6 +20,9 @@ constexpr double kDispatchMs = 0.004;      // launch and pipeline drain per disp
 constexpr double kCoopNhwcInput = 0.85;
 constexpr double kCoopNhwcOutput = 0.99;
 constexpr double kHeadHalo = 1.3;
+// conv2d_coopmat_q8 between NHWC_Q8 tensors: 0.53-0.78x the time of the same data flow in fp16
+// (bench/int8_probe on the H100, bench/RESULTS.md, 2026-11-26 third session).
+constexpr double kCoopQ8 = 0.65;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
@@ -55,15 +58,17 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
   if (impl.kind == Kind::Free) return 0;
   if (!values) return impl.dispatches + (impl.kind == Kind::PortableConv ? 1.0 : 0.0);
   const double elem = precision == plan::Precision::F16 ? 2.0 : 4.0;
+  // An NHWC_Q8 tensor takes a byte per element (a conversion's other side, the float one, elem).
+  auto bytes_of = [&](kernels::Layout l) { return l == kernels::Layout::NHWC_Q8 ? 1.0 : elem; };
   double bytes = 0;
-  for (compiler::TensorId t : impl.inputs) bytes += elem * static_cast<double>(elements(g, t, *values));
-  bytes += elem * static_cast<double>(elements(g, impl.output, *values));
+  for (size_t i = 0; i < impl.inputs.size(); ++i) bytes += bytes_of(impl.input_layout(i)) * static_cast<double>(elements(g, impl.inputs[i], *values));
+  bytes += bytes_of(impl.output_layout) * static_cast<double>(elements(g, impl.output, *values));
   double flops = 0, tflops = kFmaTflops;
   if (impl.kind == Kind::PortableConv || impl.kind == Kind::CoopConv) {
     const compiler::Op& conv = *impl.anchor;
     const compiler::TensorId w = conv.inputs.at(1);
     const double weights = static_cast<double>(elements(g, w, *values));
-    bytes += elem * weights;
+    bytes += (impl.kind == Kind::CoopConv && impl.coop.config.q8 ? 1.0 : elem) * weights;
     // 2 * Cout * Cin * KH * KW per output pixel of the convolution itself (before any pool).
     const auto& out = g.tensor(conv.output).shape;
     const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0]) * values->at(out[2]) * values->at(out[3])) : 1.0;
@@ -90,7 +95,9 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       flops += 2.0 * head_weights * pixels * kHeadHalo;
     }
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
-    if (impl.kind == Kind::CoopConv) {
+    if (impl.kind == Kind::CoopConv && impl.coop.config.q8) {
+      tflops = kCoopTflops / kCoopQ8;
+    } else if (impl.kind == Kind::CoopConv) {
       tflops = kCoopTflops;
       if (impl.input_layout(0) == kernels::Layout::NHWC || impl.fusion.head) tflops /= kCoopNhwcInput;
       if (impl.output_layout == kernels::Layout::NHWC) tflops /= kCoopNhwcOutput;

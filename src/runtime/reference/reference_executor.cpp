@@ -191,7 +191,7 @@ std::vector<int64_t> concrete_shape(const Graph& g, TensorId id, const std::vect
   return shape;
 }
 
-std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTensor>& inputs) {
+std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTensor>& inputs, const TensorObserver& observe) {
   if (inputs.size() != g.inputs.size()) {
     fail(ErrorCode::InvalidArgument, "the model has " + std::to_string(g.inputs.size()) + " input(s), got " +
                                          std::to_string(inputs.size()));
@@ -246,6 +246,7 @@ std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTens
         fail(ErrorCode::InvalidModel, std::string("produces ") + (result.is_int64 ? "int64" : "float32") +
                                           " but the graph declares '" + out.name + "' as " + dtype_name(out.dtype));
       }
+      if (observe) observe(op.output, result);
       store.store(op.output, std::move(result));
       if (last_use[op.output] == kUnread) store.release(op.output);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/host_tensor.hpp"
@@ -25,6 +26,9 @@ std::vector<int64_t> concrete_shape(const compiler::Graph& g, compiler::TensorId
 // op.inputs holds the data inputs only: Conv X, W[, B]; binary ops A, B; Concat all of its
 // inputs; every other op exactly one tensor (ShapeValues none). Constants (initializers) may
 // appear anywhere a tensor does and are read in place, without a copy.
-std::vector<HostTensor> run_reference(const compiler::Graph& g, const std::vector<HostTensor>& inputs);
+// `observe` (optional) sees every op's result as it is computed (calibration, compiler/calibrate).
+using TensorObserver = std::function<void(compiler::TensorId, const HostTensor&)>;
+std::vector<HostTensor> run_reference(const compiler::Graph& g, const std::vector<HostTensor>& inputs,
+                                      const TensorObserver& observe = {});
 
 }  // namespace denox::reference

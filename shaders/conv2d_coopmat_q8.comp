@@ -1,0 +1,397 @@
+#version 450
+// 2D convolution (stride 1, dilation 1, group 1) as an implicit GEMM on int8 cooperative
+// matrices (16x16x32, int32 accumulators): the opt-in int8 precision's convolution
+// (src/kernels/README.md, "int8"). Its tensors are NHWC_Q8: NHWC, one signed byte per element,
+// a channel count that is a multiple of 16, and per tensor a scale s and a zero point z (the
+// real value of code q is s * (q - z); z is -128 for a tensor that is never negative, 0
+// otherwise, and code z is exact 0: the padding value). Per output channel the weights are
+// int8 with their own scale (conv2d_coopmat_q8.cpp quantizes them at plan time).
+//
+// The data flow is conv2d_coopmat.comp's, which bench/int8_probe measured against its fp16 twin
+// on the H100 (0.53-0.78x the time; bench/RESULTS.md, 2026-11-26 third session): per chunk of CK
+// input channels the workgroup stages its input patch (the tile plus the KH-1 / KW-1 halo,
+// pixel-major, CK bytes a pixel padded by 16 so fragment rows do not conflict) and the chunk's
+// weights (column-major B: row (tap, n) holds CK consecutive k, the only int8 B layout the
+// tensor cores load fast from shared memory) in shared memory, then multiplies KH*KW taps x
+// CK/32 K steps. The accumulators start at the zero points' correction (-sum_k w[n][k] * z_k,
+// a per-channel constant loaded as a 16x16 fragment) so they end as the exact centred sum;
+// they go back through shared memory as fp16 after a multiply by `prescale` (without the
+// correction they could reach 100x the output's range, too large for fp16's 11 bits), and the
+// epilogue applies the per-channel factor and bias, the activation, an optional 2x2 max-pool and
+// the output's scale, and stores 8 channels of a pixel per store.
+//
+// Fused prologue (as conv2d_coopmat): CONCAT=1 reads channels [c0, c_in) from X1 (the two
+// sources' scales are folded into the weights: both read as codes); UPSAMPLE0=1 reads X0 at
+// (y/2, x/2); zero padding and a folded Pad or crop through the push constants.
+//
+// Macros: KH KW TILE_H TILE_W (a multiple of 16) NT (a multiple of 16 * SG_N) CK (32 or 64)
+//   SG_M SG_N SUBGROUP_SIZE; HAS_BIAS is always folded (no macro); ACT (common.glsl);
+//   CONCAT UPSAMPLE0 POOL (optional, default 0); X0_ZP X1_ZP (the sources' zero points);
+//   Y_Q8 (1: Y is NHWC_Q8 with zero point Y_ZP; 0: Y is NHWC fp16); B_GLOBAL (optional: B
+//   fragments from the weights buffer, only the patch staged); COOP_EMULATE (1: plain
+//   arithmetic instead of cooperative matrices, for tests on devices without them).
+// Bindings: X0, [X1 if CONCAT], Y, packed weights, epilogue (vec2 per output channel: factor,
+//   bias), accumulator start ([co_tile][NT/16][16][16] int32).
+// Push constants: conv2d_coopmat's (c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0
+//   out_h out_w h1 w1 bh1 bw1) then prescale and inv_sy (float bits; inv_sy = 1 / Y's scale).
+// Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#ifndef COOP_EMULATE
+#define COOP_EMULATE 0
+#endif
+#if !COOP_EMULATE
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int32 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#include "common.glsl"
+#include "quant.glsl"
+
+#ifndef ACT
+#define ACT 0
+#endif
+#ifndef CONCAT
+#define CONCAT 0
+#endif
+#ifndef UPSAMPLE0
+#define UPSAMPLE0 0
+#endif
+#ifndef POOL
+#define POOL 0
+#endif
+#ifndef B_GLOBAL
+#define B_GLOBAL 0
+#endif
+#ifndef X1_ZP
+#define X1_ZP 0
+#endif
+#ifndef Y_ZP
+#define Y_ZP 0
+#endif
+#if (TILE_W % 16) != 0 || (CK % 32) != 0 || (NT % (16 * SG_N)) != 0 || ((TILE_H * TILE_W / 16) % SG_M) != 0
+#error "conv2d_coopmat_q8: TILE_W, CK, NT or SG_M does not divide"
+#endif
+#if POOL && (TILE_H % 2) != 0
+#error "conv2d_coopmat_q8: POOL needs an even TILE_H"
+#endif
+
+#define WG_SIZE (SG_M * SG_N * SUBGROUP_SIZE)
+#define KK (KH * KW)
+#define HALO_H (TILE_H + KH - 1)
+#define HALO_W (TILE_W + KW - 1)
+#define FRAGS_W (TILE_W / 16)
+#define FM (TILE_H * FRAGS_W / SG_M)  // A fragments (16 pixels of a row) per subgroup
+#define FN (NT / 16 / SG_N)           // B fragments (16 channels) per subgroup
+// Shared memory in 16-byte vectors: the patch (pixel rows of VPP vectors, padded by one), the
+// chunk's weights (rows (tap, n) likewise) and, after the last chunk, the fp16 accumulators
+// (pixel rows of NT halves, padded by one vector).
+#define VPP (CK / 16)
+#define A_STRIDE (VPP + 1)
+#define PATCH_ITEMS (HALO_H * HALO_W * VPP)
+#define PATCH_V (HALO_H * HALO_W * A_STRIDE)
+#define W_ITEMS (KK * NT * VPP)
+#if B_GLOBAL
+#define W_V 0
+#else
+#define W_V (KK * NT * A_STRIDE)
+#endif
+#define OS (NT / 8 + 1)
+#define OUT_V (TILE_H * TILE_W * OS)
+#define SMEM_V ((PATCH_V + W_V) > OUT_V ? (PATCH_V + W_V) : OUT_V)
+#define PATCH_PER_T ((PATCH_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+
+#define B_X1 1
+#define B_Y (1 + CONCAT)
+#define B_W (2 + CONCAT)
+#define B_EPI (3 + CONCAT)
+#define B_ACC0 (4 + CONCAT)
+
+layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer X0Buf { uvec4 x0v[]; };  // 16 channels of a pixel
+#if CONCAT
+layout(set = 0, binding = B_X1) readonly buffer X1Buf { uvec4 x1v[]; };
+#endif
+#if Y_Q8
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { uvec2 yv[]; };  // 8 int8 channels
+#else
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { uvec4 yv[]; };  // 8 fp16 channels
+#endif
+layout(set = 0, binding = B_W) readonly buffer WBuf { uvec4 wv[]; };
+layout(set = 0, binding = B_EPI) readonly buffer EpiBuf { vec2 epi[]; };
+layout(set = 0, binding = B_ACC0) readonly buffer Acc0Buf { int acc0[]; };
+
+layout(push_constant) uniform Push {
+  uint c_in, h, w, c_out, oh, ow;
+  int pad_top, pad_left;
+  uint act_a, act_b;
+  uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
+  uint prescale, inv_sy;
+} pc;
+
+shared uvec4 smem[SMEM_V];
+
+#if COOP_EMULATE
+// The tensor-core operations by plain arithmetic. Lane l holds the accumulator pairs p = l +
+// k * SUBGROUP_SIZE (row p / 8, columns 2 (p % 8) and 2 (p % 8) + 1), so each lane writes whole
+// 32-bit words of the fp16 staging (no two lanes share a word). A "load" records where its
+// fragment starts; the multiply reads the bytes directly.
+#define LOOP_UNROLL [[dont_unroll]]
+#define EMU_PAIRS (128 / SUBGROUP_SIZE)
+int byte_at(uvec4 v, uint b) { return q8_code(v[b >> 2], b & 3u); }
+int smem_byte(uint at) { return byte_at(smem[at >> 4], at & 15u); }
+int wts_byte(uint at) { return byte_at(wv[at >> 4], at & 15u); }
+#define ACC_DECL int acc[FM * FN * 2 * EMU_PAIRS]
+#define EACC(f, e) acc[(f) * (2 * EMU_PAIRS) + (e)]
+#else
+#define LOOP_UNROLL [[unroll]]
+#define ACC_MAT coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define ACC_DECL ACC_MAT acc[FM * FN]
+#endif
+
+#if COOP_EMULATE
+// No registers in between: the emulation stages straight to shared memory, so that less private
+// state lives across its barriers (llvmpipe lost stores of a workgroup whose state was larger).
+#define PX(i) smem[(e / VPP) * A_STRIDE + e % VPP]
+#define PW(i) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP]
+#else
+uvec4 px[PATCH_PER_T];
+#define PX(i) px[i]
+#if !B_GLOBAL
+uvec4 pw[W_PER_T];
+#define PW(i) pw[i]
+#endif
+#endif
+
+uint zp_word(int z) { return (uint(z) & 255u) * 0x01010101u; }
+
+// Chunk `chunk` (input channels chunk * CK ..) of the patch, 16 channels of a pixel per item,
+// and unless B_GLOBAL its weights, into registers: every global load issued before any store.
+// Outside the input (padding) a source's zero point, past c_in zeros (their weights are zero).
+void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base) {
+  LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    uvec4 v = uvec4(0u);
+    if (e < PATCH_ITEMS) {
+      const uint p = e / VPP, ci = chunk * CK + (e % VPP) * 16;
+      const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+      const bool inside = iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
+      if (ci >= pc.c_in) {
+        v = uvec4(0u);
+#if CONCAT
+      } else if (ci >= pc.c0) {
+        if (inside && uint(iy) < pc.bh1 && uint(ix) < pc.bw1)
+          v = x1v[((n * pc.h1 + uint(iy)) * pc.w1 + uint(ix)) * ((pc.c_in - pc.c0) / 16) + (ci - pc.c0) / 16];
+        else
+          v = uvec4(zp_word(X1_ZP));
+#endif
+      } else if (!inside) {
+        v = uvec4(zp_word(X0_ZP));
+      } else {
+#if UPSAMPLE0
+        const uint sy = min(uint(iy) >> 1, pc.h0 - 1), sx = min(uint(ix) >> 1, pc.w0 - 1);
+#else
+        const uint sy = uint(iy), sx = uint(ix);
+#endif
+        v = x0v[((n * pc.h0 + sy) * pc.w0 + sx) * (pc.c0 / 16) + ci / 16];
+      }
+    }
+    if (COOP_EMULATE == 0 || e < PATCH_ITEMS) PX(i) = v;
+  }
+#if !B_GLOBAL
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) PW(i) = wv[w_base + chunk * W_ITEMS + e];
+  }
+#endif
+}
+
+// ... and from the registers into shared memory.
+void stash(uint t) {
+#if !COOP_EMULATE
+  LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
+  }
+#if !B_GLOBAL
+  LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < W_ITEMS) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP] = pw[i];
+  }
+#endif
+#endif
+}
+
+// 8 output values -> Y (element index `at` of channel co..co+7 of a pixel): codes of Y's scale
+// and zero point, or fp16.
+void store8(uint at, const float v[8]) {
+#if Y_Q8
+  const float inv = uintBitsToFloat(pc.inv_sy);
+  yv[at >> 3] = uvec2(q8_pack4(vec4(v[0], v[1], v[2], v[3]) * inv, Y_ZP), q8_pack4(vec4(v[4], v[5], v[6], v[7]) * inv, Y_ZP));
+#else
+  yv[at >> 3] = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])), packHalf2x16(vec2(v[4], v[5])),
+                      packHalf2x16(vec2(v[6], v[7])));
+#endif
+}
+
+// The activated values of channels co..co+7 of tile pixel m (from the fp16 staging).
+void activated8(uint m, uint g8, uint co, float act_a, float act_b, out float v[8]) {
+  const uvec4 raw = smem[m * OS + g8];
+  [[unroll]] for (uint k = 0; k < 4; ++k) {
+    const vec2 pair = unpackHalf2x16(raw[k]);
+    const vec2 e0 = epi[co + 2 * k], e1 = epi[co + 2 * k + 1];
+    v[2 * k] = activate(pair.x * e0.x + e0.y, act_a, act_b);
+    v[2 * k + 1] = activate(pair.y * e1.x + e1.y, act_a, act_b);
+  }
+}
+
+void main() {
+  const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
+  const uint sm = sg % SG_M, sn = sg / SG_M;
+  const uint co_tiles = (pc.c_out + NT - 1) / NT;
+  const uint n = gl_WorkGroupID.z / co_tiles, ct = gl_WorkGroupID.z % co_tiles;
+  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
+  const uint chunks = (pc.c_in + CK - 1) / CK;
+  const uint w_base = ct * chunks * W_ITEMS;
+
+  // The accumulators start at the zero points' correction of their 16 channels.
+  ACC_DECL;
+  LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+    const uint a0 = (ct * (NT / 16) + sn * FN + j) * 256;
+#if COOP_EMULATE
+    LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
+      const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, at = a0 + (p / 8) * 16 + 2 * (p % 8);
+      LOOP_UNROLL for (uint i = 0; i < FM; ++i) EACC(i * FN + j, 2 * k) = acc0[at], EACC(i * FN + j, 2 * k + 1) = acc0[at + 1];
+    }
+#else
+    ACC_MAT start;
+    coopMatLoad(start, acc0, a0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    LOOP_UNROLL for (uint i = 0; i < FM; ++i) acc[i * FN + j] = start;
+#endif
+  }
+
+  for (uint chunk = 0; chunk < chunks; ++chunk) {
+#if COOP_EMULATE
+    barrier();  // the previous chunk's fragment reads are done
+    fetch(chunk, t, n, iy0, ix0, w_base);  // (straight to shared memory)
+#else
+    fetch(chunk, t, n, iy0, ix0, w_base);
+    barrier();  // the previous chunk's fragment loads are done
+    stash(t);
+#endif
+    barrier();
+    LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
+      const uint ky = tap / KW, kx = tap % KW;
+      LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
+        // A fragment i: 16 pixels of patch row r + ky from column cx + kx, 32 channels (2 vectors).
+        uint a_at[FM];
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sm * FM + i, r = f / FRAGS_W, cx = (f % FRAGS_W) * 16;
+          a_at[i] = ((r + ky) * HALO_W + cx + kx) * A_STRIDE + s * 2;
+        }
+#if !COOP_EMULATE
+        coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA> a[FM];
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) coopMatLoad(a[i], smem, a_at[i], A_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+#endif
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          const uint col0 = (sn * FN + j) * 16;
+#if B_GLOBAL
+          const uint b_at = ((ct * chunks + chunk) * KK * NT + tap * NT + col0) * VPP + s * 2, b_stride = VPP;
+#else
+          const uint b_at = PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2, b_stride = A_STRIDE;
+#endif
+#if COOP_EMULATE
+          [[unroll]] for (uint i = 0; i < FM; ++i) {
+            LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
+              const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
+              int s0 = EACC(i * FN + j, 2 * k), s1 = EACC(i * FN + j, 2 * k + 1);
+              for (uint q = 0; q < 32; ++q) {
+                const int av = smem_byte((a_at[i] + r * A_STRIDE) * 16 + q);
+#if B_GLOBAL
+                s0 += av * wts_byte((b_at + c * b_stride) * 16 + q), s1 += av * wts_byte((b_at + (c + 1) * b_stride) * 16 + q);
+#else
+                s0 += av * smem_byte((b_at + c * b_stride) * 16 + q), s1 += av * smem_byte((b_at + (c + 1) * b_stride) * 16 + q);
+#endif
+              }
+              EACC(i * FN + j, 2 * k) = s0, EACC(i * FN + j, 2 * k + 1) = s1;
+            }
+          }
+#else
+          coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b;
+#if B_GLOBAL
+          coopMatLoad(b, wv, b_at, b_stride, gl_CooperativeMatrixLayoutColumnMajor);
+#else
+          coopMatLoad(b, smem, b_at, b_stride, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
+#endif
+        }
+      }
+    }
+  }
+
+  // Accumulators -> shared memory as fp16 times prescale, pixel-major (the patch is dead after
+  // this barrier).
+  barrier();
+  const float prescale = uintBitsToFloat(pc.prescale);
+  LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+    const uint f = sm * FM + i, m0 = (f / FRAGS_W) * TILE_W + (f % FRAGS_W) * 16;
+    LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+      const uint n0 = (sn * FN + j) * 16;
+#if COOP_EMULATE
+      LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
+        const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
+        const uint word = ((m0 + r) * OS * 16 + (n0 + c) * 2) / 4;
+        smem[word >> 2][word & 3u] =
+            packHalf2x16(vec2(float(EACC(i * FN + j, 2 * k)) * prescale, float(EACC(i * FN + j, 2 * k + 1)) * prescale));
+      }
+#else
+      const coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> f32 =
+          coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc[i * FN + j]) * prescale;
+      coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(f32), smem, m0 * OS + n0 / 8, OS,
+                   gl_CooperativeMatrixLayoutRowMajor);
+#endif
+    }
+  }
+  barrier();
+
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if !POOL
+  // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
+  for (uint e = t; e < TILE_H * TILE_W * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), m = e / (NT / 8);
+    const uint co = ct * NT + 8 * g8;
+    const uint oy = uint(oy0) + m / TILE_W, ox = uint(ox0) + m % TILE_W;
+    if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
+    float v[8];
+    activated8(m, g8, co, act_a, act_b, v);
+    store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
+  }
+#else
+  // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (window taps
+  // past the conv output, ceil_mode's partial windows, are skipped).
+  for (uint e = t; e < (TILE_H / 2) * (TILE_W / 2) * (NT / 8); e += WG_SIZE) {
+    const uint g8 = e % (NT / 8), q = e / (NT / 8);
+    const uint pr = q / (TILE_W / 2), pcl = q % (TILE_W / 2);
+    const uint co = ct * NT + 8 * g8;
+    const uint py = uint(oy0) / 2 + pr, pxo = uint(ox0) / 2 + pcl;
+    if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
+    float r[8];
+    [[unroll]] for (uint c = 0; c < 8; ++c) r[c] = uintBitsToFloat(0xff800000u);
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
+      float v[8];
+      activated8((2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2, g8, co, act_a, act_b, v);
+      [[unroll]] for (uint c = 0; c < 8; ++c)
+        if (v[c] > r[c] || isnan(v[c])) r[c] = v[c];
+    }
+    store8(((n * pc.out_h + py) * pc.out_w + pxo) * pc.c_out + co, r);
+  }
+#endif
+}

@@ -1,0 +1,116 @@
+#include "kernels/conv2d_coopmat_q8.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace denox::kernels {
+
+bool q8_config_valid(const CoopConvConfig& c) {
+  if (c.up2 || c.one_phase || c.tap_sum || c.epi_passes != 1) return false;
+  if (c.tile_h < 1 || c.tile_w < 16 || c.tile_w % 16 != 0 || (c.ck != 32 && c.ck != 64)) return false;
+  if (c.sg_m < 1 || c.sg_n < 1 || c.nt < 16 || c.nt % (16 * c.sg_n) != 0) return false;
+  return c.m_frags() % c.sg_m == 0;
+}
+
+int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw) {
+  // In 16-byte vectors (the shader's SMEM_V): the patch and the staged weights, each row padded
+  // by one vector, or the fp16 accumulators (pixel rows of nt halves, padded likewise).
+  const int64_t row = c.ck / 16 + 1;
+  const int64_t stage = (c.tile_h + kh - 1) * (c.tile_w + kw - 1) * row + (c.b_global ? 0 : kh * kw * c.nt * row);
+  const int64_t out = c.tile_h * c.tile_w * (c.nt / 8 + 1);
+  return 16 * std::max(stage, out);
+}
+
+bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate) {
+  if (!c.q8 || !q8_config_valid(c) || !coop_conv_applicable(s) || (!target.int8 && !emulate)) return false;
+  if (target.subgroup_size == 0 || c.subgroups() * target.subgroup_size > 1024) return false;
+  // The emulation's lanes hold accumulator pairs: 128 pairs a fragment, whole per lane.
+  if (emulate && (target.subgroup_size > 128 || 128 % target.subgroup_size != 0)) return false;
+  if (even_tile_h && c.tile_h % 2 != 0) return false;
+  return q8_shared_bytes(c, s.kh, s.kw) <= target.max_shared_bytes;
+}
+
+namespace {
+
+CoopConvConfig q8_config(int64_t tile_h, int64_t tile_w, int64_t nt, int64_t ck, int64_t sg_m, int64_t sg_n, bool b_global) {
+  CoopConvConfig c;
+  c.q8 = true;
+  c.tile_h = tile_h, c.tile_w = tile_w, c.nt = nt, c.ck = ck, c.sg_m = sg_m, c.sg_n = sg_n, c.b_global = b_global;
+  c.cm_n = 16, c.acc_f16 = false;
+  return c;
+}
+
+}  // namespace
+
+std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate, bool all) {
+  // The heuristic: bench/int8_probe's winner on every OIDN layer it measured on the H100
+  // (16x32 pixels, nt32, ck32, 8 subgroups of 4x2 fragments, B staged: bench/RESULTS.md,
+  // 2026-11-26 third session), then smaller tiles for devices with less shared memory.
+  const int64_t nt = s.c_out <= 16 ? 16 : 32;
+  // The emulation (COOP_EMULATE, tests on llvmpipe) holds 2 * 128 / subgroup_size accumulators
+  // per fragment in every invocation; with 8 fragments per subgroup llvmpipe lost stores of
+  // workgroups that looped over more than one chunk (Mesa 22.3, 8-wide subgroups), so emulated
+  // plans take one B fragment per subgroup: the same staging, packing and epilogue.
+  if (emulate && !all)
+    for (const CoopConvConfig& c : {q8_config(8, 32, nt, 32, 4, nt / 16, false), q8_config(8, 16, nt, 32, 2, nt / 16, false)})
+      if (q8_config_fits(c, s, target, even_tile_h, emulate)) return {c};
+  std::vector<CoopConvConfig> order = {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
+                                       q8_config(16, 16, nt, 32, 4, 1, false), q8_config(8, 16, nt, 32, 2, 1, false),
+                                       q8_config(2, 16, 16, 32, 1, 1, false)};
+  if (all) {  // the tuner's alternatives: wider channel tiles, longer chunks, B from the buffer
+    for (const CoopConvConfig& c :
+         {q8_config(16, 32, 64, 32, 8, 2, false), q8_config(16, 32, 32, 32, 4, 2, false), q8_config(16, 32, 32, 32, 8, 1, true),
+          q8_config(16, 32, 64, 64, 8, 2, true), q8_config(8, 32, 64, 64, 4, 2, false), q8_config(16, 16, 64, 64, 4, 2, false),
+          q8_config(32, 32, 32, 32, 8, 1, true)})
+      order.push_back(c);
+  }
+  std::vector<CoopConvConfig> out;
+  for (const CoopConvConfig& c : order) {
+    if (!q8_config_fits(c, s, target, even_tile_h, emulate) || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    out.push_back(c);
+    if (!all) break;
+  }
+  return out;
+}
+
+Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float> bias, const Conv2dShape& s, int64_t c0,
+                                 const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& c) {
+  const int64_t kk = s.kh * s.kw, co_tiles = (s.c_out + c.nt - 1) / c.nt, chunks = (s.c_in + c.ck - 1) / c.ck;
+  auto ratio = [&](int64_t k) { return k < c0 ? 1.0 : static_cast<double>(x1.scale) / x0.scale; };
+  auto weight = [&](int64_t n, int64_t k, int64_t tap) { return static_cast<double>(w[static_cast<size_t>((n * s.c_in + k) * kk + tap)]); };
+  std::vector<double> sw(static_cast<size_t>(s.c_out), 1.0);
+  double max_sw = 0.0;
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    double m = 0.0;
+    for (int64_t k = 0; k < s.c_in; ++k)
+      for (int64_t tap = 0; tap < kk; ++tap) m = std::max(m, std::abs(weight(n, k, tap) * ratio(k)));
+    sw[static_cast<size_t>(n)] = m > 0.0 && std::isfinite(m) ? m / 127.0 : 1.0;
+    max_sw = std::max(max_sw, sw[static_cast<size_t>(n)]);
+  }
+  Q8ConvConstants out;
+  out.prescale = static_cast<float>(x0.scale * max_sw);
+  out.packed.assign(static_cast<size_t>(co_tiles * chunks * kk * c.nt * c.ck), 0);
+  out.acc_start.assign(static_cast<size_t>(co_tiles * c.nt * 16), 0);
+  out.epilogue.assign(static_cast<size_t>(co_tiles * c.nt * 2), 0.0f);
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    const int64_t ct = n / c.nt, nn = n % c.nt;
+    const double inv = 1.0 / sw[static_cast<size_t>(n)];
+    int64_t correction = 0;
+    for (int64_t k = 0; k < s.c_in; ++k) {
+      const int64_t z = k < c0 ? x0.zero_point : x1.zero_point, ch = k / c.ck, kc = k % c.ck;
+      for (int64_t tap = 0; tap < kk; ++tap) {
+        const auto q = static_cast<int8_t>(std::clamp(std::nearbyint(weight(n, k, tap) * ratio(k) * inv), -127.0, 127.0));
+        correction -= static_cast<int64_t>(q) * z;
+        std::memcpy(&out.packed[static_cast<size_t>((((ct * chunks + ch) * kk + tap) * c.nt + nn) * c.ck + kc)], &q, 1);
+      }
+    }
+    for (int64_t row = 0; row < 16; ++row)
+      out.acc_start[static_cast<size_t>((ct * (c.nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] = static_cast<int32_t>(correction);
+    out.epilogue[static_cast<size_t>(2 * n)] = static_cast<float>(sw[static_cast<size_t>(n)] / max_sw);
+    out.epilogue[static_cast<size_t>(2 * n + 1)] = bias.empty() ? 0.0f : bias[static_cast<size_t>(n)];
+  }
+  return out;
+}
+
+}  // namespace denox::kernels

@@ -1,0 +1,45 @@
+// The int8 convolution (shaders/conv2d_coopmat_q8.comp), the opt-in int8 precision's: its
+// configuration space, the weights' quantization and packing, and what a device must report.
+// Configurations are CoopConvConfig with q8 set (tile, nt, ck, subgroups, b_global).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/conv2d_coopmat.hpp"
+#include "kernels/quant.hpp"
+
+namespace denox::kernels {
+
+// Structural validity of a q8 configuration: ck 32 or 64, tile_w a multiple of 16, nt of 16 *
+// sg_n, the A fragments divisible among sg_m, none of the fp16 family's up2 / tap-sum options.
+bool q8_config_valid(const CoopConvConfig& c);
+// Shared memory conv2d_coopmat_q8.comp declares for a kh x kw kernel (bytes).
+int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw);
+// Whether `c` runs `shape` on `target` (int8 fragments on the device or `emulate`, subgroups,
+// shared memory, an even tile for a fused pool; stride and dilation 1).
+bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate);
+// The configurations to try for `shape`, the heuristic's first (`all`: the tuner's set, else
+// only the heuristic's). Empty when none fits.
+std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all);
+
+// One conv's constants for conv2d_coopmat_q8 (its bindings 2+CONCAT .. 4+CONCAT).
+struct Q8ConvConstants {
+  std::vector<uint8_t> packed;     // [co_tile][chunk][tap][nt][ck] int8 codes, zero past c_in / c_out
+  std::vector<float> epilogue;     // per output channel (co_tiles * nt): factor, bias
+  std::vector<int32_t> acc_start;  // [co_tile][nt / 16][16][16]: -sum_k qw[n][k] z(k), rows alike
+  float prescale = 1.0f;           // the accumulator's multiplier before its fp16 staging
+};
+
+// Quantizes ONNX weights W[c_out][c_in][kh][kw] (and bias, empty: none) for inputs whose first
+// c0 channels come from a tensor quantized as x0 and the rest from one quantized as x1. The
+// sources' scales are folded into the weights (both are read as codes), each output channel
+// gets the scale of its largest folded weight (127 codes), and the zero points' correction
+// goes into the accumulators' start value, so that
+//   y[n] = factor[n] * (prescale * (acc_start[n] + sum_k qw[n][k] q[k])) + bias[n]
+// is the conv of the dequantized inputs with the quantized weights.
+Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
+                                 const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& config);
+
+}  // namespace denox::kernels

@@ -1,0 +1,22 @@
+// The int8 precision's implementations, enumerated beside the fp16 ones (implementations.cpp):
+// variants of a coop convolution that read or write NHWC_Q8 tensors.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "kernels/implementations.hpp"
+#include "kernels/quant.hpp"
+
+namespace denox::kernels {
+
+// Whether tensor `t` may be kept NHWC: rank 4 with a constant channel count, a multiple of 8.
+bool nhwc_allowed(const compiler::Graph& g, compiler::TensorId t);
+
+// The int8 variants of coop convolution `c` (conv2d_coopmat_q8; the config is set by the caller).
+std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implementation& c, const QuantTable& table);
+
+// fp16 coop convolution `base` writing its output NHWC_Q8 (Y_Q8), where it is calibrated.
+std::optional<Implementation> q8_output_variant(const compiler::Graph& g, const Implementation& base, const QuantTable& table);
+
+}  // namespace denox::kernels

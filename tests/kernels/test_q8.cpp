@@ -1,0 +1,179 @@
+// The opt-in int8 precision (src/kernels/README.md, "int8"): calibration, the int8 convolution
+// (shaders/conv2d_coopmat_q8.comp) and the quantizing conversions (shaders/quantize.comp).
+//  - [q8-plan]: calibration and weight quantization on the host, no device.
+//  - [q8-emulate]: int8 plans with COOP_EMULATE=1 (plain arithmetic in place of the int8
+//    fragments) on any device, lavapipe included, against the fp32 CPU reference at odd sizes.
+//  - [q8]: the same plans on the device's int8 cooperative matrices (skipped with a warning
+//    where there are none).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+
+#include "../runtime/gpu_test_support.hpp"
+#include "compiler/calibrate/calibrate.hpp"
+#include "coop_support.hpp"
+#include "graph_builder.hpp"
+#include "kernels/conv2d_coopmat_q8.hpp"
+#include "kernels/implementations.hpp"
+#include "kernels/shader_compiler.hpp"
+#include "kernels/lower_portable.hpp"
+#include "kernels/lowering_target.hpp"
+#include "runtime/reference/reference_executor.hpp"
+
+using namespace denox;
+using namespace denox::compiler;
+using namespace denox::kernels;
+using namespace denox::testing;
+
+namespace {
+
+// A small U-Net step with every fusion conv2d_coopmat_q8 takes: conv+relu, conv+relu+pool, a
+// conv whose output goes negative (no activation: a signed tensor), upsample+concat+conv+relu,
+// and a last conv of 3 channels (fp16: no NHWC_Q8 output of 3 channels). H and W are even
+// (pool and upsample meet again) but no tile's multiple.
+GraphBuilder unet_step() {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 16);
+  const auto h = b.H, w = b.W;
+  const TensorId c0 = b.activation("r0", b.conv("conv0", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 11), ActivationAttrs{});
+  const TensorId c1 = b.activation("r1", b.conv("conv1", c0, 48, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 12), ActivationAttrs{});
+  PoolAttrs pool;
+  pool.kernel = {2, 2};
+  pool.stride = {2, 2};
+  const TensorId p1 = b.pool("pool1", c1, pool, {0, 0, 0, 0}, false);
+  const TensorId c2 = b.conv("conv2", p1, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 13);  // signed
+  const TensorId c3 = b.activation("r3", b.conv("conv3", c2, 32, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 14), ActivationAttrs{});
+  const TensorId up = b.op("up", "Resize", UpsampleAttrs{}, {c3}, {b.c(1), b.c(32), h, w});
+  const TensorId cat = b.op("cat", "Concat", ConcatAttrs{}, {up, c0}, {b.c(1), b.c(64), h, w});
+  const TensorId c4 = b.activation("r4", b.conv("conv4", cat, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 15), ActivationAttrs{});
+  b.output(b.conv("conv5", c4, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 16));
+  return b;
+}
+
+// Random inputs, made non-negative (an image).
+std::vector<HostTensor> random_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
+  std::vector<HostTensor> inputs = random_graph_inputs(b, h, w, seed);
+  for (HostTensor& t : inputs)
+    for (float& v : t.f32) v = std::abs(v);
+  return inputs;
+}
+
+LoweringTarget q8_target(const GraphBuilder& b, bool emulate, const runtime::DeviceCapabilities& caps) {
+  LoweringTarget target = emulate ? LoweringTarget{} : lowering_target(caps);
+  if (emulate) {
+    target.coop = h100_like();
+    target.coop.subgroup_size = caps.subgroup_size;
+    target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+    target.coop_emulate = true;
+  }
+  target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 100), random_inputs(b, 18, 22, 200)}));
+  return target;
+}
+
+}  // namespace
+
+TEST_CASE("int8 calibration: unsigned ranges for ReLU outputs, signed for the rest, every computed tensor", "[kernels][q8-plan]") {
+  GraphBuilder b = unet_step();
+  const QuantTable table = autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 1)});
+  REQUIRE(table.count("r0_out"));
+  CHECK(table.at("r0_out").zero_point == -128);
+  CHECK(table.at("conv2_out").zero_point == 0);
+  CHECK(table.at("x").zero_point == -128);  // the (non-negative) graph input too
+  for (const auto& [name, q] : table) CHECK((q.scale > 0.0f && std::isfinite(q.scale)));
+  CHECK_THROWS_WITH(autotune::calibrate_int8(b.g, {}), Catch::Contains("at least one sample"));
+  std::vector<HostTensor> nan_input = random_inputs(b, 8, 8, 2);
+  nan_input[0].f32[5] = std::nanf("");
+  CHECK_THROWS_WITH(autotune::calibrate_int8(b.g, {nan_input}), Catch::Contains("NaN"));
+}
+
+TEST_CASE("int8 weight quantization: folded scales, zero-point correction and factors give the dequantized conv", "[kernels][q8-plan]") {
+  // One output pixel of a 1x1 conv with a concat: 16 channels from X0, 16 from X1, at other
+  // scales and zero points, computed as the shader does from the packed constants.
+  const Conv2dShape s{32, 16, 1, 1};
+  std::vector<float> w(32 * 16), bias(16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * static_cast<float>(i)) * 0.3f;
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i) - 0.5f;
+  const TensorQuant x0{0.02f, -128}, x1{0.005f, 0};
+  CoopConvConfig c;
+  c.q8 = true, c.tile_h = 2, c.tile_w = 16, c.nt = 16, c.ck = 32, c.sg_m = 1, c.sg_n = 1;
+  const Q8ConvConstants k = quantize_q8_conv(w, bias, s, 16, x0, x1, c);
+  REQUIRE(k.packed.size() == 16 * 32);
+  std::vector<int32_t> q(32);
+  for (int i = 0; i < 32; ++i) q[static_cast<size_t>(i)] = (i * 37) % 256 - 128;
+  for (int n = 0; n < 16; ++n) {
+    int64_t acc = k.acc_start[static_cast<size_t>(n)];  // row 0 of fragment 0
+    double direct = bias[static_cast<size_t>(n)];
+    for (int ci = 0; ci < 32; ++ci) {
+      acc += static_cast<int64_t>(static_cast<int8_t>(k.packed[static_cast<size_t>(n * 32 + ci)])) * q[static_cast<size_t>(ci)];
+      direct += w[static_cast<size_t>(n * 32 + ci)] * dequantize(q[static_cast<size_t>(ci)], ci < 16 ? x0 : x1);
+    }
+    const double got = k.epilogue[2 * static_cast<size_t>(n)] * (k.prescale * static_cast<double>(acc)) + k.epilogue[2 * static_cast<size_t>(n) + 1];
+    INFO("channel " << n << ": " << got << " vs " << direct);
+    CHECK(std::abs(got - direct) <= 0.02 * (1.0 + std::abs(direct)));  // weights at 8 bits
+  }
+}
+
+TEST_CASE("int8 plans emulated (COOP_EMULATE) against the fp32 CPU reference at odd sizes with every fusion", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) {
+    WARN("SKIPPED: the test device has no fp16 storage");
+    return;
+  }
+  GraphBuilder b = unet_step();
+  LoweringTarget target = q8_target(b, true, caps);
+  plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  // conv1+pool, conv2, conv3 and up+cat+conv4 in int8; conv0 stays fp16 (quantizing x would
+  // cost a dispatch) and writes NHWC_Q8 from its epilogue (Y_Q8); conv4 writes fp16 NHWC for
+  // the fp16 tap-sum conv5: no conversion dispatch anywhere.
+  const auto f = families(plan);
+  CHECK(f.at("conv2d_coopmat_q8") == 4);
+  CHECK(!f.count("quantize"));
+  int y_q8 = 0;
+  for (const auto& d : plan.dispatches)
+    for (const auto& [k, v] : plan.pipelines[d.pipeline].defines) y_q8 += k == "Y_Q8" && v == "1";
+  CHECK(y_q8 == 4);  // conv0 (fp16), conv1, conv2, conv3
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{38, 30}, {22, 50}}) {
+    const auto inputs = random_inputs(b, h, w, 7);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const auto actual = run_on(device(), plan, inputs);
+    const double err = relative_l2(actual.at(0), expected.at(0));
+    INFO(h << "x" << w << ": relative L2 " << err);
+    CHECK(err <= 3e-2);
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 conversions: a graph input quantized and an output dequantized around an int8 conv, emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) {
+    WARN("SKIPPED: the test device has no fp16 storage");
+    return;
+  }
+  // x (16 channels, NCHW) -> quantize -> conv+relu (int8 in and out) -> dequantize -> NCHW output:
+  // the implementations picked by hand, since select would rather run the conv in fp16.
+  GraphBuilder b;
+  const TensorId x = b.input("x", 16);
+  b.output(b.activation("r0", b.conv("conv0", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 21), ActivationAttrs{}));
+  const LoweringTarget target = q8_target(b, true, caps);
+  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
+  std::vector<const Implementation*> chosen;
+  for (const Implementation& i : impls) {
+    const bool conv = i.name() == "conv0+r0" && i.family == "conv2d_coopmat_q8" && i.layout_words() == " q8(x0,y)";
+    const bool quantize = i.kind == Implementation::Kind::Convert && i.family == "quantize" &&
+                          ((i.tensor_name == "x" && i.pattern == "NCHW->NHWC_Q8") || (i.tensor_name == "r0_out" && i.pattern == "NHWC_Q8->NCHW"));
+    if (conv || quantize) chosen.push_back(&i);
+  }
+  REQUIRE(chosen.size() == 3);
+  plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
+  compile_pipelines(plan, shader_compiler(), 0);
+  CHECK(families(plan).at("quantize") == 2);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{17, 29}, {40, 9}}) {
+    const auto inputs = random_inputs(b, h, w, 31);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const double err = relative_l2(run_on(device(), plan, inputs).at(0), expected.at(0));
+    INFO(h << "x" << w << ": relative L2 " << err);
+    CHECK(err <= 2e-2);
+  }
+  CHECK(device().validation_errors() == 0);
+}
