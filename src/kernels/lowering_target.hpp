@@ -15,6 +15,9 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   LoweringTarget t;
   if (!caps.cooperative_matrix || !caps.fp16_usable() || caps.subgroup_size == 0) return t;
   for (const runtime::CoopMatrixShape& s : caps.coop_matrix_shapes) {
+    // int8 x int8 -> int32, 16x16x32: conv2d_coopmat_q8 (with shaderInt8 enabled).
+    if (s.a_type == VK_COMPONENT_TYPE_SINT8_KHR && s.c_type == VK_COMPONENT_TYPE_SINT32_KHR && s.m == 16 && s.n == 16 && s.k == 32)
+      t.coop.int8 = caps.shader_int8;
     if (s.a_type != VK_COMPONENT_TYPE_FLOAT16_KHR) continue;
     if (s.c_type != VK_COMPONENT_TYPE_FLOAT16_KHR && s.c_type != VK_COMPONENT_TYPE_FLOAT32_KHR) continue;
     t.coop.shapes.push_back({s.m, s.n, s.k, s.c_type == VK_COMPONENT_TYPE_FLOAT16_KHR});

@@ -177,3 +177,23 @@ TEST_CASE("int8 conversions: a graph input quantized and an output dequantized a
   }
   CHECK(device().validation_errors() == 0);
 }
+
+TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CPU reference", "[kernels][q8]") {
+  if (!coop_available()) return;
+  const auto& caps = coop_device().caps();
+  if (!lowering_target(caps).coop.int8) {
+    WARN("SKIPPED: the coop device reports no int8 16x16x32 fragments or has shaderInt8 off");
+    return;
+  }
+  GraphBuilder b = unet_step();
+  const LoweringTarget target = q8_target(b, false, caps);
+  const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{38, 30}, {66, 98}, {128, 130}}) {
+    const auto inputs = random_inputs(b, h, w, 9);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const double err = relative_l2(run_on(coop_device(), plan, inputs).at(0), expected.at(0));
+    INFO(h << "x" << w << ": relative L2 " << err);
+    CHECK(err <= 3e-2);
+  }
+}

@@ -183,6 +183,7 @@ const std::vector<DeviceRequirement>& device_requirements() {
        "record() pushes its bindings into the caller's command buffer: no descriptor sets to keep alive across frames"},
       {"VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess", false, "fp16 tensors (half the memory traffic)"},
       {"VkPhysicalDeviceVulkan12Features::shaderFloat16", false, "fp16 tensors (half the memory traffic)"},
+      {"VkPhysicalDeviceVulkan12Features::shaderInt8", false, "the opt-in int8 precision's tensor-core convolutions"},
       {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME " + VkPhysicalDeviceCooperativeMatrixFeaturesKHR::cooperativeMatrix", false,
        "tensor-core convolutions"},
   };
@@ -227,9 +228,11 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
         caps.shader_float16 |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->shaderFloat16;
+        caps.shader_int8 |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->shaderInt8;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
         caps.shader_float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16;
+        caps.shader_int8 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderInt8;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
         caps.cooperative_matrix |= reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesKHR*>(s)->cooperativeMatrix &&
@@ -285,6 +288,7 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   enable.link(coop_ext && supported.coop.cooperativeMatrix);
   enable.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
   enable.v12.shaderFloat16 = supported.v12.shaderFloat16;
+  enable.v12.shaderInt8 = supported.v12.shaderInt8;
   enable.coop.cooperativeMatrix = supported.coop.cooperativeMatrix;
   std::vector<const char*> extensions;
   if (has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -292,6 +296,7 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   caps.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   caps.storage_buffer_16bit = enable.v11.storageBuffer16BitAccess;
   caps.shader_float16 = enable.v12.shaderFloat16;
+  caps.shader_int8 = enable.v12.shaderInt8;
   caps.cooperative_matrix = coop_ext && enable.coop.cooperativeMatrix;
 
   uint32_t ts_bits = 0;
@@ -428,6 +433,7 @@ std::vector<DeviceCapabilities> DeviceContext::enumerate(bool validation) {
       caps.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
       caps.storage_buffer_16bit = supported.v11.storageBuffer16BitAccess;
       caps.shader_float16 = supported.v12.shaderFloat16;
+      caps.shader_int8 = supported.v12.shaderInt8;
       caps.cooperative_matrix = has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && supported.coop.cooperativeMatrix;
       uint32_t bits = 0;
       compute_queue_family(pd, &bits);

@@ -34,6 +34,7 @@ struct DeviceCapabilities {
   bool push_descriptor = false;
   bool storage_buffer_16bit = false;
   bool shader_float16 = false;
+  bool shader_int8 = false;  // shaderInt8 enabled (int8 cooperative matrices: the int8 precision)
   bool cooperative_matrix = false;
   bool fp16_usable() const { return storage_buffer_16bit && shader_float16; }
 
