@@ -146,26 +146,16 @@ shared uvec4 smem[SMEM_V];
 int byte_at(uvec4 v, uint b) { return q8_code(v[b >> 2], b & 3u); }
 int smem_byte(uint at) { return byte_at(smem[at >> 4], at & 15u); }
 int wts_byte(uint at) { return byte_at(wv[at >> 4], at & 15u); }
-#define ACC_DECL int acc[FM * FN * 2 * EMU_PAIRS]
-#define EACC(f, e) acc[(f) * (2 * EMU_PAIRS) + (e)]
+#define ACC_DECL int acc[FM * FN][2 * EMU_PAIRS]
 #else
 #define LOOP_UNROLL [[unroll]]
 #define ACC_MAT coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define ACC_DECL ACC_MAT acc[FM * FN]
 #endif
 
-#if COOP_EMULATE
-// No registers in between: the emulation stages straight to shared memory, so that less private
-// state lives across its barriers (llvmpipe lost stores of a workgroup whose state was larger).
-#define PX(i) smem[(e / VPP) * A_STRIDE + e % VPP]
-#define PW(i) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP]
-#else
 uvec4 px[PATCH_PER_T];
-#define PX(i) px[i]
 #if !B_GLOBAL
 uvec4 pw[W_PER_T];
-#define PW(i) pw[i]
-#endif
 #endif
 
 uint zp_word(int z) { return (uint(z) & 255u) * 0x01010101u; }
@@ -201,19 +191,18 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base) {
         v = x0v[((n * pc.h0 + sy) * pc.w0 + sx) * (pc.c0 / 16) + ci / 16];
       }
     }
-    if (COOP_EMULATE == 0 || e < PATCH_ITEMS) PX(i) = v;
+    px[i] = v;
   }
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
-    if (e < W_ITEMS) PW(i) = wv[w_base + chunk * W_ITEMS + e];
+    if (e < W_ITEMS) pw[i] = wv[w_base + chunk * W_ITEMS + e];
   }
 #endif
 }
 
 // ... and from the registers into shared memory.
 void stash(uint t) {
-#if !COOP_EMULATE
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
@@ -223,7 +212,6 @@ void stash(uint t) {
     const uint e = t + i * WG_SIZE;
     if (e < W_ITEMS) smem[PATCH_V + (e / VPP) * A_STRIDE + e % VPP] = pw[i];
   }
-#endif
 #endif
 }
 
@@ -267,7 +255,7 @@ void main() {
 #if COOP_EMULATE
     LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
       const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, at = a0 + (p / 8) * 16 + 2 * (p % 8);
-      LOOP_UNROLL for (uint i = 0; i < FM; ++i) EACC(i * FN + j, 2 * k) = acc0[at], EACC(i * FN + j, 2 * k + 1) = acc0[at + 1];
+      LOOP_UNROLL for (uint i = 0; i < FM; ++i) acc[i * FN + j][2 * k] = acc0[at], acc[i * FN + j][2 * k + 1] = acc0[at + 1];
     }
 #else
     ACC_MAT start;
@@ -277,14 +265,9 @@ void main() {
   }
 
   for (uint chunk = 0; chunk < chunks; ++chunk) {
-#if COOP_EMULATE
-    barrier();  // the previous chunk's fragment reads are done
-    fetch(chunk, t, n, iy0, ix0, w_base);  // (straight to shared memory)
-#else
     fetch(chunk, t, n, iy0, ix0, w_base);
     barrier();  // the previous chunk's fragment loads are done
     stash(t);
-#endif
     barrier();
     LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
       const uint ky = tap / KW, kx = tap % KW;
@@ -307,10 +290,10 @@ void main() {
           const uint b_at = PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2, b_stride = A_STRIDE;
 #endif
 #if COOP_EMULATE
-          [[unroll]] for (uint i = 0; i < FM; ++i) {
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
             LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
               const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
-              int s0 = EACC(i * FN + j, 2 * k), s1 = EACC(i * FN + j, 2 * k + 1);
+              int s0 = acc[i * FN + j][2 * k], s1 = acc[i * FN + j][2 * k + 1];
               for (uint q = 0; q < 32; ++q) {
                 const int av = smem_byte((a_at[i] + r * A_STRIDE) * 16 + q);
 #if B_GLOBAL
@@ -319,7 +302,7 @@ void main() {
                 s0 += av * smem_byte((b_at + c * b_stride) * 16 + q), s1 += av * smem_byte((b_at + (c + 1) * b_stride) * 16 + q);
 #endif
               }
-              EACC(i * FN + j, 2 * k) = s0, EACC(i * FN + j, 2 * k + 1) = s1;
+              acc[i * FN + j][2 * k] = s0, acc[i * FN + j][2 * k + 1] = s1;
             }
           }
 #else
@@ -349,7 +332,7 @@ void main() {
         const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
         const uint word = ((m0 + r) * OS * 16 + (n0 + c) * 2) / 4;
         smem[word >> 2][word & 3u] =
-            packHalf2x16(vec2(float(EACC(i * FN + j, 2 * k)) * prescale, float(EACC(i * FN + j, 2 * k + 1)) * prescale));
+            packHalf2x16(vec2(float(acc[i * FN + j][2 * k]) * prescale, float(acc[i * FN + j][2 * k + 1]) * prescale));
       }
 #else
       const coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> f32 =

@@ -371,6 +371,15 @@ std::vector<ConvShape> plain_conv_shapes() {
           {"dec_conv3b 96->96 480x272", 96, 96, 480, 272, 0.101}};
 }
 
+ConvIoBytes max_conv_io_bytes(const std::vector<ConvShape>& shapes) {
+  ConvIoBytes m;
+  for (const ConvShape& s : shapes) {
+    m.x = std::max<uint64_t>(m.x, uint64_t{s.w + 2} * (s.h + 2) * s.cin * 2);
+    m.y = std::max<uint64_t>(m.y, uint64_t{s.w} * s.h * s.cout * 2);
+  }
+  return m;
+}
+
 uint16_t half_bits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);

@@ -78,6 +78,12 @@ struct ConvShape {
   double plan_ms;
 };
 std::vector<ConvShape> plain_conv_shapes();
+// Over `shapes`, the largest fp16 input with its one-pixel zero border and the largest fp16
+// output, in bytes: the probes' buffer sizes.
+struct ConvIoBytes {
+  uint64_t x = 0, y = 0;
+};
+ConvIoBytes max_conv_io_bytes(const std::vector<ConvShape>& shapes);
 
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;

@@ -110,12 +110,9 @@ int main(int argc, char** argv) try {
   // dispatches do not bring it back up.
   constexpr uint32_t kWarmup = 150, kRuns = 20, kSamples = 4096;
   std::mt19937 rng(7);
-  VkDeviceSize max_x = 0, max_y = 0, max_u = 0;
-  for (const Shape& s : shapes) {
-    max_x = std::max<VkDeviceSize>(max_x, VkDeviceSize{s.w + 2} * (s.h + 2) * s.cin * 2);
-    max_y = std::max<VkDeviceSize>(max_y, VkDeviceSize{s.w} * s.h * s.cout * 2);
-    max_u = std::max<VkDeviceSize>(max_u, 16ull * s.cin * s.cout * 2);
-  }
+  const auto [max_x, max_y] = denox::probe::max_conv_io_bytes(shapes);
+  VkDeviceSize max_u = 0;
+  for (const Shape& s : shapes) max_u = std::max<VkDeviceSize>(max_u, 16ull * s.cin * s.cout * 2);
   {
     denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 8, kWarmup + kRuns);
     const auto local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;

@@ -115,6 +115,12 @@ struct ConvIo {
   std::string name;
 };
 
+// The workgroup grid of a conv dispatch over its computed output: (ceil(W / tile_w),
+// ceil(H / tile_h), N * channel_tiles).
+std::array<ValueId, 3> tile_groups(PlanBuilder& b, const Extents4& conv_out, int64_t tile_w, int64_t tile_h, int64_t channel_tiles) {
+  return {b.ceil_div(conv_out[3], tile_w), b.ceil_div(conv_out[2], tile_h), b.mul(conv_out[0], b.constant(channel_tiles))};
+}
+
 // The spatial pads of a zero Pad: (begin_h, begin_w, end_h, end_w).
 std::array<ValueId, 4> spatial_pads(const compiler::Op& pad) {
   const auto& a = std::get<compiler::PadAttrs>(pad.attrs);
@@ -305,8 +311,7 @@ void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fu
   spec.push_constant_count = static_cast<uint32_t>(io.push.size());
   spec.local_size = {256, 1, 1};
   const int64_t co_tiles = (shape.c_out + tiling.cout_tile() - 1) / tiling.cout_tile();
-  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], tiling.tile_w), b.ceil_div(io.conv_out[2], tiling.tile_h()),
-                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  const std::array<ValueId, 3> groups = tile_groups(b, io.conv_out, tiling.tile_w, tiling.tile_h(), co_tiles);
   b.dispatch(io.name, b.pipeline(spec), conv_bindings(b, conv, io, packed), io.push, groups);
 }
 
@@ -328,8 +333,7 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   // NHWC_Q8 tensors have constant channel counts that are multiples of 16 (16-byte loads and
   // stores of whole channel groups), an NHWC output multiples of 8.
   for (const auto& [t, multiple] : {std::pair{io.x0, 16}, std::pair{io.x1.value_or(io.x0), 16}, std::pair{io.y, y_q8 ? 16 : 8}}) {
-    const ValueId channels = b.extents4(t)[1];
-    if (!b.program().is_constant(channels) || b.program().constant_value(channels) % multiple != 0)
+    if (!b.channels_multiple_of(t, multiple))
       fail(ErrorCode::Internal, describe_op(conv) + ": tensor '" + g.tensor(t).name + "' needs a constant channel count that is a multiple of " +
                                     std::to_string(multiple) + " for conv2d_coopmat_q8");
   }
@@ -366,9 +370,7 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
-  const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
-  const std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
-                                         b.mul(io.conv_out[0], b.constant(co_tiles))};
+  const std::array<ValueId, 3> groups = tile_groups(b, io.conv_out, c.tile_w, c.tile_h, (shape.c_out + c.nt - 1) / c.nt);
   b.dispatch(io.name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
 }
 
@@ -432,8 +434,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   if (how.x0 == Layout::NHWC_Q8 || how.x1 == Layout::NHWC_Q8 || (y_q8 && (f.tail || c.tap_sum)))
     fail(ErrorCode::Internal, describe_op(conv) + ": " + c.family() + " reads no NHWC_Q8 tensor, and writes one only from its NHWC epilogue");
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, y_hwc}}) {
-    const ValueId channels = b.extents4(t)[1];
-    if (hwc && (!b.program().is_constant(channels) || b.program().constant_value(channels) % 8 != 0))
+    if (hwc && !b.channels_multiple_of(t, 8))
       fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC tensor needs a constant channel count that is a multiple of 8");
   }
   for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", y_hwc}, std::pair{"Y_Q8", y_q8},
@@ -455,9 +456,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
-  const int64_t co_tiles = (shape.c_out + c.nt - 1) / c.nt;
-  std::array<ValueId, 3> groups = {b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h),
-                                   b.mul(io.conv_out[0], b.constant(co_tiles))};
+  std::array<ValueId, 3> groups = tile_groups(b, io.conv_out, c.tile_w, c.tile_h, (shape.c_out + c.nt - 1) / c.nt);
   if (c.one_phase) {  // tiles of X0's (low-resolution) grid, 4 phases each (the fastest part of x)
     const Extents4 x0e = b.extents4(io.x0);
     groups = {b.mul(b.ceil_div(x0e[3], c.tile_w), b.constant(4)), b.ceil_div(x0e[2], c.tile_h), groups[2]};

@@ -92,13 +92,12 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 }
 
 std::string CoopConvConfig::describe() const {
-  if (q8)
-    return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
-           std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8";
-  return std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" + std::to_string(ck) + " sg" +
-         std::to_string(sg_m) + "x" + std::to_string(sg_n) + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") +
-         (b_global ? " bglobal" : "") + (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
-         (tap_sum ? " tapsum" : "") + (q8 ? " q8" : "");
+  const std::string tiles = std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" +
+                            std::to_string(ck) + " sg" + std::to_string(sg_m) + "x" + std::to_string(sg_n);
+  if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8";
+  return tiles + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") + (b_global ? " bglobal" : "") +
+         (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
+         (tap_sum ? " tapsum" : "");
 }
 
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }

@@ -48,10 +48,10 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // (16x32 pixels, nt32, ck32, 8 subgroups of 4x2 fragments, B staged: bench/RESULTS.md,
   // 2026-11-26 third session), then smaller tiles for devices with less shared memory.
   const int64_t nt = s.c_out <= 16 ? 16 : 32;
-  // The emulation (COOP_EMULATE, tests on llvmpipe) holds 2 * 128 / subgroup_size accumulators
-  // per fragment in every invocation; with 8 fragments per subgroup llvmpipe lost stores of
-  // workgroups that looped over more than one chunk (Mesa 22.3, 8-wide subgroups), so emulated
-  // plans take one B fragment per subgroup: the same staging, packing and epilogue.
+  // The emulation (COOP_EMULATE, tests on llvmpipe): with two B fragments per subgroup, Mesa
+  // 22.3's llvmpipe (8-wide subgroups) wrote garbage for workgroups that looped over more than one
+  // chunk, not understood (the H100 runs that configuration right, test [q8]), so emulated plans
+  // take one B fragment per subgroup: the same staging, packing and epilogue.
   if (emulate && !all)
     for (const CoopConvConfig& c : {q8_config(8, 32, nt, 32, 4, nt / 16, false), q8_config(8, 16, nt, 32, 2, nt / 16, false)})
       if (q8_config_fits(c, s, target, even_tile_h, emulate)) return {c};

@@ -295,12 +295,14 @@ bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape&
 
 }  // namespace
 
-// (A multiple of 8 channels: the shaders' 16-byte path; anything else stays NCHW.)
-bool nhwc_allowed(const compiler::Graph& g, TensorId t) {
+bool constant_channels_multiple_of(const compiler::Graph& g, TensorId t, int64_t multiple) {
   const auto& shape = g.tensor(t).shape;
-  return shape.size() == 4 && g.program.is_constant(shape[1]) && g.program.constant_value(shape[1]) % 8 == 0 &&
+  return shape.size() == 4 && g.program.is_constant(shape[1]) && g.program.constant_value(shape[1]) % multiple == 0 &&
          g.program.constant_value(shape[1]) > 0;
 }
+
+// (A multiple of 8 channels: the shaders' 16-byte path; anything else stays NCHW.)
+bool nhwc_allowed(const compiler::Graph& g, TensorId t) { return constant_channels_multiple_of(g, t, 8); }
 
 namespace {
 

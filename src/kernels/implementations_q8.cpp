@@ -5,6 +5,17 @@ namespace denox::kernels {
 
 using compiler::TensorId;
 
+namespace {
+
+// How `table` quantizes `t`, where `t` may be NHWC_Q8 (calibrated, channels a multiple of 16).
+const TensorQuant* q8_quant(const compiler::Graph& g, TensorId t, const QuantTable& table) {
+  if (!constant_channels_multiple_of(g, t, 16)) return nullptr;
+  const auto it = table.find(g.tensor(t).name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 // The int8 variants of a coop convolution (conv2d_coopmat_q8): X0 and X1 NHWC_Q8, each quantized
 // as `table` says, and Y NHWC_Q8 (where calibrated) or NHWC fp16 (for a reader without int8
 // inputs: no conversion dispatch); none where an input is not calibrated, a channel count is no
@@ -13,15 +24,9 @@ using compiler::TensorId;
 std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implementation& c, const QuantTable& table) {
   if (c.fusion.head || c.fusion.tail || c.inputs.empty() || c.inputs[0] != c.fusion.x0(*c.anchor)) return {};
   if (c.anchor->inputs.size() > 2 && !g.tensor(c.anchor->inputs[2]).f32_data) return {};
-  auto quant_of = [&](TensorId t) -> const TensorQuant* {
-    const auto& shape = g.tensor(t).shape;
-    if (shape.size() != 4 || !g.program.is_constant(shape[1]) || g.program.constant_value(shape[1]) % 16 != 0) return nullptr;
-    const auto it = table.find(g.tensor(t).name);
-    return it == table.end() ? nullptr : &it->second;
-  };
   Implementation v = c;
   for (size_t i = 0; i < v.inputs.size(); ++i) {
-    const TensorQuant* q = quant_of(v.inputs[i]);
+    const TensorQuant* q = q8_quant(g, v.inputs[i], table);
     if (!q) return {};
     v.input_layouts[i] = Layout::NHWC_Q8;
     (i == 0 ? v.coop.q_x0 : v.coop.q_x1) = *q;
@@ -29,7 +34,7 @@ std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implemen
   v.coop.x0 = v.input_layout(0);
   v.coop.x1 = v.input_layout(1);
   std::vector<Implementation> out;
-  if (const TensorQuant* q = quant_of(v.output)) {
+  if (const TensorQuant* q = q8_quant(g, v.output, table)) {
     out.push_back(v);
     out.back().output_layout = out.back().coop.y = Layout::NHWC_Q8;
     out.back().coop.q_y = *q;
@@ -44,13 +49,11 @@ std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implemen
 // An fp16 coop convolution writing NHWC_Q8 (Y_Q8: its NHWC epilogue quantizes), from `base`
 // (whose inputs keep their layouts), where the output is calibrated; else nullopt.
 std::optional<Implementation> q8_output_variant(const compiler::Graph& g, const Implementation& base, const QuantTable& table) {
-  const auto& shape = g.tensor(base.output).shape;
-  if (shape.size() != 4 || !g.program.is_constant(shape[1]) || g.program.constant_value(shape[1]) % 16 != 0) return std::nullopt;
-  const auto it = table.find(g.tensor(base.output).name);
-  if (it == table.end()) return std::nullopt;
+  const TensorQuant* q = q8_quant(g, base.output, table);
+  if (!q) return std::nullopt;
   Implementation v = base;
   v.output_layout = v.coop.y = Layout::NHWC_Q8;
-  v.coop.q_y = it->second;
+  v.coop.q_y = *q;
   return v;
 }
 

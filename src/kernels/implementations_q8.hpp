@@ -10,7 +10,10 @@
 
 namespace denox::kernels {
 
-// Whether tensor `t` may be kept NHWC: rank 4 with a constant channel count, a multiple of 8.
+// Whether tensor `t` has rank 4 and a constant, positive channel count that is a multiple of
+// `multiple` (16 for NHWC_Q8).
+bool constant_channels_multiple_of(const compiler::Graph& g, compiler::TensorId t, int64_t multiple);
+// Whether tensor `t` may be kept NHWC: constant_channels_multiple_of(g, t, 8).
 bool nhwc_allowed(const compiler::Graph& g, compiler::TensorId t);
 
 // The int8 variants of coop convolution `c` (conv2d_coopmat_q8; the config is set by the caller).

@@ -90,6 +90,11 @@ TensorId PlanBuilder::resolve(TensorId t) const {
   return t;
 }
 
+bool PlanBuilder::channels_multiple_of(TensorId t, int64_t multiple) {
+  const ValueId c = extents4(t)[1];
+  return program().is_constant(c) && program().constant_value(c) % multiple == 0;
+}
+
 void PlanBuilder::alias(TensorId alias, TensorId source) { aliases_[alias] = resolve(source); }
 
 uint32_t PlanBuilder::scratch(TensorId t, Layout layout) {

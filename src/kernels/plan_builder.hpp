@@ -51,6 +51,8 @@ class PlanBuilder {
   ValueId mul(ValueId a, ValueId b) { return program().mul(a, b); }
   ValueId product(std::span<const ValueId> values);
   Extents4 extents4(TensorId t);
+  // Whether `t`'s channel count (extents4(t)[1]) is a constant multiple of `multiple`.
+  bool channels_multiple_of(TensorId t, int64_t multiple);
   // Row-major element strides of extents (innermost 1).
   Extents4 strides(const Extents4& extents);
   // Group counts of the 32 x 8 element-wise families over a 4D view: (ceil(e3/32), ceil(e2/8), e0*e1).

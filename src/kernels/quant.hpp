@@ -35,11 +35,7 @@ inline TensorQuant quant_for_range(float lo, float hi) {
   return q;
 }
 
-// Round to nearest, ties to even (what the shaders' roundEven does), then clamp to int8.
-inline int32_t quantize(float x, const TensorQuant& q) {
-  const float v = std::nearbyint(x * (1.0f / q.scale)) + static_cast<float>(q.zero_point);
-  return v < -128.0f ? -128 : v > 127.0f ? 127 : static_cast<int32_t>(v);
-}
+// The real value of a code (the shaders round the other way: shaders/quant.glsl).
 inline float dequantize(int32_t code, const TensorQuant& q) { return q.scale * static_cast<float>(code - q.zero_point); }
 
 // "q8:<entries>:<hash>": the table in a few words, for cache keys.

@@ -12,7 +12,7 @@ void lower_quantize_conversion(PlanBuilder& b, TensorId t, Layout from, Layout t
   if ((from == Layout::NHWC_Q8) == to_q8 || float_layout == Layout::NHWC_Q8)
     fail(ErrorCode::Internal, name + ": a quantize conversion is between NHWC_Q8 and a float layout");
   const Extents4 e = b.extents4(t);
-  if (!b.program().is_constant(e[1]) || b.program().constant_value(e[1]) % 16 != 0)
+  if (!b.channels_multiple_of(t, 16))
     fail(ErrorCode::Internal, name + ": an NHWC_Q8 tensor needs a constant channel count that is a multiple of 16");
   PipelineSpec spec;
   spec.family = "quantize";
