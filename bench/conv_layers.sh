@@ -10,7 +10,9 @@
 #         DENOX_BENCH_LAYERS=0 skips the per-layer table, DENOX_BENCH_PROFILE=1 adds the profile
 #         of the fused plan (coop pipelines without MMAs / without global loads),
 #         DENOX_BENCH_VARIANTS=FILE compares kernel variants (extra defines, per-conv configs;
-#         format in bench/conv_layers.cpp) per dispatch, DENOX_BENCH_PLAN_DIR keeps their plans.
+#         format in bench/conv_layers.cpp) per dispatch, DENOX_BENCH_PLAN_DIR keeps their plans,
+#         DENOX_BENCH_REPEAT=N measures each end-to-end plan N more times. Every measurement
+#         first keeps the GPU busy for 0.3 s (the clock drops while pipelines compile).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
