@@ -178,6 +178,54 @@ TEST_CASE("int8 conversions: a graph input quantized and an output dequantized a
   CHECK(device().validation_errors() == 0);
 }
 
+TEST_CASE("int8 boundaries: an up2 conv writing NHWC_Q8 from its epilogue, an NHWC tensor quantized, emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) {
+    WARN("SKIPPED: the test device has no fp16 storage");
+    return;
+  }
+  // x -> pool (pool2d) -> upsample + concat with x -> conv1 on conv2d_coopmat_up2 (fp16, Y_Q8) -> conv2
+  // int8 writing fp16 NHWC -> quantize NHWC->NHWC_Q8 -> conv3 int8 writing fp16 NHWC -> copy to
+  // NCHW: picked by hand, as select would take other paths.
+  GraphBuilder b;
+  const TensorId x = b.input("x", 16);
+  PoolAttrs pool;
+  pool.kernel = {2, 2};
+  pool.stride = {2, 2};
+  const TensorId low = b.pool("pool", x, pool, {0, 0, 0, 0}, false);
+  const TensorId up = b.op("up", "Resize", UpsampleAttrs{}, {low}, {b.c(1), b.c(16), b.H, b.W});
+  const TensorId cat = b.op("cat", "Concat", ConcatAttrs{}, {up, x}, {b.c(1), b.c(32), b.H, b.W});
+  const TensorId c1 = b.activation("r1", b.conv("conv1", cat, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 41), ActivationAttrs{});
+  const TensorId c2 = b.activation("r2", b.conv("conv2", c1, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 42), ActivationAttrs{});
+  b.output(b.activation("r3", b.conv("conv3", c2, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 43), ActivationAttrs{}));
+  const LoweringTarget target = q8_target(b, true, caps);
+  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
+  std::vector<const Implementation*> chosen;
+  for (const Implementation& i : impls) {
+    const std::string n = i.name(), w = i.layout_words();
+    const bool convert = i.kind == Implementation::Kind::Convert;
+    if ((n == "pool" && i.kind == Implementation::Kind::Op) ||
+        (n == "up+cat+conv1+r1" && i.family == "conv2d_coopmat_up2" && w == " q8(y)") ||
+        (n == "conv2+r2" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
+        (convert && i.tensor_name == "r2_out" && i.pattern == "NHWC->NHWC_Q8") ||
+        (n == "conv3+r3" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
+        (convert && i.tensor_name == "r3_out" && i.pattern == "NHWC->NCHW"))
+      chosen.push_back(&i);
+  }
+  REQUIRE(chosen.size() == 6);
+  plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
+  compile_pipelines(plan, shader_compiler(), 0);
+  CHECK(families(plan).at("quantize") == 1);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{18, 30}, {40, 14}}) {  // (even: pool and upsample meet again)
+    const auto inputs = random_inputs(b, h, w, 51);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const double err = relative_l2(run_on(device(), plan, inputs).at(0), expected.at(0));
+    INFO(h << "x" << w << ": relative L2 " << err);
+    CHECK(err <= 2e-2);
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CPU reference", "[kernels][q8]") {
   if (!coop_available()) return;
   const auto& caps = coop_device().caps();
