@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "../runtime/gpu_test_support.hpp"
@@ -69,6 +70,32 @@ LoweringTarget q8_target(const GraphBuilder& b, bool emulate, const runtime::Dev
   }
   target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 100), random_inputs(b, 18, 22, 200)}));
   return target;
+}
+
+// A plan of the implementations `pick` chooses among every one `target` enumerates for `b`
+// (select would take other paths); `expected` of them must be picked.
+plan::Plan hand_picked(const GraphBuilder& b, const LoweringTarget& target, size_t expected,
+                       const std::function<bool(const Implementation&)>& pick) {
+  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
+  std::vector<const Implementation*> chosen;
+  for (const Implementation& i : impls)
+    if (pick(i)) chosen.push_back(&i);
+  REQUIRE(chosen.size() == expected);
+  plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
+  compile_pipelines(plan, shader_compiler(), 0);
+  return plan;
+}
+
+// Output 0 of `plan` on `ctx` against the CPU reference at each size (random non-negative inputs).
+void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const plan::Plan& plan,
+                 std::initializer_list<std::pair<int64_t, int64_t>> sizes, uint64_t seed, double limit) {
+  for (auto [h, w] : sizes) {
+    const auto inputs = random_inputs(b, h, w, seed);
+    const auto expected = reference::run_reference(b.g, inputs);
+    const double err = relative_l2(run_on(ctx, plan, inputs).at(0), expected.at(0));
+    INFO(h << "x" << w << ": relative L2 " << err);
+    CHECK(err <= limit);
+  }
 }
 
 }  // namespace
@@ -133,14 +160,7 @@ TEST_CASE("int8 plans emulated (COOP_EMULATE) against the fp32 CPU reference at 
   for (const auto& d : plan.dispatches)
     for (const auto& [k, v] : plan.pipelines[d.pipeline].defines) y_q8 += k == "Y_Q8" && v == "1";
   CHECK(y_q8 == 4);  // conv0 (fp16), conv1, conv2, conv3
-  for (auto [h, w] : {std::pair<int64_t, int64_t>{38, 30}, {22, 50}}) {
-    const auto inputs = random_inputs(b, h, w, 7);
-    const auto expected = reference::run_reference(b.g, inputs);
-    const auto actual = run_on(device(), plan, inputs);
-    const double err = relative_l2(actual.at(0), expected.at(0));
-    INFO(h << "x" << w << ": relative L2 " << err);
-    CHECK(err <= 3e-2);
-  }
+  check_sizes(device(), b, plan, {{38, 30}, {22, 50}}, 7, 3e-2);
   CHECK(device().validation_errors() == 0);
 }
 
@@ -155,26 +175,14 @@ TEST_CASE("int8 conversions: a graph input quantized and an output dequantized a
   GraphBuilder b;
   const TensorId x = b.input("x", 16);
   b.output(b.activation("r0", b.conv("conv0", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 21), ActivationAttrs{}));
-  const LoweringTarget target = q8_target(b, true, caps);
-  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
-  std::vector<const Implementation*> chosen;
-  for (const Implementation& i : impls) {
+  const plan::Plan plan = hand_picked(b, q8_target(b, true, caps), 3, [](const Implementation& i) {
     const bool conv = i.name() == "conv0+r0" && i.family == "conv2d_coopmat_q8" && i.layout_words() == " q8(x0,y)";
     const bool quantize = i.kind == Implementation::Kind::Convert && i.family == "quantize" &&
                           ((i.tensor_name == "x" && i.pattern == "NCHW->NHWC_Q8") || (i.tensor_name == "r0_out" && i.pattern == "NHWC_Q8->NCHW"));
-    if (conv || quantize) chosen.push_back(&i);
-  }
-  REQUIRE(chosen.size() == 3);
-  plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
-  compile_pipelines(plan, shader_compiler(), 0);
+    return conv || quantize;
+  });
   CHECK(families(plan).at("quantize") == 2);
-  for (auto [h, w] : {std::pair<int64_t, int64_t>{17, 29}, {40, 9}}) {
-    const auto inputs = random_inputs(b, h, w, 31);
-    const auto expected = reference::run_reference(b.g, inputs);
-    const double err = relative_l2(run_on(device(), plan, inputs).at(0), expected.at(0));
-    INFO(h << "x" << w << ": relative L2 " << err);
-    CHECK(err <= 2e-2);
-  }
+  check_sizes(device(), b, plan, {{17, 29}, {40, 9}}, 31, 2e-2);
   CHECK(device().validation_errors() == 0);
 }
 
@@ -198,31 +206,18 @@ TEST_CASE("int8 boundaries: an up2 conv writing NHWC_Q8 from its epilogue, an NH
   const TensorId c1 = b.activation("r1", b.conv("conv1", cat, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 41), ActivationAttrs{});
   const TensorId c2 = b.activation("r2", b.conv("conv2", c1, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 42), ActivationAttrs{});
   b.output(b.activation("r3", b.conv("conv3", c2, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 43), ActivationAttrs{}));
-  const LoweringTarget target = q8_target(b, true, caps);
-  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
-  std::vector<const Implementation*> chosen;
-  for (const Implementation& i : impls) {
+  const plan::Plan plan = hand_picked(b, q8_target(b, true, caps), 6, [](const Implementation& i) {
     const std::string n = i.name(), w = i.layout_words();
     const bool convert = i.kind == Implementation::Kind::Convert;
-    if ((n == "pool" && i.kind == Implementation::Kind::Op) ||
-        (n == "up+cat+conv1+r1" && i.family == "conv2d_coopmat_up2" && w == " q8(y)") ||
-        (n == "conv2+r2" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
-        (convert && i.tensor_name == "r2_out" && i.pattern == "NHWC->NHWC_Q8") ||
-        (n == "conv3+r3" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
-        (convert && i.tensor_name == "r3_out" && i.pattern == "NHWC->NCHW"))
-      chosen.push_back(&i);
-  }
-  REQUIRE(chosen.size() == 6);
-  plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
-  compile_pipelines(plan, shader_compiler(), 0);
+    return (n == "pool" && i.kind == Implementation::Kind::Op) ||
+           (n == "up+cat+conv1+r1" && i.family == "conv2d_coopmat_up2" && w == " q8(y)") ||
+           (n == "conv2+r2" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
+           (convert && i.tensor_name == "r2_out" && i.pattern == "NHWC->NHWC_Q8") ||
+           (n == "conv3+r3" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)") ||
+           (convert && i.tensor_name == "r3_out" && i.pattern == "NHWC->NCHW");
+  });
   CHECK(families(plan).at("quantize") == 1);
-  for (auto [h, w] : {std::pair<int64_t, int64_t>{18, 30}, {40, 14}}) {  // (even: pool and upsample meet again)
-    const auto inputs = random_inputs(b, h, w, 51);
-    const auto expected = reference::run_reference(b.g, inputs);
-    const double err = relative_l2(run_on(device(), plan, inputs).at(0), expected.at(0));
-    INFO(h << "x" << w << ": relative L2 " << err);
-    CHECK(err <= 2e-2);
-  }
+  check_sizes(device(), b, plan, {{18, 30}, {40, 14}}, 51, 2e-2);  // (even: pool and upsample meet again)
   CHECK(device().validation_errors() == 0);
 }
 
@@ -237,11 +232,5 @@ TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CP
   const LoweringTarget target = q8_target(b, false, caps);
   const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
   CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
-  for (auto [h, w] : {std::pair<int64_t, int64_t>{38, 30}, {66, 98}, {128, 130}}) {
-    const auto inputs = random_inputs(b, h, w, 9);
-    const auto expected = reference::run_reference(b.g, inputs);
-    const double err = relative_l2(run_on(coop_device(), plan, inputs).at(0), expected.at(0));
-    INFO(h << "x" << w << ": relative L2 " << err);
-    CHECK(err <= 3e-2);
-  }
+  check_sizes(coop_device(), b, plan, {{38, 30}, {66, 98}, {128, 130}}, 9, 3e-2);
 }
