@@ -144,7 +144,17 @@ DENOX_API const denox_device_requirement* denox_device_requirements(uint32_t* co
 typedef enum denox_precision {
   DENOX_PRECISION_AUTO = 0, /* fp16 storage where the device can, else fp32 */
   DENOX_PRECISION_FP32 = 1,
-  DENOX_PRECISION_FP16 = 2
+  DENOX_PRECISION_FP16 = 2,
+  /* Opt-in: an fp16 plan whose convolutions may run on int8 tensor cores, with int8 tensors
+   * between them, where the tuner finds that faster (the others stay fp16). Needs a
+   * calibration (denox_model_options::calibration, made by denox_calibrate_* or
+   * `denox calibrate` on representative inputs) and a device with int8 cooperative matrices
+   * (VK_KHR_cooperative_matrix reporting 16x16x32 sint8 x sint8 -> sint32 at subgroup scope,
+   * and VkPhysicalDeviceVulkan12Features::shaderInt8 enabled): else the load fails with
+   * DENOX_ERROR_INVALID_ARGUMENT or DENOX_ERROR_MISSING_FEATURE naming what is missing.
+   * Inputs and outputs stay fp16 (denox_model_precision reports FP16). Accuracy depends on the
+   * calibration inputs: on the shipped denoiser, -0.05..-0.10 dB PSNR against fp16. */
+  DENOX_PRECISION_INT8 = 3
 } denox_precision;
 
 typedef struct denox_context_options {
@@ -262,6 +272,45 @@ typedef enum denox_tuning {
  * "done" (also after a foreground load already reported "done"). */
 typedef void (*denox_progress_callback)(const char* stage, uint32_t done, uint32_t total, const char* what, void* user_data);
 
+/* ---- int8 calibration ------------------------------------------------------------------- */
+
+/* The range of every tensor of one model, measured by running its fp32 CPU reference on
+ * representative inputs: what DENOX_PRECISION_INT8 quantizes with. Device-independent (make it
+ * once, ship it with the model: denox_calibration_save / _load). It belongs to the model it was
+ * made from (its content hash is recorded): loading another model with it fails naming both
+ * hashes, so a retrained or edited model (a hot reload included) needs a new calibration. */
+typedef struct denox_calibration_T* denox_calibration;
+
+/* One sample: the model's inputs at width x height, one array per ONNX graph input in graph
+ * order (denox_model_get_tensor_info's order), each channels x height x width float32 (CHW),
+ * finite values. */
+typedef struct denox_calibration_sample {
+  uint32_t width, height;
+  const float* const* inputs;
+  uint32_t input_count;
+} denox_calibration_sample;
+
+/* Runs the model's fp32 CPU reference on each sample (seconds per 256x256 sample for a denoiser
+ * of OIDN's size, on the calling thread; no device) and keeps, per tensor, the 99.99th
+ * percentile of its values. Samples should look like what the game will denoise (scenes,
+ * sample counts, exposure); 4-16 of 256x256 crops suffice for a denoiser. Fails with
+ * DENOX_ERROR_INVALID_ARGUMENT for no sample, a wrong input count or extent, or a NaN or
+ * infinity in an input or a tensor (naming it), and as a model load does for the model. */
+DENOX_API denox_result denox_calibrate_file(const char* onnx_path, const denox_calibration_sample* samples, uint32_t sample_count,
+                                            denox_calibration* out_calibration);
+DENOX_API denox_result denox_calibrate_memory(const void* onnx_bytes, size_t size, const denox_calibration_sample* samples,
+                                              uint32_t sample_count, denox_calibration* out_calibration);
+/* A calibration as bytes (a small JSON document), to store and ship. Call with data == NULL
+ * to get the size in *size. */
+DENOX_API denox_result denox_calibration_save(denox_calibration calibration, void* data, size_t* size);
+/* From denox_calibration_save's bytes (copied). Fails with DENOX_ERROR_INVALID_ARGUMENT saying
+ * what is wrong when they are not a denox calibration, of another format version, or damaged. */
+DENOX_API denox_result denox_calibration_load(const void* bytes, size_t size, denox_calibration* out_calibration);
+/* The model content hash it was made for (hex, static until the calibration is destroyed). */
+DENOX_API const char* denox_calibration_model_hash(denox_calibration calibration);
+/* A model loaded with it keeps its own copy: it may be destroyed after the load. NULL is ignored. */
+DENOX_API void denox_calibration_destroy(denox_calibration calibration);
+
 typedef struct denox_model_options {
   denox_precision precision;
   /* Nonzero: denox allocates no device memory for the model; the caller binds its own buffers
@@ -294,6 +343,10 @@ typedef struct denox_model_options {
    * least the number of frames the engine keeps in flight times the model's records per frame.
    * 0: 3. */
   uint32_t retire_after_records;
+  /* DENOX_PRECISION_INT8: the model's calibration (required; ignored with other precisions).
+   * The model copies it (reloads and background tunes use the copy). Part of the plan's cache
+   * key: another calibration compiles another plan. */
+  denox_calibration calibration;
 } denox_model_options;
 
 /* Loads an ONNX model (with external data files resolved next to it), compiles it for the
@@ -337,8 +390,12 @@ DENOX_API uint32_t denox_model_input_count(denox_model model);
 DENOX_API uint32_t denox_model_output_count(denox_model model);
 DENOX_API denox_result denox_model_get_tensor_info(denox_model model, denox_io_kind kind, uint32_t index,
                                                    denox_tensor_info* out_info);
-/* The plan's precision (FP32 or FP16) and number of dispatches, for logs and tools. */
+/* The plan's precision (FP32 or FP16: the type of its inputs, outputs and float tensors; an
+ * INT8 request's plan is FP16), for logs and tools. */
 DENOX_API denox_precision denox_model_precision(denox_model model);
+/* The dispatches of the running plan that run on int8 tensor cores: 0 unless loaded with
+ * DENOX_PRECISION_INT8, and possibly 0 then (the tuner found nothing faster in int8). */
+DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
 
 /* Runs the shape program for the input extent and prepares everything record() needs. Never
  * compiles. In default memory mode the scratch memory may be reallocated when it must grow: no

@@ -57,6 +57,37 @@ class Owned {
 
 class Model;
 
+// An int8 calibration (denox.h, "int8 calibration"): made from sample inputs or loaded from the
+// bytes save() gave; pass get() as denox_model_options::calibration.
+class Calibration {
+ public:
+  Calibration() = default;
+  static Calibration from_samples(const std::string& onnx_path, const std::vector<denox_calibration_sample>& samples) {
+    denox_calibration c = nullptr;
+    check(denox_calibrate_file(onnx_path.c_str(), samples.data(), static_cast<uint32_t>(samples.size()), &c));
+    return Calibration(c);
+  }
+  static Calibration from_bytes(const void* bytes, size_t size) {
+    denox_calibration c = nullptr;
+    check(denox_calibration_load(bytes, size, &c));
+    return Calibration(c);
+  }
+  std::string save() const {
+    size_t size = 0;
+    check(denox_calibration_save(get(), nullptr, &size));
+    std::string bytes(size, '\0');
+    check(denox_calibration_save(get(), bytes.data(), &size));
+    return bytes;
+  }
+  std::string model_hash() const { return denox_calibration_model_hash(get()); }
+  denox_calibration get() const { return h_.get(); }
+
+ private:
+  explicit Calibration(denox_calibration c) : h_(c) {}
+  using Handle = Owned<denox_calibration, denox_calibration_destroy>;
+  Handle h_;
+};
+
 class Context {
  public:
   Context() = default;
@@ -153,6 +184,7 @@ class Model {
     return i;
   }
   denox_precision precision() const { return denox_model_precision(get()); }
+  uint32_t int8_dispatch_count() const { return denox_model_int8_dispatch_count(get()); }
   void set_extent(uint32_t width, uint32_t height) { check(denox_model_set_extent(get(), width, height)); }
   denox_memory_requirements memory_requirements(uint32_t width, uint32_t height) const {
     denox_memory_requirements r{};

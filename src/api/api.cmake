@@ -11,6 +11,7 @@ add_library(denox_lib SHARED
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_model.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_background.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_reload.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_calibration.cpp
 )
 # Measure (pipeline step 6) times edges on the device through the runtime; the API drives it.
 # Its crash journal needs only the cache (tests/cache tests it without a device).

@@ -108,7 +108,7 @@ void poll_watch(denox_model_T& m) {
   BackgroundJob job;
   job.kind = DENOX_JOB_RELOAD;
   job.file = w.path;
-  job.request = compile_request(*m.context, &m.options);
+  job.request = compile_request(*m.context, &m.options, m.calibration);
   start_job(m, std::move(job));
 }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "api/api_report.hpp"
 #include "compiler/import/onnx_import.hpp"
@@ -22,11 +23,50 @@ namespace {
 // without the shaders changing.
 constexpr const char* kLowering = "lowering/5";  // 5: NHWC tensors between coop convs
 
+// Tests only: DENOX_TEST_COOP_EMULATE=1 makes every fp16 plan a cooperative-matrix plan with
+// COOP_EMULATE=1 shaders (plain arithmetic, H100-like shapes), int8 included, so that the int8
+// path through the API runs on lavapipe in CI. Never set it in a product: the plans are slow.
+bool coop_emulated_for_tests() {
+  const char* v = std::getenv("DENOX_TEST_COOP_EMULATE");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+
+kernels::LoweringTarget device_target(const denox_context_T& ctx) {
+  const auto& caps = ctx.device->caps();
+  if (!coop_emulated_for_tests()) return kernels::lowering_target(caps);
+  kernels::LoweringTarget t;
+  for (bool f16 : {true, false})
+    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.coop.shapes.push_back({16, n, k, f16});
+  t.coop.subgroup_size = caps.subgroup_size;
+  t.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  t.coop_emulate = true;
+  return t;
+}
+
+// Why this device cannot run int8 convolutions ("" when it can).
+std::string int8_missing(const denox_context_T& ctx) {
+  if (coop_emulated_for_tests()) return "";
+  const auto& caps = ctx.device->caps();
+  if (kernels::lowering_target(caps).coop.int8) return "";
+  if (!caps.cooperative_matrix) return "VK_KHR_cooperative_matrix (with its cooperativeMatrix feature) is not enabled";
+  if (!caps.shader_int8) return "VkPhysicalDeviceVulkan12Features::shaderInt8 is not enabled";
+  return "the device reports no 16x16x32 sint8 x sint8 -> sint32 subgroup cooperative-matrix shape";
+}
+
 // What the lowering may use on this device: cooperative-matrix convolutions for fp16 plans
-// where the device has them enabled, else the portable shaders.
-kernels::LoweringTarget target_for(const denox_context_T& ctx, plan::Precision precision) {
-  if (precision != plan::Precision::F16) return {};
-  return kernels::lowering_target(ctx.device->caps());
+// where the device has them enabled (int8 ones too for an INT8 request), else the portable
+// shaders. Throws InvalidArgument when the request's calibration is of another model.
+kernels::LoweringTarget target_for(const denox_context_T& ctx, const CompileRequest& request, const std::string& model_hash) {
+  if (request.precision != plan::Precision::F16) return {};
+  kernels::LoweringTarget t = device_target(ctx);
+  if (const auto& c = request.calibration) {
+    if (c->model_hash != model_hash)
+      fail(ErrorCode::InvalidArgument, "the int8 calibration was made for another model (content hash " + c->model_hash.substr(0, 16) +
+                                           "..., this model " + model_hash.substr(0, 16) +
+                                           "...): calibrate this model (denox_calibrate_file, `denox calibrate`)");
+    t.int8 = std::shared_ptr<const kernels::QuantTable>(c, &c->table);
+  }
+  return t;
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -119,6 +159,16 @@ void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const C
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested) {
   const bool fp16 = ctx.device->caps().fp16_usable();
   switch (requested) {
+    case DENOX_PRECISION_INT8: {
+      if (!fp16)
+        fail(ErrorCode::MissingFeature, "precision int8 needs storageBuffer16BitAccess and shaderFloat16 enabled on device '" +
+                                            ctx.device->caps().device_name + "' (its other tensors are fp16)");
+      const std::string missing = int8_missing(ctx);
+      if (!missing.empty())
+        fail(ErrorCode::MissingFeature, "precision int8 needs int8 cooperative matrices; on device '" + ctx.device->caps().device_name +
+                                            "' " + missing);
+      return plan::Precision::F16;
+    }
     case DENOX_PRECISION_AUTO: return fp16 ? plan::Precision::F16 : plan::Precision::F32;
     case DENOX_PRECISION_FP32: return plan::Precision::F32;
     case DENOX_PRECISION_FP16:
@@ -132,8 +182,31 @@ plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision re
 
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan) { kernels::compile_pipelines(plan, ctx.compiler); }
 
+namespace {
+
+bool emulated(const plan::Pipeline& p) {
+  for (const auto& [name, value] : p.defines)
+    if (name == "COOP_EMULATE") return value != "0";
+  return false;
+}
+
+}  // namespace
+
+uint32_t int8_dispatches(const plan::Plan& plan) {
+  uint32_t n = 0;
+  for (const auto& d : plan.dispatches) n += plan.pipelines.at(d.pipeline).family == "conv2d_coopmat_q8" ? 1 : 0;
+  return n;
+}
+
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   for (const auto& p : plan.pipelines) {
+    if (emulated(p)) continue;  // plain arithmetic (tests)
+    if (p.family == "conv2d_coopmat_q8") {
+      const std::string missing = int8_missing(ctx);
+      if (!missing.empty())
+        fail(ErrorCode::MissingFeature, "the plan uses int8 cooperative-matrix convolutions but on device '" +
+                                            ctx.device->caps().device_name + "' " + missing + "; compile the plan on this device");
+    }
     if (p.family.find("coopmat") != std::string::npos && !ctx.device->caps().cooperative_matrix)
       fail(ErrorCode::MissingFeature, "the plan uses cooperative-matrix convolutions ('" + p.family + "') but device '" +
                                           ctx.device->caps().device_name +
@@ -141,10 +214,17 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   }
 }
 
-CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options) {
+CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options,
+                               std::shared_ptr<const autotune::Calibration> retained) {
   CompileRequest r;
   r.precision = resolve_precision(ctx, options ? options->precision : DENOX_PRECISION_AUTO);
   if (!options) return r;
+  if (options->precision == DENOX_PRECISION_INT8) {
+    r.calibration = options->calibration != nullptr ? options->calibration->data : std::move(retained);
+    if (!r.calibration)
+      fail(ErrorCode::InvalidArgument, "precision int8 needs a calibration (denox_model_options::calibration; make one with "
+                                       "denox_calibrate_file or `denox calibrate`)");
+  }
   if (options->tuning != DENOX_TUNING_HEURISTIC && options->tuning != DENOX_TUNING_MEASURE && options->tuning != DENOX_TUNING_EXHAUSTIVE)
     fail(ErrorCode::InvalidArgument, "tuning " + std::to_string(static_cast<int>(options->tuning)) + " is not a denox_tuning");
   r.tuning = options->tuning;
@@ -190,7 +270,7 @@ std::shared_ptr<const ImportedModel> import_model(const void* onnx, size_t size,
 std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request) {
   if (request.recompile) return std::nullopt;
   const auto t0 = std::chrono::steady_clock::now();
-  const cache::CacheKey key = key_for(ctx, model.hash, request, target_for(ctx, request.precision));
+  const cache::CacheKey key = key_for(ctx, model.hash, request, target_for(ctx, request, model.hash));
   spdlog::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
   cache::CacheLayer from = cache::CacheLayer::None;
   auto cached = load_cached(ctx, key, from);
@@ -215,7 +295,7 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   const auto start = std::chrono::steady_clock::now();
   auto progress = [&](const char* stage, size_t done, size_t total, const std::string& what) { report(request, stage, done, total, what); };
   const compiler::Graph& graph = model.graph;
-  const kernels::LoweringTarget target = target_for(ctx, request.precision);
+  const kernels::LoweringTarget target = target_for(ctx, request, model.hash);
   const cache::CacheKey key = key_for(ctx, model.hash, request, target);
   CompileTimes times;
   times.import_ms = model.import_ms;

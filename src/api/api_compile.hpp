@@ -24,6 +24,8 @@ plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision re
 // What a model load asks of the compiler (from denox_model_options, validated).
 struct CompileRequest {
   plan::Precision precision = plan::Precision::F32;
+  // DENOX_PRECISION_INT8 (an F16 plan with int8 convolutions): the model's calibration.
+  std::shared_ptr<const autotune::Calibration> calibration;
   denox_tuning tuning = DENOX_TUNING_HEURISTIC;
   uint32_t width = 1920, height = 1088;  // the tuning extent
   bool recompile = false;
@@ -36,7 +38,10 @@ struct CompileRequest {
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const char* stage, size_t done, size_t total)> observer;
 };
-CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options);
+// `retained`: the calibration a loaded model kept (reloads, background tunes: their stored
+// options have none), used when options->calibration is null.
+CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options,
+                               std::shared_ptr<const autotune::Calibration> retained = nullptr);
 
 // An imported ONNX model and its content hash (the plan cache's model key).
 struct ImportedModel {
@@ -66,7 +71,10 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 
 // Throws MissingFeature when a plan made elsewhere needs what this device lacks (cooperative
-// matrices); fp16 storage is checked by the runtime.
+// matrices, int8 ones); fp16 storage is checked by the runtime.
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
+
+// The plan's dispatches on int8 cooperative matrices (conv2d_coopmat_q8).
+uint32_t int8_dispatches(const plan::Plan& plan);
 
 }  // namespace denox::api

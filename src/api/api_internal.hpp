@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "compiler/calibrate/calibration_file.hpp"
 #include "kernels/shader_compiler.hpp"
 #include "runtime/cache/layered_cache.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
@@ -38,6 +39,12 @@ struct denox_context_T {
   std::mutex background_mutex;
   bool background_checked = false;
   std::unique_ptr<denox::runtime::DeviceContext> background_device;
+};
+
+// A calibration handle: shared, so that models loaded with it keep it after the caller destroys
+// the handle (reloads and background tunes compile with it).
+struct denox_calibration_T {
+  std::shared_ptr<const denox::autotune::Calibration> data;
 };
 
 namespace denox::api {
@@ -82,7 +89,9 @@ struct denox_model_T {
   std::unique_ptr<denox::runtime::ExecutableModel> model;  // the running plan: what record() records
   bool extent_set = false;
   std::string report_json;  // denox_model_schedule_report
-  denox_model_options options{};  // as loaded: reloads compile with them
+  denox_model_options options{};  // as loaded: reloads compile with them (calibration: null, see below)
+  // options.calibration's data, kept here because the caller may destroy the handle.
+  std::shared_ptr<const denox::autotune::Calibration> calibration;
   denox::api::IoSignature signature;
 
   std::mutex io_mutex;

@@ -30,6 +30,8 @@ std::unique_ptr<denox_model_T> make_model(denox_context_T& ctx, plan::Plan p, co
   auto m = std::make_unique<denox_model_T>();
   m->context = &ctx;
   if (options != nullptr) m->options = *options;
+  if (m->options.calibration != nullptr) m->calibration = m->options.calibration->data;
+  m->options.calibration = nullptr;  // the caller may destroy the handle (denox.h)
   m->report_json = std::move(report_json);
   m->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(p), ctx.pipeline_cache->handle(),
                                                         adapter_compiler(ctx), m->options.external_memory != 0);
@@ -237,6 +239,11 @@ denox_result denox_model_get_tensor_info(denox_model model, denox_io_kind kind, 
 denox_precision denox_model_precision(denox_model model) {
   if (model == nullptr) return DENOX_PRECISION_AUTO;
   return model->model->plan().precision == plan::Precision::F16 ? DENOX_PRECISION_FP16 : DENOX_PRECISION_FP32;
+}
+
+uint32_t denox_model_int8_dispatch_count(denox_model model) {
+  if (model == nullptr) return 0;
+  return api::int8_dispatches(model->model->plan());
 }
 
 denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height) {

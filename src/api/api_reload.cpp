@@ -21,7 +21,7 @@ void require_reload_device(denox_model_T& m) {
 void queue_reload(denox_model_T& m, BackgroundJob job) {
   require_reload_device(m);
   job.kind = DENOX_JOB_RELOAD;
-  job.request = compile_request(*m.context, &m.options);
+  job.request = compile_request(*m.context, &m.options, m.calibration);
   start_job(m, std::move(job));
 }
 

@@ -31,7 +31,8 @@ int bench(BenchOptions o) {
   if (o.per_dispatch) per = s.time_dispatches(o.warmup, o.runs);
   const double record_us = s.record_host_us(std::max(o.runs, 20));
   const auto st = s.stats();
-  const char* precision = s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32";
+  const std::string label = precision_label(s.model());
+  const char* precision = label.c_str();
   if (o.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"width\": %u, \"height\": %u, \"precision\": \"%s\", ", o.model.c_str(),
                 info.device_name, w, h, precision);
@@ -72,8 +73,9 @@ int bench(BenchOptions o) {
 
 void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--device", g.device, "Vulkan device index (default: the first discrete GPU, else the first device)");
-  cmd->add_option("--precision", g.precision, "auto (fp16 where the device can), fp32 or fp16")
-      ->check(CLI::IsMember({"auto", "fp32", "fp16"}));
+  cmd->add_option("--precision", g.precision, "auto (fp16 where the device can), fp32, fp16 or int8 (needs --calibration)")
+      ->check(CLI::IsMember({"auto", "fp32", "fp16", "int8"}));
+  cmd->add_option("--calibration", g.calibration, "int8: the model's calibration file (`denox calibrate`)");
   cmd->add_option("--cache", g.cache_path, "Cache file (default: ~/.cache/denox/cache.sqlite3 or $DENOX_CACHE_DIR)");
   cmd->add_flag("--no-cache", g.no_cache, "Neither read nor write the writable cache (a --shipped-cache is still read)");
   cmd->add_option("--shipped-cache", g.shipped_cache_path,

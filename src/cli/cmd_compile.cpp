@@ -62,8 +62,8 @@ int compile(const CompileOptions& o) {
   const auto [w, h] = parse_extent(o.size);
   const denox_context_options co = context_options(o.gpu);
   Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
-  denox_model_options mo{};
-  mo.precision = parse_precision(o.gpu.precision);
+  Calibration calibration;
+  denox_model_options mo = model_options(o.gpu, calibration);
   mo.tuning = o.no_measure ? DENOX_TUNING_HEURISTIC : o.exhaustive ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_MEASURE;
   mo.tune_width = w;
   mo.tune_height = h;

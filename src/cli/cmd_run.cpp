@@ -19,12 +19,16 @@ namespace {
 
 std::string extension_of(const std::string& path) { return std::filesystem::path(path).extension().string(); }
 
+}  // namespace
+
 HostTensor read_tensor(const std::string& path) {
   std::string ext = extension_of(path);
   if (ext == ".npy") return io::read_npy(path);
   if (ext == ".pfm") return io::read_pfm(path);
   fail(ErrorCode::InvalidArgument, "input '" + path + "': unknown format (use .npy or .pfm)");
 }
+
+namespace {
 
 void check_output_format(const std::string& path) {
   std::string ext = extension_of(path);
@@ -61,7 +65,7 @@ int run_vulkan(const RunOptions& o) {
                 "\"load_ms\": %.1f, \"run_ms\": %.1f, \"plans_compiled\": %llu, \"plan_cache_hits\": %llu, "
                 "\"shaders_compiled\": %llu, \"shader_cache_hits\": %llu, \"pipeline_cache_hits\": %llu, "
                 "\"shipped_plan_hits\": %llu, \"shipped_shader_hits\": %llu, \"shipped_pipeline_cache_hits\": %llu}\n",
-                info.device_name, s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", out.shape_string().c_str(),
+                info.device_name, precision_label(s.model()).c_str(), out.shape_string().c_str(),
                 s.load_ms(), run_ms, static_cast<unsigned long long>(st.plans_compiled),
                 static_cast<unsigned long long>(st.plan_cache_hits), static_cast<unsigned long long>(st.shaders_compiled),
                 static_cast<unsigned long long>(st.shader_cache_hits), static_cast<unsigned long long>(st.pipeline_cache_hits),
@@ -71,7 +75,7 @@ int run_vulkan(const RunOptions& o) {
   }
   std::printf("output: %s -> %s\n", out.shape_string().c_str(), o.outputs[0].c_str());
   std::printf("backend vulkan on %s (%s): load %.1f ms (%s), run with upload/readback %.1f ms\n", info.device_name,
-              s.model().precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32", s.load_ms(),
+              precision_label(s.model()).c_str(), s.load_ms(),
               st.shipped_plan_hits ? "plan from the shipped cache" : st.plan_cache_hits ? "plan from cache" : "compiled", run_ms);
   return 0;
 }

@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+
+#include "common/host_tensor.hpp"
 
 namespace denox::cli {
 
@@ -17,8 +20,12 @@ Action register_info(CLI::App& app);
 Action register_bench(CLI::App& app);
 Action register_cache(CLI::App& app);
 Action register_compile(CLI::App& app);
+Action register_calibrate(CLI::App& app);
 
-// --device, --precision, --cache, --no-cache, --shipped-cache, --validation, --tuning for the
+// A tensor file: .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW); errors name the path.
+HostTensor read_tensor(const std::string& path);
+
+// --device, --precision, --calibration, --cache, --no-cache, --shipped-cache, --validation, --tuning for the
 // Vulkan commands.
 struct GpuOptions;
 void add_gpu_options(CLI::App* cmd, GpuOptions& options);

@@ -2,11 +2,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/error.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace denox::cli {
@@ -29,7 +33,32 @@ denox_context_options context_options(const GpuOptions& options) {
 denox_precision parse_precision(const std::string& p) {
   if (p == "fp32") return DENOX_PRECISION_FP32;
   if (p == "fp16") return DENOX_PRECISION_FP16;
+  if (p == "int8") return DENOX_PRECISION_INT8;
   return DENOX_PRECISION_AUTO;
+}
+
+denox_model_options model_options(const GpuOptions& options, Calibration& calibration) {
+  denox_model_options mo{};
+  mo.precision = parse_precision(options.precision);
+  if (mo.precision == DENOX_PRECISION_INT8 && options.calibration.empty())
+    fail(ErrorCode::InvalidArgument, "--precision int8 needs --calibration FILE (make one with `denox calibrate`)");
+  if (!options.calibration.empty()) {
+    std::ifstream in(options.calibration, std::ios::binary);
+    if (!in) fail(ErrorCode::Io, "cannot read the calibration file '" + options.calibration + "'");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      calibration = Calibration::from_bytes(bytes.data(), bytes.size());
+    } catch (const ApiError& e) {
+      fail(ErrorCode::InvalidArgument, "calibration file '" + options.calibration + "': " + e.what());
+    }
+    mo.calibration = calibration.get();
+  }
+  return mo;
+}
+
+std::string precision_label(const Model& model) {
+  if (model.int8_dispatch_count() > 0) return "int8+fp16";
+  return model.precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32";
 }
 
 std::pair<uint32_t, uint32_t> parse_extent(const std::string& s) {
@@ -44,8 +73,7 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   const denox_context_options co = context_options(options);
   ctx_ = Context::headless(options.device, options.validation, &co);
   dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
-  denox_model_options mo{};
-  mo.precision = parse_precision(options.precision);
+  denox_model_options mo = model_options(options, calibration_);
   if (options.tuning == "measure" || options.tuning == "exhaustive") {
     mo.tuning = options.tuning == "measure" ? DENOX_TUNING_MEASURE : DENOX_TUNING_EXHAUSTIVE;
     std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);

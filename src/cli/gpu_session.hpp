@@ -17,7 +17,8 @@ namespace denox::cli {
 
 struct GpuOptions {
   int device = -1;
-  std::string precision = "auto";  // auto, fp32, fp16
+  std::string precision = "auto";  // auto, fp32, fp16, int8
+  std::string calibration;         // int8: the calibration file (`denox calibrate`)
   std::string cache_path;          // empty: the default path
   bool no_cache = false;
   std::string shipped_cache_path;  // empty: none (read-only, consulted after the writable cache)
@@ -29,8 +30,14 @@ struct GpuOptions {
 // The context options of --cache, --no-cache and --shipped-cache; points into `options`.
 denox_context_options context_options(const GpuOptions& options);
 
-// "fp32", "fp16", else auto.
+// "fp32", "fp16", "int8", else auto.
 denox_precision parse_precision(const std::string& p);
+// The model options of --precision and --calibration (the rest zero); the calibration read
+// from its file goes to `calibration`, which must outlive the load. Errors name the file, or
+// the missing --calibration of --precision int8.
+denox_model_options model_options(const GpuOptions& options, Calibration& calibration);
+// For tables: "fp32", "fp16", or "int8+fp16" when the plan has int8 dispatches.
+std::string precision_label(const Model& model);
 // "WxH" (throws CLI::ValidationError naming --size).
 std::pair<uint32_t, uint32_t> parse_extent(const std::string& s);
 
@@ -83,6 +90,7 @@ class GpuSession {
  private:
   Context ctx_;
   std::unique_ptr<vkhost::Device> dev_;
+  Calibration calibration_;
   Model model_;
   double load_ms_ = 0;
   uint32_t in_c_ = 0, out_c_ = 0, w_ = 0, h_ = 0, out_w_ = 0, out_h_ = 0;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add(denox::cli::register_bench);
   add(denox::cli::register_cache);
   add(denox::cli::register_compile);
+  add(denox::cli::register_calibrate);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log what denox does");
   try {

@@ -43,6 +43,7 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/coop_config_space.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/edge_graph.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/calibrate/calibrate.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/calibrate/calibration_file.cpp
   # The autotuner's graph stages live under compiler/ (one folder per pipeline step) but build
   # into this library: they need the kernels' patterns, and build_portable_plan needs them.
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/supergraph/supergraph.cpp
@@ -55,4 +56,4 @@ target_include_directories(denox_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(denox_kernels
   PUBLIC denox_compiler denox_plan
   # denox_reference: the nearest-resize index rule; denox_cache: XXH3 for shader hashes.
-  PRIVATE denox_reference denox_cache glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)
+  PRIVATE denox_reference denox_cache nlohmann_json::nlohmann_json glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)

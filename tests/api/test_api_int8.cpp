@@ -1,0 +1,268 @@
+// The int8 precision through the C API: calibration (from samples, saved, loaded back, refused
+// when damaged), DENOX_PRECISION_INT8 loads (refused without a calibration, with one of another
+// model, or on a device without int8 cooperative matrices), the plan against the CPU reference
+// at odd sizes, its cache entry, and reloads that keep the calibration.
+//
+// lavapipe has no cooperative matrices: the tests that run int8 plans set the test hook
+// DENOX_TEST_COOP_EMULATE=1 (api_compile.cpp), which lowers with COOP_EMULATE shaders (the
+// int8 data flow in plain arithmetic), validation layer on.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <thread>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string last() { return denox_last_error(); }
+
+// Relative L2 against the fp32 reference: these random-weight U-Nets keep 8-bit codes through
+// a dozen layers, 1.6e-2 to 3.2e-2 on lavapipe (fp16: 1.7e-3); a wrong scale, zero point or
+// layout gives 0.3 and more.
+constexpr double kInt8Tolerance = 4e-2;
+
+// Sets DENOX_TEST_COOP_EMULATE for the scope (each test case runs in its own process).
+struct EmulatedCoop {
+  EmulatedCoop() { setenv("DENOX_TEST_COOP_EMULATE", "1", 1); }
+  ~EmulatedCoop() { unsetenv("DENOX_TEST_COOP_EMULATE"); }
+};
+
+// Samples at extents other than the test inputs', random (never zero) values.
+struct Samples {
+  std::vector<denox::HostTensor> images;
+  std::vector<const float*> arrays;
+  std::vector<denox_calibration_sample> samples;
+  Samples(int channels, std::initializer_list<std::pair<int, int>> extents, uint32_t seed) {
+    for (auto [w, h] : extents) images.push_back(random_image(channels, h, w, seed++));
+    for (const auto& im : images) arrays.push_back(im.f32.data());
+    for (size_t i = 0; i < images.size(); ++i)
+      samples.push_back({static_cast<uint32_t>(images[i].shape[3]), static_cast<uint32_t>(images[i].shape[2]), &arrays[i], 1});
+  }
+};
+
+denox_calibration calibrate(const fs::path& model, const Samples& s) {
+  denox_calibration c = nullptr;
+  require_ok(denox_calibrate_file(model.string().c_str(), s.samples.data(), static_cast<uint32_t>(s.samples.size()), &c), "calibrate");
+  return c;
+}
+
+std::string saved(denox_calibration c) {
+  size_t size = 0;
+  require_ok(denox_calibration_save(c, nullptr, &size), "save size");
+  std::string bytes(size, '\0');
+  require_ok(denox_calibration_save(c, bytes.data(), &size), "save");
+  return bytes;
+}
+
+// int8 plans are fp16 plans: a device without fp16 storage skips them (with a warning).
+bool int8_plans_run_here() {
+  if (engine_device().fp16()) return true;
+  WARN("skipped: the device has no fp16 storage (int8 plans are fp16 plans)");
+  return false;
+}
+
+denox_model_options int8_options(denox_calibration c) {
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_INT8;
+  o.calibration = c;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("int8 calibration: made from samples, saved and loaded back, refused with reasons", "[api][int8]") {
+  TempDir dir;
+  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 61);
+  const Samples s(3, {{33, 21}, {27, 35}}, 100);
+  denox_calibration c = calibrate(path, s);
+  const std::string bytes = saved(c);
+  CHECK(bytes.find("\"denox int8 calibration\"") != std::string::npos);
+  CHECK(bytes.find("/enc_conv1/Relu_output_0") != std::string::npos);
+
+  // From memory: the same model content, the same calibration; save(load(x)) == x.
+  std::ifstream in(path, std::ios::binary);
+  const std::string onnx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  denox_calibration from_memory = nullptr;
+  require_ok(denox_calibrate_memory(onnx.data(), onnx.size(), s.samples.data(), 2, &from_memory), "calibrate from memory");
+  CHECK(saved(from_memory) == bytes);
+  CHECK(std::string(denox_calibration_model_hash(from_memory)) == denox_calibration_model_hash(c));
+  denox_calibration loaded = nullptr;
+  require_ok(denox_calibration_load(bytes.data(), bytes.size(), &loaded), "load");
+  CHECK(saved(loaded) == bytes);
+  size_t small = 10;
+  char buf[10];
+  CHECK(denox_calibration_save(loaded, buf, &small) == DENOX_ERROR_INVALID_ARGUMENT);
+
+  // Damaged bytes: a reason, never a crash.
+  auto refused = [&](const std::string& text, const std::string& reason) {
+    denox_calibration bad = nullptr;
+    INFO(text.substr(0, 200));
+    CHECK(denox_calibration_load(text.data(), text.size(), &bad) == DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK(bad == nullptr);
+    CHECK(last().find(reason) != std::string::npos);
+  };
+  refused(bytes.substr(0, bytes.size() / 2), "not JSON");
+  refused("{\"format\": \"something else\"}", "not a denox int8 calibration");
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string t = bytes;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  refused(edited("\"version\": 1", "\"version\": 2"), "version 2");
+  refused(edited("\"zero_point\": -128", "\"zero_point\": 5"), "zero point 5");
+  refused(edited("\"scale\": ", "\"scale\": -"), "not a positive finite number");
+  refused(edited("\"model\": ", "\"modl\": "), "no \"model\"");
+
+  // Bad samples: named.
+  denox_calibration none = nullptr;
+  CHECK(denox_calibrate_file(path.string().c_str(), s.samples.data(), 0, &none) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(last().find("at least one sample") != std::string::npos);
+  denox_calibration_sample two_inputs = s.samples[0];
+  two_inputs.input_count = 2;
+  CHECK(denox_calibrate_file(path.string().c_str(), &two_inputs, 1, &none) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(last().find("the model has 1") != std::string::npos);
+  auto nan_image = random_image(3, 20, 20, 5);
+  nan_image.f32[17] = std::numeric_limits<float>::quiet_NaN();
+  const float* nan_array = nan_image.f32.data();
+  const denox_calibration_sample nan_sample{20, 20, &nan_array, 1};
+  CHECK(denox_calibrate_file(path.string().c_str(), &nan_sample, 1, &none) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(last().find("NaN") != std::string::npos);
+  CHECK(denox_calibrate_file((dir / "missing.onnx").string().c_str(), s.samples.data(), 1, &none) == DENOX_ERROR_IO);
+  CHECK(last().find("missing.onnx") != std::string::npos);
+  CHECK(none == nullptr);
+  denox_calibration_destroy(c);
+  denox_calibration_destroy(from_memory);
+  denox_calibration_destroy(loaded);
+  denox_calibration_destroy(nullptr);
+}
+
+TEST_CASE("int8 loads are refused without a calibration, with another model's, and on a device without int8", "[api][int8]") {
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 62);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 63);
+  denox_calibration cal_b = calibrate(path_b, Samples(3, {{24, 20}}, 7));
+  denox_context ctx = make_context({});
+  denox_model model = nullptr;
+  denox_context_info info{};
+  require_ok(denox_context_get_info(ctx, &info), "info");
+  if (!info.cooperative_matrix) {
+    // lavapipe: no cooperative matrices, so no int8 ones.
+    const denox_model_options o = int8_options(cal_b);
+    CHECK(denox_model_load_file(ctx, path_b.string().c_str(), &o, &model) == DENOX_ERROR_MISSING_FEATURE);
+    CHECK(last().find("int8 cooperative matrices") != std::string::npos);
+    CHECK(last().find("VK_KHR_cooperative_matrix") != std::string::npos);
+  }
+  {
+    EmulatedCoop emulated;
+    denox_model_options o = int8_options(nullptr);
+    CHECK(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK(last().find("needs a calibration") != std::string::npos);
+    o.calibration = cal_b;
+    CHECK(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK(last().find("another model") != std::string::npos);
+    CHECK(last().find(std::string(denox_calibration_model_hash(cal_b)).substr(0, 16)) != std::string::npos);
+    CHECK(model == nullptr);
+  }
+  denox_calibration_destroy(cal_b);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 plans through the API (emulated) against the CPU reference at odd sizes, cached apart from fp16", "[api][int8]") {
+  if (!int8_plans_run_here()) return;
+  EmulatedCoop emulated;
+  TempDir dir;
+  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 64);
+  denox_calibration c = calibrate(path, Samples(3, {{40, 24}, {26, 38}, {31, 31}}, 300));
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  denox_model_options o = int8_options(c);
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "int8 load");
+  denox_calibration_destroy(c);  // the model keeps its copy
+  const uint32_t int8 = denox_model_int8_dispatch_count(model);
+  CHECK(int8 >= 3);
+  CHECK(denox_model_precision(model) == DENOX_PRECISION_FP16);
+  for (auto [w, h] : {std::pair{37, 29}, {22, 45}}) {
+    const auto input = random_image(3, h, w, static_cast<uint32_t>(w));
+    const auto want = reference_output(path, input);
+    const double err = relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F16), want.f32);
+    INFO(w << "x" << h << ": relative L2 " << err << " with " << int8 << " int8 dispatches");
+    CHECK(err <= kInt8Tolerance);
+  }
+  denox_model_destroy(model);
+
+  // The same model in fp16: another plan (no int8 dispatch), compiled rather than the int8 one
+  // from the cache; the int8 load again: from the cache.
+  denox_stats before{}, after{};
+  require_ok(denox_context_get_stats(ctx, &before), "stats");
+  denox_model_options fp16{};
+  fp16.precision = DENOX_PRECISION_FP16;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &fp16, &model), "fp16 load");
+  CHECK(denox_model_int8_dispatch_count(model) == 0);
+  denox_model_destroy(model);
+  require_ok(denox_context_get_stats(ctx, &after), "stats");
+  CHECK(after.plans_compiled == before.plans_compiled + 1);
+  denox_calibration again = calibrate(path, Samples(3, {{40, 24}, {26, 38}, {31, 31}}, 300));  // the same samples
+  o = int8_options(again);
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "int8 load again");
+  require_ok(denox_context_get_stats(ctx, &before), "stats");
+  CHECK(before.plans_compiled == after.plans_compiled);
+  CHECK(before.plan_cache_hits == after.plan_cache_hits + 1);
+  CHECK(denox_model_int8_dispatch_count(model) == int8);
+  denox_model_destroy(model);
+  denox_calibration_destroy(again);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 reloads keep the load's calibration: the same model swaps in, another one is refused by name", "[api][int8]") {
+  if (!int8_plans_run_here()) return;
+  EmulatedCoop emulated;
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 65);
+  const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 66);
+  denox_calibration c = calibrate(path_a, Samples(3, {{30, 26}, {41, 23}, {25, 37}}, 400));
+  denox_context ctx = make_context({});
+  const denox_model_options o = int8_options(c);
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "int8 load");
+  denox_calibration_destroy(c);
+  const auto input = random_image(3, 21, 35, 9);
+  const auto want = reference_output(path_a, input);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F16), want.f32) <= kInt8Tolerance);
+
+  auto wait_idle = [&](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + 300s;
+    denox_model_status s{};
+    for (;;) {
+      require_ok(denox_model_get_status(model, &s), "status");
+      if (s.running_job == DENOX_JOB_NONE && done(s)) return s;
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(10ms);
+    }
+  };
+  require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+  auto s = wait_idle([](const denox_model_status& st) { return st.failed_jobs == 1; });
+  CHECK(s.last_error_result == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(s.last_error).find("another model") != std::string::npos);
+  require_ok(denox_model_reload_file(model, path_a.string().c_str()), "reload A");
+  wait_idle([](const denox_model_status& st) { return st.swap_pending != 0; });
+  const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F16);  // swaps at this record
+  require_ok(denox_model_get_status(model, &s), "status");
+  CHECK(s.swaps == 1);
+  CHECK(relative_l2(got, want.f32) <= kInt8Tolerance);
+  CHECK(denox_model_int8_dispatch_count(model) > 0);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
