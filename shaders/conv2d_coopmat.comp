@@ -564,7 +564,7 @@ void main() {
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
 #if Y_HWC && !POOL
   // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
-  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  EPI8_T b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
   if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), m = e / (NT / 8);
@@ -578,7 +578,7 @@ void main() {
   }
 #elif Y_HWC
   // One pooled pixel's 8 channels per item: the max of the activated 2x2 window (NaN propagates).
-  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  EPI8_T b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
   if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < (M_TILE / 4) * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), q = e / (NT / 8);

@@ -44,6 +44,17 @@
 // 9 channels: on the H100 dec_conv1a with the 9-channel skip took 0.69 ms in row steps (as
 // without ONE_PHASE); planes stage half the bytes (bench/RESULTS.md, 2026-11-26 skip rows).
 //
+// X0_Q8=1 (with ONE_PHASE, an NHWC or NHWC_Q8 output and CM_N 16; the opt-in int8 precision,
+// src/kernels/README.md "int8"): X0 is NHWC_Q8 (codes with zero point X0_ZP) and its chunks of
+// 32 channels multiply on 16x16x32 int8 fragments into int32 accumulators, which start at the
+// phase's zero-point correction (binding ACC0: [co_tile][phase][NT/16][16][16]); after the last
+// X0 chunk they become the fp16/fp32 accumulators times `prescale` and the skip's fp16 chunks
+// add to them with weights divided by the channel's factor, and the epilogue applies factor and
+// bias per channel (EPI_FACTOR, binding EPI: vec2 per channel). Why: the upsampled channels are
+// most of an OIDN decoder conv's multiplies, and the skip (the 9-channel image of dec_conv1a)
+// cannot be NHWC_Q8. An int8 patch pixel or weight row takes 48 bytes (QS: 32 codes and 16 of
+// padding, so fragment rows fall in distinct banks), weights column-major ([tap][n][32] per
+// phase, the int8 B layout the tensor cores load fast; conv2d_coopmat_q8.comp says why).
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
@@ -66,6 +77,10 @@
 #if !COOP_EMULATE
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
+#if defined(X0_Q8) && X0_Q8
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int32 : require
+#endif
 #endif
 #include "common.glsl"
 #ifndef STORAGE_F16
@@ -103,6 +118,19 @@
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
 #endif
+#ifndef X0_Q8
+#define X0_Q8 0
+#endif
+#if X0_Q8
+#if !(ONE_PHASE && Y_HWC && X0_HWC && CM_N == 16 && !HAS_BIAS)
+#error "conv2d_coopmat_up2: X0_Q8 needs ONE_PHASE, X0_HWC, Y_HWC, CM_N 16 and its epilogue constants (no HAS_BIAS)"
+#endif
+#define EPI_FACTOR 1
+#define CKU 32  // X0 channels per chunk (one int8 K step)
+#define QS 6    // f16vec4 (8-byte) units per int8 patch pixel or weight row: 32 codes + 16 bytes
+#else
+#define CKU CK
+#endif
 #if ACC_F16
 #define ACC_T float16_t
 #else
@@ -130,9 +158,17 @@
 #define LHALO_W (TILE_W + 1)
 // The skip's slots: full-resolution rows 2Y0+py-1 .. 2Y0+py-1+2 TILE_H; slot j of a row holds
 // columns 2 (X0 + j) + px - 1 and + px, so SLOT_W = TILE_W + 1 covers the last A row's second slot.
+#if X0_Q8
+#undef WU_BLOCK
+#define WU_BLOCK (16 * 32 * NT / 8)  // an X0 chunk's int8 weights: 4 phases x 4 taps x NT x 32 codes
+#define WU_ITEMS (4 * 32 * NT / 8)   // a phase's 4 taps
+#define LX_VEC4 (LHALO_H * LHALO_W * QS)
+#define STAGE_U (LX_VEC4 + 4 * NT * QS)
+#else
 #define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
 #define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
 #define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
+#endif
 #if SKIP_ROWS
 // Row step ky of a skip chunk: full-resolution rows 2 (Y0 + r) + py - 1 + ky (r < TILE_H, a row
 // stride of 2), columns 2 X0 + px - 1 .. + 2 TILE_W, de-interleaved by parity (even columns
@@ -237,8 +273,12 @@
 #endif
 #define PER_T(n) (((n) + WG_SIZE - 1) / WG_SIZE)
 #define XV_PER_T PER_T(MAX2(XV_U, XV_S))
-// HWC path: 8 channels of one patch pixel per item.
+// HWC path: 8 channels of one patch pixel per item (X0_Q8: 16 codes, 2 items a pixel).
+#if X0_Q8
+#define HV_U (LHALO_H * LHALO_W * 2)
+#else
 #define HV_U (LHALO_H * LHALO_W * (CK / 8))
+#endif
 #if CONCAT && !ONE_PHASE
 #define HV_S (FHALO_H * FHALO_W * (CK / 8))
 #elif SKIP_ROWS
@@ -280,6 +320,10 @@ layout(set = 0, binding = B_W) readonly buffer WBufU4 { uvec4 wtsu4[]; };
 #if HAS_BIAS
 layout(set = 0, binding = B_BIAS) readonly buffer BBuf { float16_t bias[]; };
 #endif
+#if X0_Q8
+layout(set = 0, binding = B_BIAS) readonly buffer EpiBuf { vec2 epi[]; };      // factor, bias
+layout(set = 0, binding = B_BIAS + 1) readonly buffer Acc0Buf { int acc0[]; };  // zero-point corrections
+#endif
 
 layout(push_constant) uniform Push {
   uint c_in, h, w, c_out, oh, ow;
@@ -289,11 +333,53 @@ layout(push_constant) uniform Push {
 #if Y_Q8
   uint y_inv_scale;  // Y_Q8 (conv2d_coopmat.comp): 1 / Y's scale, float bits
 #endif
+#if X0_Q8
+  uint prescale;  // the int32 accumulators' multiplier into the float ones (float bits)
+#endif
 } pc;
 
 shared f16vec4 smem[SMEM_VEC4];
 
 #include "coopmat_ops.glsl"
+
+#if X0_Q8
+// The int8 X0 chunks' fragment operations (X0_Q8 above), with the tensor cores or emulated as
+// coopmat_ops.glsl emulates the fp16 ones (lane l holds elements l + k SUBGROUP_SIZE, row e / 16,
+// column e % 16; a "load" records where its fragment starts). Offsets in f16vec4 units.
+#if COOP_EMULATE
+// Byte `at` of the shared array (reinterpreting its halves' bits: packFloat2x16 is a bitcast).
+int smem_code(uint at) {
+  const uint h = at >> 1;
+  const uint bits = packFloat2x16(f16vec2(smem[h >> 2][h & 3u], float16_t(0.0)));
+  return bitfieldExtract(int(bits), int(8 * (at & 1u)), 8);
+}
+#define ACCI_DECL int acci[FM * FN][EMU_ELEMS]
+#define ACCI_START(f, at0) LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) acci[f][k_] = acc0[(at0) + gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE]
+#define QA_DECL uint qa[FM]
+#define QA_LOAD(i, off) qa[i] = (off)
+#define QB_LOAD(off) const uint qb = (off)
+#define QMUL_ADD(i, j)                                                                            \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                            \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / 16, c_ = e_ % 16;     \
+    int s_ = acci[(i) * FN + (j)][k_];                                                            \
+    for (uint q_ = 0; q_ < 32; ++q_) s_ += smem_code((qa[i] + r_ * QS) * 8 + q_) * smem_code((qb + c_ * QS) * 8 + q_); \
+    acci[(i) * FN + (j)][k_] = s_;                                                                \
+  }
+#define ACCI_TO_ACC(f, scale) LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) acc[f][k_] = EMU_ROUND(float(acci[f][k_]) * (scale))
+#else
+#define ACCI_MAT coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define ACCI_DECL ACCI_MAT acci[FM * FN]
+#define ACCI_START(f, at0) coopMatLoad(acci[f], acc0, (at0), 16, gl_CooperativeMatrixLayoutRowMajor)
+#define QA_DECL coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA> qa[FM]
+#define QA_LOAD(i, off) coopMatLoad(qa[i], smem, (off), QS, gl_CooperativeMatrixLayoutRowMajor)
+#define QB_LOAD(off)                                            \
+  coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> qb; \
+  coopMatLoad(qb, smem, (off), QS, gl_CooperativeMatrixLayoutColumnMajor)
+#define QMUL_ADD(i, j) acci[(i) * FN + (j)] = coopMatMulAdd(qa[i], qb, acci[(i) * FN + (j)])
+#define ACCI_TO_ACC(f, scale) \
+  acc[f] = ACC_MAT(coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acci[f]) * (scale))
+#endif
+#endif
 
 #include "conv2d_coopmat_up2_stage.glsl"
 
@@ -317,11 +403,19 @@ void main() {
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
 #endif
   const uint py = ph >> 1, px = ph & 1u;
-  const uint cu = (pc.c0 + CK - 1) / CK, cs = (pc.c_in - pc.c0 + SKIP_CK - 1) / SKIP_CK;
+  const uint cu = (pc.c0 + CKU - 1) / CKU, cs = (pc.c_in - pc.c0 + SKIP_CK - 1) / SKIP_CK;
   const uint chunks = cu + SKIP_STEPS * cs;
   const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_BLOCK);
 
   ACC_DECL;
+#if X0_Q8
+  // The int8 accumulators start at this phase's zero-point correction of their 16 channels.
+  ACCI_DECL;
+  LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+    const uint at0 = ((ct * 4 + ph) * (NT / 16) + sg_n * FN + j) * 256;
+    LOOP_UNROLL for (uint i = 0; i < FM; ++i) ACCI_START(i * FN + j, at0);
+  }
+#endif
 
   // 4-pixel groups lie wholly inside or outside a row when the extents are multiples of 4.
   const bool fast_u = (pc.w0 & 3u) == 0u;
@@ -341,7 +435,25 @@ void main() {
     const Chunk next = chunk_at(chunk + 1, n, cu, w_tile, oy0, ox0, ph, fast_u, fast_s);
     if (more) fetch(next, t);  // in flight during the multiplies
     if (chunk < cu) {
-#if ONE_PHASE
+#if X0_Q8
+      // Tap (dy, dx): patch pixel (r + dy, c + dx), 32 codes each (one K step); B column-major.
+      LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
+        const uint dy = tap >> 1, dx = tap & 1u;
+        QA_DECL;
+        LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+          const uint f = sg_m * FM + i, r = f / FRAGS_W, c16 = f % FRAGS_W;
+          QA_LOAD(i, ((r + dy) * LHALO_W + c16 * 16 + dx) * QS);
+        }
+        LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+          QB_LOAD(LX_VEC4 + (tap * NT + (sg_n * FN + j) * 16) * QS);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) QMUL_ADD(i, j);
+        }
+      }
+      if (chunk + 1 == cu) {  // the skip's fp16 chunks continue in the float accumulators
+        const float prescale = uintBitsToFloat(pc.prescale);
+        LOOP_UNROLL for (uint f = 0; f < FM * FN; ++f) ACCI_TO_ACC(f, prescale);
+      }
+#elif ONE_PHASE
       // Tap (dy, dx) of the phase: patch pixel (r + dy, c + dx) (the patch starts at the
       // phase's offset); B: the staged 4 taps.
       LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
@@ -442,7 +554,7 @@ void main() {
   // pixel-major at m * NTPS + (j - q NTP) for an NHWC output, channel-major at (j - q NTP) * MS
   // + m for an NCHW one. m = r * TILE_W + c is output pixel (2 (oy0 + r) + py, 2 (ox0 + c) + px).
 #if Y_HWC
-  float b8[8];  // this invocation's biases when G8_FIXED_P
+  EPI8_T b8[8];  // this invocation's biases when G8_FIXED_P
 #endif
   LOOP_UNROLL for (uint q = 0; q < EPI_PASSES; ++q) {
     if (q > 0) barrier();  // the previous pass has read the staging
@@ -509,7 +621,7 @@ void main() {
 #if Y_HWC
   // 8 channels of one output pixel per item (channel groups fastest): pixel (row, col) is
   // low-resolution pixel (row / 2, col / 2) of phase (row & 1, col & 1).
-  float b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
+  EPI8_T b8[8];  // this invocation's biases when G8_FIXED (coopmat_ops.glsl)
   if (G8_FIXED) bias8(ct * NT + 8 * (t % (NT / 8)), b8);
   for (uint e = t; e < M_TILE * (NT / 8); e += WG_SIZE) {
     const uint g8 = e % (NT / 8), q = e / (NT / 8), row = q / TILE_W, col = q % TILE_W;

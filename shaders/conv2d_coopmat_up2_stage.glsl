@@ -207,6 +207,53 @@ void stash_slots(uint t) {
 }
 #endif
 
+#if X0_Q8
+// An int8 X0 chunk (X0_Q8): 16 codes of a patch pixel per item into two f16vec4 of `stage` (bit
+// copies); outside X0 its zero point's code (real zero: the padding), past c0 zeros (zero weights).
+void fetch_patch_q8(const Source s, uint t) {
+  const uint zp = (uint(X0_ZP) & 255u) * 0x01010101u;
+  LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
+    const uint e = t + i * WG_SIZE;
+    uvec4 u = uvec4(0u);
+    if (e < HV_U) {
+      const uint h = e & 1u, p = e >> 1;
+      const int iy = s.y0 + int(p / LHALO_W), ix = s.x0 + int(p % LHALO_W);
+      if (16 * h >= s.channels) {
+        u = uvec4(0u);
+      } else if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
+        u = x0u4[(((s.n * pc.h0 + uint(iy)) * pc.w0 + uint(ix)) * pc.c0 + s.first + 16 * h) >> 4];
+      } else {
+        u = uvec4(zp);
+      }
+    }
+    stage[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
+    stage[2 * i + 1] = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
+  }
+}
+
+// ... and into the patch, QS f16vec4 a pixel.
+void stash_patch_q8(uint t) {
+  LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < HV_U) {
+      smem[(e >> 1) * QS + 2 * (e & 1u)] = stage[2 * i];
+      smem[(e >> 1) * QS + 2 * (e & 1u) + 1] = stage[2 * i + 1];
+    }
+  }
+}
+
+// The phase's int8 weights: rows (tap, n) of 32 codes, QS f16vec4 apart.
+void stash_weights_q8(uint sb, uint t) {
+  LOOP_UNROLL for (uint i = 0; i < W8_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE;
+    if (e < WU_ITEMS / 2) {
+      smem[sb + (e >> 1) * QS + 2 * (e & 1u)] = f16vec4(unpackFloat2x16(pw[i].x), unpackFloat2x16(pw[i].y));
+      smem[sb + (e >> 1) * QS + 2 * (e & 1u) + 1] = f16vec4(unpackFloat2x16(pw[i].z), unpackFloat2x16(pw[i].w));
+    }
+  }
+}
+#endif
+
 void fetch_weights(uint wb, uint items, uint t) {
   LOOP_UNROLL for (uint i = 0; i < W8_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
@@ -241,8 +288,8 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
   if (chunk < cu) {
     c.s.up = true;
     c.s.tc = pc.c0;
-    c.s.first = chunk * CK;
-    c.s.channels = pc.c0 - chunk * CK;
+    c.s.first = chunk * CKU;
+    c.s.channels = pc.c0 - chunk * CKU;
     c.s.path = X0_HWC != 0 ? PATH_HWC8 : fast_u ? PATH_NCHW4 : PATH_SCALAR;
 #if ONE_PHASE
     c.s.y0 = oy0 + int(ph >> 1) - 1, c.s.x0 = ox0 + int(ph & 1u) - 1;
@@ -273,7 +320,11 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
 
 void fetch(const Chunk c, uint t) {
   if (c.s.up) {
+#if X0_Q8
+    fetch_patch_q8(c.s, t);
+#else
     fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
+#endif
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
 #if SKIP_ROWS
@@ -291,8 +342,13 @@ void fetch(const Chunk c, uint t) {
 
 void stash(const Chunk c, uint t) {
   if (c.s.up) {
+#if X0_Q8
+    stash_patch_q8(t);
+    stash_weights_q8(LX_VEC4, t);
+#else
     stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0, CKS / 4);
     stash_weights(LX_VEC4, WU_ITEMS, t);
+#endif
   } else {
 #if SKIP_ROWS
     stash_patch(c.s, t, TILE_H, SPW, true, X1_HWC != 0, CK / 4);

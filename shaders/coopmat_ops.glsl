@@ -10,7 +10,8 @@
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
 // ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n);
 // ACC_STORE_ROWS_S(i, j, off, stride) with another row stride.
-// With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias`, `yu4`).
+// With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias` or with
+// EPI_FACTOR `epi`, `yu4`).
 #if !COOP_EMULATE
 // The tensor-core path. Offsets are in halves; the shared array is f16vec4 (all offsets and
 // strides used here are multiples of 4 halves).
@@ -113,10 +114,22 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
 #if Y_HWC
 // The NHWC epilogue of both coop shaders. An NHWC tensor's channel count is a multiple of 8 (the
 // lowering checks), so the 8 channels co .. co + 7 of an item are all in range.
-// The bias of channels co .. co + 7 (zeros without a bias, or from c_out on).
-void bias8(uint co, out float b[8]) {
+// EPI_FACTOR=1 (conv2d_coopmat_up2 with an int8 X0): per output channel a factor and a bias
+// (vec2, buffer `epi`), applied as acc * factor + bias; else a bias alone.
+#ifndef EPI_FACTOR
+#define EPI_FACTOR 0
+#endif
+#if EPI_FACTOR
+#define EPI8_T vec2
+#else
+#define EPI8_T float
+#endif
+// The epilogue constants of channels co .. co + 7 (no bias: zeros; from c_out on: neutral).
+void bias8(uint co, out EPI8_T b[8]) {
   [[unroll]] for (uint k = 0; k < 8; ++k) {
-#if HAS_BIAS
+#if EPI_FACTOR
+    b[k] = co < pc.c_out ? epi[co + k] : vec2(1.0, 0.0);
+#elif HAS_BIAS
     b[k] = co < pc.c_out ? float(bias[co + k]) : 0.0;
 #else
     b[k] = 0.0;
@@ -134,9 +147,16 @@ void bias8(uint co, out float b[8]) {
 
 // 8 activated values of one output pixel from the pixel-major accumulators (smem offset `at`,
 // in halves), with biases b.
-void activated8(uint at, const float b[8], float act_a, float act_b, out float v[8]) {
+void activated8(uint at, const EPI8_T b[8], float act_a, float act_b, out float v[8]) {
   const f16vec4 lo = smem[at / 4], hi = smem[at / 4 + 1];
-  [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = activate(float(k < 4 ? lo[k] : hi[k - 4]) + b[k], act_a, act_b);
+  [[unroll]] for (uint k = 0; k < 8; ++k) {
+    const float x = float(k < 4 ? lo[k] : hi[k - 4]);
+#if EPI_FACTOR
+    v[k] = activate(x * b[k].x + b[k].y, act_a, act_b);
+#else
+    v[k] = activate(x + b[k], act_a, act_b);
+#endif
+  }
 }
 
 // Writes 8 channels to the NHWC output at element `base` (a multiple of 8): one 16-byte store.

@@ -184,24 +184,29 @@ void complete_pipelines(denox_context_T& ctx, plan::Plan& plan) { kernels::compi
 
 namespace {
 
-bool emulated(const plan::Pipeline& p) {
+bool defined(const plan::Pipeline& p, const char* macro) {
   for (const auto& [name, value] : p.defines)
-    if (name == "COOP_EMULATE") return value != "0";
+    if (name == macro) return value != "0";
   return false;
 }
+
+bool emulated(const plan::Pipeline& p) { return defined(p, "COOP_EMULATE"); }
+
+// int8 fragments: the int8 convolution, or an up2 conv's int8 X0.
+bool uses_int8(const plan::Pipeline& p) { return p.family == "conv2d_coopmat_q8" || defined(p, "X0_Q8"); }
 
 }  // namespace
 
 uint32_t int8_dispatches(const plan::Plan& plan) {
   uint32_t n = 0;
-  for (const auto& d : plan.dispatches) n += plan.pipelines.at(d.pipeline).family == "conv2d_coopmat_q8" ? 1 : 0;
+  for (const auto& d : plan.dispatches) n += uses_int8(plan.pipelines.at(d.pipeline)) ? 1 : 0;
   return n;
 }
 
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   for (const auto& p : plan.pipelines) {
     if (emulated(p)) continue;  // plain arithmetic (tests)
-    if (p.family == "conv2d_coopmat_q8") {
+    if (uses_int8(p)) {
       const std::string missing = int8_missing(ctx);
       if (!missing.empty())
         fail(ErrorCode::MissingFeature, "the plan uses int8 cooperative-matrix convolutions but on device '" +

@@ -74,7 +74,7 @@ void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 // matrices, int8 ones); fp16 storage is checked by the runtime.
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
 
-// The plan's dispatches on int8 cooperative matrices (conv2d_coopmat_q8).
+// The plan's dispatches on int8 cooperative matrices (conv2d_coopmat_q8, up2 convs with X0_Q8).
 uint32_t int8_dispatches(const plan::Plan& plan);
 
 }  // namespace denox::api

@@ -385,6 +385,9 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   std::vector<float> packed_values;
   int64_t narrow = 0;  // taps packed into K for an input of at most 12 channels (coop_narrow)
   bool skip_rows = false;  // a one-phase up2 conv's skip of more than 12 channels (up2_skip_rows)
+  // An up2 conv reading an NHWC_Q8 X0 (X0_Q8): int8 weights, epilogue table and corrections.
+  const bool x0_q8 = c.up2 && how.x0 == Layout::NHWC_Q8;
+  std::optional<Q8ConvConstants> q8;
   if (c.up2) {
     // The enumeration checked the pattern (implementations.cpp, up2_applicable); the upsampled
     // channel count fixes the weight layout.
@@ -392,7 +395,17 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     if (!f.upsample || f.pool || !f.slices.empty() || !b.program().is_constant(c0))
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     skip_rows = up2_skip_rows(c, shape.c_in - b.program().constant_value(c0));
-    packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
+    if (x0_q8) {
+      std::vector<float> bias;
+      if (io.has_bias) {
+        const compiler::Tensor& bt = b.graph().tensor(conv.inputs[2]);
+        if (!bt.f32_data) fail(ErrorCode::Unsupported, describe_op(conv) + ": the int8 precision needs a constant bias");
+        bias = *bt.f32_data;
+      }
+      q8 = quantize_q8_up2(*weight.f32_data, bias, shape, b.program().constant_value(c0), how.q_x0, c);
+    } else {
+      packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
+    }
   } else if (c.tap_sum) {
     // The enumeration offers tap-sum configurations to plain convs only (coop_configs).
     if (f.concat || f.upsample || f.pool)
@@ -402,13 +415,15 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     narrow = coop_narrow(shape, c, !f.concat && !f.upsample);
     packed_values = pack_coop_weights(*weight.f32_data, shape, c, narrow);
   }
-  const uint32_t packed = b.add_weights(weight.name + " (" + c.family() + " tiles)", packed_values);
+  auto bytes = [](const auto& v) { return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])); };
+  const uint32_t packed = q8 ? b.add_weight_bytes(weight.name + " (" + c.family() + " int8 X0 and fp16 skip tiles)", q8->packed)
+                             : b.add_weights(weight.name + " (" + c.family() + " tiles)", packed_values);
 
   PipelineSpec spec;
   spec.family = c.family();
   spec.defines = {{"TILE_H", c.tile_h}, {"TILE_W", c.tile_w}, {"NT", c.nt}, {"CK", c.ck},
                   {"SG_M", c.sg_m}, {"SG_N", c.sg_n}, {"SUBGROUP_SIZE", how.subgroup_size}, {"CM_N", c.cm_n},
-                  {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias ? 1 : 0}, {"ACT", io.act.code},
+                  {"ACC_F16", c.acc_f16 ? 1 : 0}, {"HAS_BIAS", io.has_bias && !x0_q8 ? 1 : 0}, {"ACT", io.act.code},
                   {"CONCAT", f.concat ? 1 : 0}};
   if (c.tap_sum) {  // one subgroup column and no concat: the shader has neither macro
     std::erase_if(spec.defines, [](const auto& d) { return d.first == "SG_N" || d.first == "CONCAT"; });
@@ -426,22 +441,30 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   // NHWC tensors have channel counts that are multiples of 8 (the enumeration's rule, checked
   // here: the shaders' NHWC paths rely on it): where every input is NHWC, only the 16-byte
   // staging path is compiled (fewer registers).
-  const bool x0_hwc = how.x0 == Layout::NHWC, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
+  const bool x0_hwc = how.x0 == Layout::NHWC || x0_q8, x1_hwc = io.x1 && how.x1 == Layout::NHWC;
   // (up2 specializes per chunk kind itself; NARROW stages its own way.)
   const bool hwc_only = !c.up2 && !c.tap_sum && !narrow && x0_hwc && (!io.x1 || x1_hwc);
   // An NHWC_Q8 output (the int8 precision's, quantized in the NHWC epilogue: Y_Q8) is NHWC too.
   const bool y_q8 = how.y == Layout::NHWC_Q8, y_hwc = how.y == Layout::NHWC || y_q8;
-  if (how.x0 == Layout::NHWC_Q8 || how.x1 == Layout::NHWC_Q8 || (y_q8 && (f.tail || c.tap_sum)))
-    fail(ErrorCode::Internal, describe_op(conv) + ": " + c.family() + " reads no NHWC_Q8 tensor, and writes one only from its NHWC epilogue");
+  if ((how.x0 == Layout::NHWC_Q8 && !x0_q8) || how.x1 == Layout::NHWC_Q8 || (y_q8 && (f.tail || c.tap_sum)))
+    fail(ErrorCode::Internal, describe_op(conv) + ": " + c.family() + " reads no NHWC_Q8 tensor (but an up2 conv's X0), and writes one only from its NHWC epilogue");
+  if (x0_q8 && (!c.one_phase || c.cm_n != 16 || !y_hwc || f.tail || f.head))
+    fail(ErrorCode::Internal, describe_op(conv) + ": an int8 X0 needs a one-phase 16-column up2 configuration and an NHWC output");
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, y_hwc}}) {
-    if (hwc && !b.channels_multiple_of(t, 8))
-      fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC tensor needs a constant channel count that is a multiple of 8");
+    if (hwc && !b.channels_multiple_of(t, t == io.x0 && x0_q8 ? 16 : 8))
+      fail(ErrorCode::Internal, describe_op(conv) + ": an NHWC tensor needs a constant channel count that is a multiple of 8 (NHWC_Q8: 16)");
   }
   for (const auto& [macro, on] : {std::pair{"X0_HWC", x0_hwc}, std::pair{"X1_HWC", x1_hwc}, std::pair{"Y_HWC", y_hwc}, std::pair{"Y_Q8", y_q8},
                                   std::pair{"HWC_ONLY", hwc_only}})
     if (on) spec.defines.push_back({macro, 1});
+  if (x0_q8) spec.defines.insert(spec.defines.end(), {{"X0_Q8", 1}, {"X0_ZP", how.q_x0.zero_point}});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   std::vector<plan::Binding> bindings = conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y});
+  if (q8) {  // the epilogue table replaces the bias, the zero-point corrections follow
+    if (io.has_bias) bindings.pop_back();
+    for (const auto& [what, data] : {std::pair{"factors and biases", bytes(q8->epilogue)}, std::pair{"zero-point corrections", bytes(q8->acc_start)}})
+      bindings.push_back({plan::Resource::Weights, b.add_weight_bytes(weight.name + " (" + c.family() + " " + what + ")", data), plan::Access::Read});
+  }
   std::vector<ValueId> push = io.push;
   std::optional<TailLowering> tail;
   if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push);
@@ -453,6 +476,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     spec.defines.push_back({"Y_ZP", how.q_y.zero_point});
     push.push_back(b.float_bits(1.0f / how.q_y.scale));
   }
+  if (q8) push.push_back(b.float_bits(q8->prescale));
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};

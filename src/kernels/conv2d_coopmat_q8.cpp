@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/error.hpp"
+#include "kernels/plan_builder.hpp"  // float_to_half
+
 namespace denox::kernels {
 
 bool q8_config_valid(const CoopConvConfig& c) {
@@ -107,6 +110,88 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
     }
     for (int64_t row = 0; row < 16; ++row)
       out.acc_start[static_cast<size_t>((ct * (c.nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] = static_cast<int32_t>(correction);
+    out.epilogue[static_cast<size_t>(2 * n)] = static_cast<float>(sw[static_cast<size_t>(n)] / max_sw);
+    out.epilogue[static_cast<size_t>(2 * n + 1)] = bias.empty() ? 0.0f : bias[static_cast<size_t>(n)];
+  }
+  return out;
+}
+
+bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate) {
+  if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || (!target.int8 && !emulate)) return false;
+  if (emulate && (target.subgroup_size == 0 || 256 % target.subgroup_size != 0)) return false;
+  // Emulated, one B fragment per subgroup: with more, and more than one X0 chunk, llvmpipe
+  // (Mesa 22.3) computes garbage, as for conv2d_coopmat_q8 (q8_configs says more).
+  if (emulate && c.nt != 16 * c.sg_n) return false;
+  // The int8 X0 stage: the (tile + 1)^2 patch and 4 taps x nt weight rows, 48 bytes each; the
+  // rest (skip stage, epilogue staging) as the fp16 configuration declares it.
+  const int64_t q8_stage = 48 * ((c.tile_h + 1) * (c.tile_w + 1) + 4 * c.nt);
+  return std::max(q8_stage, c.shared_bytes(3, 3)) <= target.max_shared_bytes;
+}
+
+Q8ConvConstants quantize_q8_up2(std::span<const float> w, std::span<const float> bias, const Conv2dShape& s, int64_t c0,
+                                const TensorQuant& x0, const CoopConvConfig& c) {
+  if (!c.up2 || !c.one_phase || c.cm_n != 16 || s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in || c0 % 16 != 0)
+    fail(ErrorCode::Internal, "conv2d_coopmat_up2 with an int8 X0 needs a one-phase 16-column configuration, a 3x3 kernel and c0 % 16 == 0");
+  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, chunks = (c0 + 31) / 32;
+  // Kernel rows (columns) that tap d of output phase p reads (pack_coop_up2_weights says why).
+  auto reads = [](int64_t p, int64_t d, int64_t k) { return p == 0 ? (d == 0 ? k == 0 : k >= 1) : (d == 0 ? k <= 1 : k == 2); };
+  auto phase_weight = [&](int64_t n, int64_t k, int64_t ph, int64_t tap) {
+    double sum = 0.0;
+    for (int64_t ky = 0; ky < 3; ++ky)
+      for (int64_t kx = 0; kx < 3; ++kx)
+        if (reads(ph >> 1, tap >> 1, ky) && reads(ph & 1, tap & 1, kx)) sum += w[static_cast<size_t>((n * s.c_in + k) * 9 + ky * 3 + kx)];
+    return sum;
+  };
+  std::vector<double> sw(static_cast<size_t>(s.c_out), 1.0);
+  double max_sw = 0.0;
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    double m = 0.0;
+    for (int64_t k = 0; k < c0; ++k)
+      for (int64_t ph = 0; ph < 4; ++ph)
+        for (int64_t tap = 0; tap < 4; ++tap) m = std::max(m, std::abs(phase_weight(n, k, ph, tap)));
+    sw[static_cast<size_t>(n)] = m > 0.0 && std::isfinite(m) ? m / 127.0 : 0.0;
+    max_sw = std::max(max_sw, sw[static_cast<size_t>(n)]);
+  }
+  if (!(max_sw > 0.0)) max_sw = 1.0;
+  // A channel whose X0 weights are (nearly) zero keeps a scale of 1/1000 of the largest, so
+  // that its skip weights, divided by its factor, stay far inside fp16's range.
+  for (double& v : sw) v = std::max(v, 1e-3 * max_sw);
+
+  // The skip's fp16 blocks: pack_coop_up2_weights' layout, read from its tiles after the fp16 X0
+  // chunks (which are not used).
+  std::vector<float> scaled(w.begin(), w.end());
+  for (int64_t n = 0; n < s.c_out; ++n)
+    for (int64_t k = c0; k < s.c_in; ++k)
+      for (int64_t tap = 0; tap < 9; ++tap) scaled[static_cast<size_t>((n * s.c_in + k) * 9 + tap)] *= static_cast<float>(max_sw / sw[static_cast<size_t>(n)]);
+  const std::vector<float> fp16 = pack_coop_up2_weights(scaled, s, c0, c);
+  const int64_t fp16_tile = static_cast<int64_t>(fp16.size()) / co_tiles, fp16_up = (c0 + c.ck - 1) / c.ck * 16 * c.ck * c.nt;
+  const int64_t skip_halves = fp16_tile - fp16_up, q8_bytes = chunks * 16 * c.nt * 32, tile_bytes = q8_bytes + 2 * skip_halves;
+
+  Q8ConvConstants out;
+  out.prescale = static_cast<float>(x0.scale * max_sw);
+  out.packed.assign(static_cast<size_t>(co_tiles * tile_bytes), 0);
+  out.acc_start.assign(static_cast<size_t>(co_tiles * 4 * c.nt * 16), 0);
+  out.epilogue.assign(static_cast<size_t>(co_tiles * c.nt * 2), 0.0f);
+  for (int64_t ct = 0; ct < co_tiles; ++ct)
+    for (int64_t i = 0; i < skip_halves; ++i) {
+      const uint16_t h = float_to_half(fp16[static_cast<size_t>(ct * fp16_tile + fp16_up + i)]);
+      std::memcpy(&out.packed[static_cast<size_t>(ct * tile_bytes + q8_bytes + 2 * i)], &h, 2);
+    }
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    const int64_t ct = n / c.nt, nn = n % c.nt;
+    const double inv = 1.0 / sw[static_cast<size_t>(n)];
+    for (int64_t ph = 0; ph < 4; ++ph) {
+      int64_t correction = 0;
+      for (int64_t k = 0; k < c0; ++k)
+        for (int64_t tap = 0; tap < 4; ++tap) {
+          const auto q = static_cast<int8_t>(std::clamp(std::nearbyint(phase_weight(n, k, ph, tap) * inv), -127.0, 127.0));
+          correction -= static_cast<int64_t>(q) * x0.zero_point;
+          const int64_t at = ct * tile_bytes + ((((k / 32) * 4 + ph) * 4 + tap) * c.nt + nn) * 32 + k % 32;
+          std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
+        }
+      for (int64_t row = 0; row < 16; ++row)
+        out.acc_start[static_cast<size_t>(((ct * 4 + ph) * (c.nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] = static_cast<int32_t>(correction);
+    }
     out.epilogue[static_cast<size_t>(2 * n)] = static_cast<float>(sw[static_cast<size_t>(n)] / max_sw);
     out.epilogue[static_cast<size_t>(2 * n + 1)] = bias.empty() ? 0.0f : bias[static_cast<size_t>(n)];
   }

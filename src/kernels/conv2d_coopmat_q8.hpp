@@ -42,4 +42,16 @@ struct Q8ConvConstants {
 Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
                                  const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& config);
 
+// conv2d_coopmat_up2 with an int8 X0 (X0_Q8; a one-phase configuration with cm_n 16): the
+// phase weights of X0's channels [0, c0) quantized per output channel as quantize_q8_conv does,
+// packed [co_tile][chunk of 32][phase][tap][nt][32], each tile followed by its skip weights as
+// pack_coop_up2_weights packs them (fp16 bytes) divided by the channel's factor, so that
+//   y[n] = factor[n] * (prescale * (acc_start[phase][n] + sum qw q) + sum w_skip[n] / factor[n] x1) + bias[n].
+// acc_start is [co_tile][phase][nt / 16][16][16].
+Q8ConvConstants quantize_q8_up2(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
+                                const TensorQuant& x0, const CoopConvConfig& config);
+// Whether an up2 configuration may read an NHWC_Q8 X0 (X0_Q8): one phase, cm_n 16, an int8
+// fragment target (or the emulation), and its staging within the shared memory.
+bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate);
+
 }  // namespace denox::kernels

@@ -534,6 +534,10 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (target.int8 && !f.tail)
             for (size_t base = 0, bases = variants.size(); base < bases; ++base)
               if (auto v = q8_output_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
+          // ... and an up2 conv reading its upsampled input NHWC_Q8 (X0_Q8; one-phase configs).
+          if (up2 && target.int8 && (target.coop.int8 || target.coop_emulate))
+            for (size_t base = 0, bases = variants.size(); base < bases; ++base)
+              if (auto v = q8_x0_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const std::vector<CoopConvConfig> configs =
@@ -562,6 +566,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, configs.size()) : configs.size();
             for (size_t k = 0; k < count; ++k) {
               if (variant.output_layout == Layout::NHWC_Q8 && configs[k].tap_sum) continue;  // (no NHWC epilogue)
+              if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(configs[k], target.coop, target.coop_emulate)) continue;
               variant.family = configs[k].family();
               variant.coop.config = configs[k];
               variant.config = configs[k].describe() + variant.layout_words();

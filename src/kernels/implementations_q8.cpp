@@ -57,4 +57,16 @@ std::optional<Implementation> q8_output_variant(const compiler::Graph& g, const 
   return v;
 }
 
+std::optional<Implementation> q8_x0_variant(const compiler::Graph& g, const Implementation& base, const QuantTable& table) {
+  if (base.fusion.head || base.fusion.tail || base.inputs.empty() || base.inputs[0] != base.fusion.x0(*base.anchor)) return std::nullopt;
+  if (base.output_layout != Layout::NHWC && base.output_layout != Layout::NHWC_Q8) return std::nullopt;
+  if (base.anchor->inputs.size() > 2 && !g.tensor(base.anchor->inputs[2]).f32_data) return std::nullopt;
+  const TensorQuant* q = q8_quant(g, base.inputs[0], table);
+  if (!q) return std::nullopt;
+  Implementation v = base;
+  v.input_layouts[0] = v.coop.x0 = Layout::NHWC_Q8;
+  v.coop.q_x0 = *q;
+  return v;
+}
+
 }  // namespace denox::kernels

@@ -22,4 +22,9 @@ std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implemen
 // fp16 coop convolution `base` writing its output NHWC_Q8 (Y_Q8), where it is calibrated.
 std::optional<Implementation> q8_output_variant(const compiler::Graph& g, const Implementation& base, const QuantTable& table);
 
+// An up2 coop convolution `base` (NHWC or NHWC_Q8 output) reading its upsampled input X0 as
+// NHWC_Q8 (conv2d_coopmat_up2's X0_Q8: int8 multiplies for X0, the skip's stay fp16), where X0
+// is calibrated and the bias constant; the caller keeps configurations up2_q8_fits accepts.
+std::optional<Implementation> q8_x0_variant(const compiler::Graph& g, const Implementation& base, const QuantTable& table);
+
 }  // namespace denox::kernels

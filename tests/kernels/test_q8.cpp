@@ -75,11 +75,12 @@ LoweringTarget q8_target(const GraphBuilder& b, bool emulate, const runtime::Dev
 // A plan of the implementations `pick` chooses among every one `target` enumerates for `b`
 // (select would take other paths); `expected` of them must be picked.
 plan::Plan hand_picked(const GraphBuilder& b, const LoweringTarget& target, size_t expected,
-                       const std::function<bool(const Implementation&)>& pick) {
-  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, ConfigSpace::Heuristic);
+                       const std::function<bool(const Implementation&)>& pick, ConfigSpace space = ConfigSpace::Heuristic) {
+  const std::vector<Implementation> impls = enumerate_implementations(b.g, plan::Precision::F16, target, space);
   std::vector<const Implementation*> chosen;
   for (const Implementation& i : impls)
     if (pick(i)) chosen.push_back(&i);
+  for (const Implementation* i : chosen) UNSCOPED_INFO("picked " << i->name() << " (" << i->family << ") " << i->config);
   REQUIRE(chosen.size() == expected);
   plan::Plan plan = lower_implementations(b.g, plan::Precision::F16, chosen);
   compile_pipelines(plan, shader_compiler(), 0);
@@ -219,6 +220,91 @@ TEST_CASE("int8 boundaries: an up2 conv writing NHWC_Q8 from its epilogue, an NH
   CHECK(families(plan).at("quantize") == 1);
   check_sizes(device(), b, plan, {{18, 30}, {40, 14}}, 51, 2e-2);  // (even: pool and upsample meet again)
   CHECK(device().validation_errors() == 0);
+}
+
+namespace {
+
+// x (`skip` channels) -> pool -> conv_a (fp16, writing NHWC_Q8) -> upsample + concat with x ->
+// conv1 on conv2d_coopmat_up2 with an int8 X0 (X0_Q8; the skip x stays fp16: planes of slots
+// for at most 12 channels, row steps above; NHWC, copied from the NCHW input, where it can be)
+// writing fp16 NHWC, or NHWC_Q8 for conv2 (int8, writing fp16 NHWC) -> copy to NCHW. X0 has
+// 64 channels: two int8 chunks.
+GraphBuilder up2_q8_x0_graph(int64_t skip, bool y_q8, int64_t c_out) {
+  GraphBuilder b;
+  const TensorId x = b.input("x", skip);
+  PoolAttrs pool;
+  pool.kernel = {2, 2};
+  pool.stride = {2, 2};
+  const TensorId low = b.pool("pool", x, pool, {0, 0, 0, 0}, false);
+  const TensorId a = b.activation("ra", b.conv("conva", low, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 61), ActivationAttrs{});
+  const TensorId up = b.op("up", "Resize", UpsampleAttrs{}, {a}, {b.c(1), b.c(64), b.H, b.W});
+  const TensorId cat = b.op("cat", "Concat", ConcatAttrs{}, {up, x}, {b.c(1), b.c(64 + skip), b.H, b.W});
+  const TensorId c1 = b.activation("r1", b.conv("conv1", cat, c_out, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 62), ActivationAttrs{});
+  b.output(y_q8 ? b.activation("r2", b.conv("conv2", c1, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 63), ActivationAttrs{}) : c1);
+  return b;
+}
+
+plan::Plan up2_q8_x0_plan(const GraphBuilder& b, const LoweringTarget& target, bool nhwc_skip, bool y_q8) {
+  // (An NCHW and an "NHWC" variant of a conv may end alike, e.g. conv_a: NCHW x0, NHWC_Q8 y.)
+  bool conva = false, conv1 = false, conv2 = false;
+  return hand_picked(b, target, 4 + (nhwc_skip ? 1 : 0) + (y_q8 ? 1 : 0), [&](const Implementation& i) {
+    const std::string n = i.name(), w = i.layout_words();
+    const std::string y = y_q8 ? "" : "y";
+    const bool conv1_layout = w == (nhwc_skip ? " nhwc(x1" + std::string(y_q8 ? ")" : ",y)") : std::string(y_q8 ? "" : " nhwc(y)")) +
+                                       (y_q8 ? " q8(x0,y)" : " q8(x0)");
+    const bool convert = i.kind == Implementation::Kind::Convert;
+    return (n == "pool" && i.kind == Implementation::Kind::Op) ||
+           (nhwc_skip && convert && i.tensor_name == "x" && i.pattern == "NCHW->NHWC") ||
+           (n == "conva+ra" && i.family == "conv2d_coopmat" && w == " q8(y)" && !std::exchange(conva, true)) ||
+           (n == "up+cat+conv1+r1" && i.family == "conv2d_coopmat_up2" && conv1_layout && !std::exchange(conv1, true)) ||
+           (y_q8 && n == "conv2+r2" && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)" && !std::exchange(conv2, true)) ||
+           (convert && i.tensor_name == (y_q8 ? "r2_out" : "r1_out") && i.pattern == "NHWC->NCHW");
+  }, ConfigSpace::Pruned);  // (the first configuration of each that has an int8 X0 variant)
+}
+
+int x0_q8_pipelines(const plan::Plan& plan) {
+  int n = 0;
+  for (const auto& p : plan.pipelines)
+    for (const auto& [k, v] : p.defines) n += k == "X0_Q8" && v == "1";
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 9- and a 16-channel fp16 skip, fp16 or int8 output, emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!caps.fp16_usable()) {
+    WARN("SKIPPED: the test device has no fp16 storage");
+    return;
+  }
+  for (int64_t skip : {9, 16})
+    for (bool y_q8 : {false, true}) {
+      INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output");
+      // 32 output channels: one B fragment per subgroup, as emulated plans take (up2_q8_fits).
+      const GraphBuilder b = up2_q8_x0_graph(skip, y_q8, 32);
+      const plan::Plan plan = up2_q8_x0_plan(b, q8_target(b, true, caps), skip % 8 == 0, y_q8);
+      CHECK(x0_q8_pipelines(plan) == 1);
+      check_sizes(device(), b, plan, {{18, 30}, {34, 46}}, 71, 2e-2);
+    }
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices", "[kernels][q8]") {
+  if (!coop_available()) return;
+  const auto& caps = coop_device().caps();
+  if (!lowering_target(caps).coop.int8) {
+    WARN("SKIPPED: the coop device reports no int8 16x16x32 fragments or has shaderInt8 off");
+    return;
+  }
+  for (int64_t skip : {9, 16})
+    for (bool y_q8 : {false, true})
+      for (int64_t c_out : {32, 64}) {
+        INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output, " << c_out << " output channels");
+        const GraphBuilder b = up2_q8_x0_graph(skip, y_q8, c_out);
+        const plan::Plan plan = up2_q8_x0_plan(b, q8_target(b, false, caps), skip % 8 == 0, y_q8);
+        CHECK(x0_q8_pipelines(plan) == 1);
+        check_sizes(coop_device(), b, plan, {{18, 30}, {66, 98}}, 71, 2e-2);
+      }
 }
 
 TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CPU reference", "[kernels][q8]") {

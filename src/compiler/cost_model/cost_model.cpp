@@ -23,6 +23,9 @@ constexpr double kHeadHalo = 1.3;
 // conv2d_coopmat_q8 between NHWC_Q8 tensors: 0.53-0.78x the time of the same data flow in fp16
 // (bench/int8_probe on the H100, bench/RESULTS.md, 2026-11-26 third session).
 constexpr double kCoopQ8 = 0.65;
+// conv2d_coopmat_up2 with an int8 X0 (X0_Q8): int8 multiplies for the upsampled channels (most
+// of an OIDN decoder conv's), fp16 ones for the skip. An estimate until measured.
+constexpr double kCoopUp2Q8X0 = 0.75;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
@@ -100,6 +103,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     } else if (impl.kind == Kind::CoopConv) {
       tflops = kCoopTflops;
       if (impl.input_layout(0) == kernels::Layout::NHWC || impl.fusion.head) tflops /= kCoopNhwcInput;
+      if (impl.input_layout(0) == kernels::Layout::NHWC_Q8) tflops /= kCoopNhwcInput * kCoopUp2Q8X0;
       if (impl.output_layout == kernels::Layout::NHWC) tflops /= kCoopNhwcOutput;
     }
   }
