@@ -23,9 +23,12 @@ constexpr double kHeadHalo = 1.3;
 // conv2d_coopmat_q8 between NHWC_Q8 tensors: 0.53-0.78x the time of the same data flow in fp16
 // (bench/int8_probe on the H100, bench/RESULTS.md, 2026-11-26 third session).
 constexpr double kCoopQ8 = 0.65;
-// conv2d_coopmat_up2 with an int8 X0 (X0_Q8): int8 multiplies for the upsampled channels (most
-// of an OIDN decoder conv's), fp16 ones for the skip. An estimate until measured.
-constexpr double kCoopUp2Q8X0 = 0.75;
+// conv2d_coopmat_up2 with an int8 X0 (X0_Q8): int8 multiplies for the upsampled channels, fp16
+// ones for the skip. Measured slower than fp16 on the H100 (OIDN balanced 1920x1088, heuristic
+// configurations: dec_conv1a 0.446 ms against 0.409, dec_conv2a 0.253 against 0.221, dec_conv3a
+// and 4a alike; bench/RESULTS.md, 2026-11-26 fifth session), so the heuristic leaves it to
+// measured tuning.
+constexpr double kCoopUp2Q8X0 = 1.1;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
