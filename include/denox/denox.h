@@ -226,6 +226,9 @@ typedef struct denox_context_info {
   /* The shipped cache being read: "" when none was given, or after SQLite reported it corrupt
    * during use. */
   char shipped_cache_path[1024];
+  /* DENOX_PRECISION_INT8 can load here: int8 cooperative matrices (16x16x32 sint8 at subgroup
+   * scope) with shaderInt8 enabled, and fp16 storage. */
+  int int8_supported;
 } denox_context_info;
 DENOX_API denox_result denox_context_get_info(denox_context context, denox_context_info* out_info);
 

@@ -156,6 +156,8 @@ void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const C
 
 }  // namespace
 
+bool int8_supported(const denox_context_T& ctx) { return ctx.device->caps().fp16_usable() && int8_missing(ctx).empty(); }
+
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested) {
   const bool fp16 = ctx.device->caps().fp16_usable();
   switch (requested) {

@@ -20,6 +20,8 @@ namespace denox::api {
 std::vector<uint8_t> read_file(const std::filesystem::path& path);
 
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested);
+// Whether DENOX_PRECISION_INT8 loads on this context's device (denox_context_info::int8_supported).
+bool int8_supported(const denox_context_T& ctx);
 
 // What a model load asks of the compiler (from denox_model_options, validated).
 struct CompileRequest {

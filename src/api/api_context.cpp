@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "api/api_compile.hpp"
 #include "api/api_internal.hpp"
 
 namespace denox::api {
@@ -189,6 +190,7 @@ denox_result denox_context_get_info(denox_context context, denox_context_info* o
     out_info->api_version = caps.api_version;
     out_info->fp16_supported = caps.fp16_usable();
     out_info->cooperative_matrix = caps.cooperative_matrix;
+    out_info->int8_supported = api::int8_supported(*context) ? 1 : 0;
     out_info->timestamps_supported = caps.timestamps;
     out_info->timestamp_period_ns = caps.timestamp_period_ns;
     out_info->cache_enabled = context->cache.writable().enabled();

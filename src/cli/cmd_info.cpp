@@ -68,10 +68,10 @@ int info(const InfoOptions& o) {
   const auto i = ctx.info();
   if (o.json) {
     std::printf("{\"device\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, \"api_version\": \"%u.%u.%u\", \"fp16\": %s, "
-                "\"cooperative_matrix\": %s, \"timestamps\": %s, \"cache\": \"%s\", \"shipped_cache\": \"%s\"}\n",
+                "\"cooperative_matrix\": %s, \"int8\": %s, \"timestamps\": %s, \"cache\": \"%s\", \"shipped_cache\": \"%s\"}\n",
                 i.device_name, i.vendor_id, i.device_id, VK_API_VERSION_MAJOR(i.api_version), VK_API_VERSION_MINOR(i.api_version),
                 VK_API_VERSION_PATCH(i.api_version), i.fp16_supported ? "true" : "false", i.cooperative_matrix ? "true" : "false",
-                i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "", i.shipped_cache_path);
+                i.int8_supported ? "true" : "false", i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "", i.shipped_cache_path);
     return 0;
   }
   std::printf("denox %s\n", denox_version_string());
@@ -80,6 +80,7 @@ int info(const InfoOptions& o) {
               VK_API_VERSION_PATCH(i.api_version));
   std::printf("fp16 storage        %s\n", i.fp16_supported ? "yes" : "no");
   std::printf("cooperative matrix  %s\n", i.cooperative_matrix ? "yes" : "no");
+  std::printf("int8 precision      %s\n", i.int8_supported ? "yes (--precision int8 with --calibration)" : "no");
   std::printf("timestamps          %s (%.2f ns per tick)\n", i.timestamps_supported ? "yes" : "no", i.timestamp_period_ns);
   std::printf("cache               %s\n", i.cache_enabled ? i.cache_path : "off");
   if (i.shipped_cache_path[0] != 0) std::printf("shipped cache       %s (read-only)\n", i.shipped_cache_path);

@@ -157,6 +157,7 @@ TEST_CASE("int8 loads are refused without a calibration, with another model's, a
   require_ok(denox_context_get_info(ctx, &info), "info");
   if (!info.cooperative_matrix) {
     // lavapipe: no cooperative matrices, so no int8 ones.
+    CHECK(info.int8_supported == 0);
     const denox_model_options o = int8_options(cal_b);
     CHECK(denox_model_load_file(ctx, path_b.string().c_str(), &o, &model) == DENOX_ERROR_MISSING_FEATURE);
     CHECK(last().find("int8 cooperative matrices") != std::string::npos);
@@ -164,6 +165,8 @@ TEST_CASE("int8 loads are refused without a calibration, with another model's, a
   }
   {
     EmulatedCoop emulated;
+    require_ok(denox_context_get_info(ctx, &info), "info");
+    CHECK(info.int8_supported == (engine_device().fp16() ? 1 : 0));
     denox_model_options o = int8_options(nullptr);
     CHECK(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model) == DENOX_ERROR_INVALID_ARGUMENT);
     CHECK(last().find("needs a calibration") != std::string::npos);
