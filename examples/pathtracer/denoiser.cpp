@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace pathtracer {
@@ -19,10 +21,20 @@ Denoiser::Slot::~Slot() {
   denox_model_destroy(model);  // before its buffers (members) go
 }
 
-Denoiser::Denoiser(const Device& dev, std::string model_path, denox_precision precision)
+Denoiser::Denoiser(const Device& dev, std::string model_path, denox_precision precision, const std::string& calibration_path)
     : dev_(dev), path_(std::move(model_path)), precision_(precision) {
+  if (!calibration_path.empty()) {
+    std::ifstream in(calibration_path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read the calibration '" + calibration_path + "'");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dx(denox_calibration_load(bytes.data(), bytes.size(), &calibration_), "denox_calibration_load");
+  }
   const denox_vulkan_device device = dev.as_denox();
-  dx(denox_context_create(&device, nullptr, &ctx_), "denox_context_create");
+  if (denox_context_create(&device, nullptr, &ctx_) != DENOX_SUCCESS) {
+    const std::string error = denox_last_error();
+    denox_calibration_destroy(calibration_);
+    throw std::runtime_error("denox_context_create: " + error);
+  }
   try {
     if (!stamp_now(loaded_)) throw std::runtime_error("model '" + path_ + "' is not a readable file");
     LoadResult r = load(loaded_);
@@ -31,6 +43,7 @@ Denoiser::Denoiser(const Device& dev, std::string model_path, denox_precision pr
     slot_->model = r.model;
   } catch (...) {
     denox_context_destroy(ctx_);
+    denox_calibration_destroy(calibration_);
     throw;
   }
 }
@@ -39,6 +52,7 @@ Denoiser::~Denoiser() {
   if (pending_.valid()) denox_model_destroy(pending_.get().model);  // a reload nobody will use
   slot_.reset();
   denox_context_destroy(ctx_);
+  denox_calibration_destroy(calibration_);
 }
 
 bool Denoiser::stamp_now(FileStamp& out) const {
@@ -57,6 +71,7 @@ bool Denoiser::stamp_now(FileStamp& out) const {
 Denoiser::LoadResult Denoiser::load(FileStamp stamp) const {
   denox_model_options options{};
   options.precision = precision_;
+  options.calibration = calibration_;  // (read-only: loads on the worker thread may share it)
   options.external_memory = 1;
   LoadResult r;
   r.stamp = stamp;
@@ -164,6 +179,7 @@ uint32_t Denoiser::input_channels() const {
 }
 
 const char* Denoiser::precision_name() const {
+  if (denox_model_int8_dispatch_count(slot_->model) > 0) return "int8+fp16";
   return denox_model_precision(slot_->model) == DENOX_PRECISION_FP16 ? "fp16" : "fp32";
 }
 

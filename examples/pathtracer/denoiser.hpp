@@ -20,7 +20,10 @@ namespace pathtracer {
 class Denoiser {
  public:
   // Loads `model_path` now (blocking); throws std::runtime_error with denox's message.
-  Denoiser(const Device& dev, std::string model_path, denox_precision precision);
+  // DENOX_PRECISION_INT8 takes the model's calibration file (`denox calibrate`); the file is
+  // read once, so a reload of an edited model fails (the running model stays) until the
+  // example is restarted with a calibration of the new model.
+  Denoiser(const Device& dev, std::string model_path, denox_precision precision, const std::string& calibration_path = "");
   ~Denoiser();
   Denoiser(const Denoiser&) = delete;
   Denoiser& operator=(const Denoiser&) = delete;
@@ -64,6 +67,7 @@ class Denoiser {
   const Device& dev_;
   std::string path_;
   denox_precision precision_;
+  denox_calibration calibration_ = nullptr;  // INT8 only
   denox_context ctx_ = nullptr;
   std::unique_ptr<Slot> slot_;
   FileStamp loaded_, failed_;

@@ -59,7 +59,7 @@ int run_render(const Device& dev, const Options& o) {
   const Scene scene = make_scene(o.scene, o.seed, o.max_depth);
   renderer.set_scene(scene.gpu);
   std::printf("scene %d: %s\n", o.scene, scene.description.c_str());
-  Denoiser denoiser(dev, o.model, o.precision);
+  Denoiser denoiser(dev, o.model, o.precision, o.calibration);
   std::printf("model %s: %u input channels, %s\n", o.model.c_str(), denoiser.input_channels(), denoiser.precision_name());
 
   // Timestamps: 0 frame start, 1 after tracing, 2 after denox, 3 after tonemapping.

@@ -44,7 +44,8 @@ const char* usage() {
   return "usage: denox_pathtracer --model M.onnx [--scene N] [--seed N] [--spp S] [--size WxH]\n"
          "                        [--size-sequence WxH,WxH,...] [--frames F] [--accumulate]\n"
          "                        [--reference-spp R] [--out DIR] [--exposure E] [--max-depth D]\n"
-         "                        [--precision auto|fp32|fp16] [--device N] [--validation]\n"
+         "                        [--precision auto|fp32|fp16|int8 [--calibration CAL.json]]\n"
+         "                        [--device N] [--validation]\n"
          "                        [--edit-model-at FRAME]\n"
          "       denox_pathtracer --dataset DIR --count N [--size WxH] [--dataset-spp 1,2,4,8]\n"
          "                        [--reference-spp R] [--seed N] [--max-depth D] [--device N]\n"
@@ -104,7 +105,10 @@ Options parse_options(int argc, char** argv, bool& help) {
       if (v == "auto") o.precision = DENOX_PRECISION_AUTO;
       else if (v == "fp32") o.precision = DENOX_PRECISION_FP32;
       else if (v == "fp16") o.precision = DENOX_PRECISION_FP16;
-      else throw UsageError("--precision: '" + v + "' is not auto, fp32 or fp16");
+      else if (v == "int8") o.precision = DENOX_PRECISION_INT8;
+      else throw UsageError("--precision: '" + v + "' is not auto, fp32, fp16 or int8");
+    } else if (flag == "--calibration") {
+      o.calibration = v;
     } else if (flag == "--edit-model-at") o.edit_model_at = number<int>(v, f, 0, 1 << 20);
     else if (flag == "--dataset") o.dataset = v;
     else if (flag == "--count") o.count = number<uint32_t>(v, f, 1, 1000000);
@@ -121,6 +125,8 @@ Options parse_options(int argc, char** argv, bool& help) {
   } else if (o.model.empty()) {
     throw UsageError("--model M.onnx is required (or --dataset DIR --count N)");
   }
+  if ((o.precision == DENOX_PRECISION_INT8) != !o.calibration.empty())
+    throw UsageError("--precision int8 and --calibration CAL.json go together (make CAL.json with `denox calibrate`)");
   return o;
 }
 

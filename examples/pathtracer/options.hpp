@@ -33,6 +33,7 @@ struct Options {
   int device = -1;
   bool validation = false;
   denox_precision precision = DENOX_PRECISION_AUTO;
+  std::string calibration;  // --precision int8: the model's calibration file (`denox calibrate`)
   int edit_model_at = -1;  // frame before which the model file's mtime is bumped (exercises reload)
 
   // Dataset mode: random scene variations at low spp plus a reference, as .npy.
