@@ -3,14 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include "common/error.hpp"
+#include "io/npy.hpp"  // read_file_bytes
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 namespace denox::cli {
@@ -43,9 +42,7 @@ denox_model_options model_options(const GpuOptions& options, Calibration& calibr
   if (mo.precision == DENOX_PRECISION_INT8 && options.calibration.empty())
     fail(ErrorCode::InvalidArgument, "--precision int8 needs --calibration FILE (make one with `denox calibrate`)");
   if (!options.calibration.empty()) {
-    std::ifstream in(options.calibration, std::ios::binary);
-    if (!in) fail(ErrorCode::Io, "cannot read the calibration file '" + options.calibration + "'");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string bytes = io::read_file_bytes(options.calibration);  // Io errors name the file
     try {
       calibration = Calibration::from_bytes(bytes.data(), bytes.size());
     } catch (const ApiError& e) {
