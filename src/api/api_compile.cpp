@@ -33,14 +33,7 @@ bool coop_emulated_for_tests() {
 
 kernels::LoweringTarget device_target(const denox_context_T& ctx) {
   const auto& caps = ctx.device->caps();
-  if (!coop_emulated_for_tests()) return kernels::lowering_target(caps);
-  kernels::LoweringTarget t;
-  for (bool f16 : {true, false})
-    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.coop.shapes.push_back({16, n, k, f16});
-  t.coop.subgroup_size = caps.subgroup_size;
-  t.coop.max_shared_bytes = caps.max_compute_shared_memory;
-  t.coop_emulate = true;
-  return t;
+  return coop_emulated_for_tests() ? kernels::emulated_lowering_target(caps) : kernels::lowering_target(caps);
 }
 
 // Why this device cannot run int8 convolutions ("" when it can).

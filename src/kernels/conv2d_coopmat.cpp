@@ -100,6 +100,13 @@ std::string CoopConvConfig::describe() const {
          (tap_sum ? " tapsum" : "");
 }
 
+std::vector<CoopMatrixShape> h100_coop_shapes() {
+  std::vector<CoopMatrixShape> shapes;
+  for (bool f16 : {true, false})
+    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) shapes.push_back({16, n, k, f16});
+  return shapes;
+}
+
 bool CoopTarget::supports(const CoopMatrixShape& s) const { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); }
 
 bool coop_conv_applicable(const Conv2dShape& s) {

@@ -77,6 +77,10 @@ struct CoopTarget {
   bool supports(const CoopMatrixShape& s) const;
 };
 
+// The fp16 subgroup shapes the H100 reports (16x16x16, 16x8x16, 16x8x8, each with fp16 and
+// fp32 accumulators): what emulated plans (COOP_EMULATE) and plans built off the device use.
+std::vector<CoopMatrixShape> h100_coop_shapes();
+
 // Whether conv2d_coopmat can run this convolution at all (stride 1, dilation 1, kernel at most
 // 7x7; fp16 plan decided by the caller).
 bool coop_conv_applicable(const Conv2dShape& shape);

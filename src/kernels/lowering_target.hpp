@@ -27,4 +27,16 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   return t;
 }
 
+// The emulated cooperative-matrix target on this device (tests; the API's test hook
+// DENOX_TEST_COOP_EMULATE): the H100's fp16 shapes, the device's subgroup size and shared
+// memory, COOP_EMULATE=1 shaders (plain arithmetic, int8 included).
+inline LoweringTarget emulated_lowering_target(const runtime::DeviceCapabilities& caps) {
+  LoweringTarget t;
+  t.coop.shapes = h100_coop_shapes();
+  t.coop.subgroup_size = caps.subgroup_size;
+  t.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  t.coop_emulate = true;
+  return t;
+}
+
 }  // namespace denox::kernels

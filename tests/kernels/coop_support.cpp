@@ -16,8 +16,7 @@ using kernels::lowering_target;
 
 kernels::CoopTarget h100_like() {
   kernels::CoopTarget t;
-  for (bool f16 : {true, false})
-    for (auto [n, k] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 16}, {8, 8}}) t.shapes.push_back({16, n, k, f16});
+  t.shapes = kernels::h100_coop_shapes();
   t.subgroup_size = 32;
   t.max_shared_bytes = 49152;
   return t;

@@ -837,11 +837,7 @@ TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd 
     WARN("SKIPPED: the test device has no fp16 storage");
     return;
   }
-  LoweringTarget target;
-  target.coop_emulate = true;
-  target.coop = h100_like();
-  target.coop.subgroup_size = caps.subgroup_size;
-  target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  LoweringTarget target = emulated_lowering_target(caps);
   for (Case& c : cases()) {
     // The heuristic and forced configurations (B_GLOBAL and not, 16 subgroups, 2x2 subgroups: a
     // head on two subgroup columns; then the up2, tap-sum and two-pass ones): llvmpipe
@@ -891,11 +887,7 @@ TEST_CASE("portable conv2d with every fusion (pad, upsample, concat, pool, crop)
 TEST_CASE("coop family emulated: OIDN small U-Net with every fusion at 45x37", "[kernels][coop-emulate]") {
   const auto& caps = device().caps();
   if (!caps.fp16_usable()) return;
-  LoweringTarget target;
-  target.coop_emulate = true;
-  target.coop = h100_like();
-  target.coop.subgroup_size = caps.subgroup_size;
-  target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  LoweringTarget target = emulated_lowering_target(caps);
   const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Small);
   const double err = error_on(device(), g, target, {random_tensor({1, 3, 45, 37}, 9)});
   INFO("relative L2 " << err);
@@ -1008,10 +1000,7 @@ TEST_CASE("layout conversions: NHWC convs next to an NCHW-only op and at the net
 
   autotune::ScheduleOptions opt;
   opt.precision = plan::Precision::F16;
-  opt.target.coop_emulate = true;
-  opt.target.coop = h100_like();
-  opt.target.coop.subgroup_size = caps.subgroup_size;
-  opt.target.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  opt.target = emulated_lowering_target(caps);
   opt.width = 29, opt.height = 23;
   // Structural pruning would drop the conversions (each adds a dispatch; the NCHW variants
   // derive the outputs with fewer): this checks what select and the lowering do with them.

@@ -61,13 +61,7 @@ std::vector<HostTensor> random_inputs(const GraphBuilder& b, int64_t h, int64_t 
 }
 
 LoweringTarget q8_target(const GraphBuilder& b, bool emulate, const runtime::DeviceCapabilities& caps) {
-  LoweringTarget target = emulate ? LoweringTarget{} : lowering_target(caps);
-  if (emulate) {
-    target.coop = h100_like();
-    target.coop.subgroup_size = caps.subgroup_size;
-    target.coop.max_shared_bytes = caps.max_compute_shared_memory;
-    target.coop_emulate = true;
-  }
+  LoweringTarget target = emulate ? emulated_lowering_target(caps) : lowering_target(caps);
   target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 100), random_inputs(b, 18, 22, 200)}));
   return target;
 }
