@@ -317,6 +317,22 @@ void lower_conv2d(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& fu
 
 namespace {
 
+// The bias an int8 conv folds into its epilogue table at plan time (empty without a bias).
+std::vector<float> q8_bias(PlanBuilder& b, const compiler::Op& conv, const ConvIo& io) {
+  if (!io.has_bias) return {};
+  const compiler::Tensor& bt = b.graph().tensor(conv.inputs[2]);
+  if (!bt.f32_data) fail(ErrorCode::Unsupported, describe_op(conv) + ": the int8 precision needs a constant bias");
+  return *bt.f32_data;
+}
+
+// An int8 conv's epilogue table (factor and bias per channel) and accumulator start values (the
+// zero points' correction) as two weight ranges, named after the weights and the shader family.
+std::array<uint32_t, 2> q8_tables(PlanBuilder& b, const std::string& weight, const std::string& family, const Q8ConvConstants& k) {
+  auto bytes = [](const auto& v) { return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])); };
+  return {b.add_weight_bytes(weight + " (" + family + " factors and biases)", bytes(k.epilogue)),
+          b.add_weight_bytes(weight + " (" + family + " zero-point corrections)", bytes(k.acc_start))};
+}
+
 // conv2d_coopmat_q8 (CoopConvConfig::q8): int8 weights, their epilogue table and accumulator
 // start values (quantize_q8_conv) as three weight ranges; NHWC_Q8 inputs, an NHWC_Q8 or NHWC output.
 void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& f, const CoopConvLowering& how) {
@@ -337,18 +353,10 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
       fail(ErrorCode::Internal, describe_op(conv) + ": tensor '" + g.tensor(t).name + "' needs a constant channel count that is a multiple of " +
                                     std::to_string(multiple) + " for conv2d_coopmat_q8");
   }
-  std::vector<float> bias;
-  if (io.has_bias) {
-    const compiler::Tensor& bt = g.tensor(conv.inputs[2]);
-    if (!bt.f32_data) fail(ErrorCode::Unsupported, describe_op(conv) + ": the int8 precision needs a constant bias");
-    bias = *bt.f32_data;
-  }
   const int64_t c0 = io.x1 ? b.program().constant_value(b.extents4(io.x0)[1]) : shape.c_in;
-  const Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, bias, shape, c0, how.q_x0, how.q_x1, c);
-  auto bytes = [](const auto& v) { return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])); };
+  const Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
   const uint32_t packed = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 int8 tiles)", k.packed);
-  const uint32_t epilogue = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 factors and biases)", bytes(k.epilogue));
-  const uint32_t start = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 zero-point corrections)", bytes(k.acc_start));
+  const auto [epilogue, start] = q8_tables(b, weight.name, c.family(), k);
 
   PipelineSpec spec;
   spec.family = c.family();
@@ -396,13 +404,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
       fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_up2 needs a fused upsample, no pool or crop, and a constant channel count");
     skip_rows = up2_skip_rows(c, shape.c_in - b.program().constant_value(c0));
     if (x0_q8) {
-      std::vector<float> bias;
-      if (io.has_bias) {
-        const compiler::Tensor& bt = b.graph().tensor(conv.inputs[2]);
-        if (!bt.f32_data) fail(ErrorCode::Unsupported, describe_op(conv) + ": the int8 precision needs a constant bias");
-        bias = *bt.f32_data;
-      }
-      q8 = quantize_q8_up2(*weight.f32_data, bias, shape, b.program().constant_value(c0), how.q_x0, c);
+      q8 = quantize_q8_up2(*weight.f32_data, q8_bias(b, conv, io), shape, b.program().constant_value(c0), how.q_x0, c);
     } else {
       packed_values = pack_coop_up2_weights(*weight.f32_data, shape, b.program().constant_value(c0), c);
     }
@@ -415,7 +417,6 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
     narrow = coop_narrow(shape, c, !f.concat && !f.upsample);
     packed_values = pack_coop_weights(*weight.f32_data, shape, c, narrow);
   }
-  auto bytes = [](const auto& v) { return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])); };
   const uint32_t packed = q8 ? b.add_weight_bytes(weight.name + " (" + c.family() + " int8 X0 and fp16 skip tiles)", q8->packed)
                              : b.add_weights(weight.name + " (" + c.family() + " tiles)", packed_values);
 
@@ -462,8 +463,7 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   std::vector<plan::Binding> bindings = conv_bindings(b, conv, io, packed, {how.x0, how.x1, how.y});
   if (q8) {  // the epilogue table replaces the bias, the zero-point corrections follow
     if (io.has_bias) bindings.pop_back();
-    for (const auto& [what, data] : {std::pair{"factors and biases", bytes(q8->epilogue)}, std::pair{"zero-point corrections", bytes(q8->acc_start)}})
-      bindings.push_back({plan::Resource::Weights, b.add_weight_bytes(weight.name + " (" + c.family() + " " + what + ")", data), plan::Access::Read});
+    for (uint32_t range : q8_tables(b, weight.name, c.family(), *q8)) bindings.push_back({plan::Resource::Weights, range, plan::Access::Read});
   }
   std::vector<ValueId> push = io.push;
   std::optional<TailLowering> tail;
