@@ -364,9 +364,6 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
   const int64_t up_block = 16 * c.ck * c.nt, skip_block = slots ? 3 * 16 * c.nt : 9 * c.ck * c.nt;
   const int64_t tile_size = cu * up_block + cs * skip_block;
   std::vector<float> packed(static_cast<size_t>(co_tiles * tile_size), 0.0f);
-  // Kernel rows (columns) that read low-resolution row Y - 1 + p + d for output phase p, tap d:
-  // p = 0: d = 0 <- {0}, d = 1 <- {1, 2}; p = 1: d = 0 <- {0, 1}, d = 1 <- {2}.
-  auto reads = [](int64_t p, int64_t d, int64_t k) { return p == 0 ? (d == 0 ? k == 0 : k >= 1) : (d == 0 ? k <= 1 : k == 2); };
   for (int64_t co = 0; co < s.c_out; ++co) {
     const int64_t tile = co / c.nt, j = co % c.nt;
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
@@ -374,13 +371,8 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
       if (ci < c0) {
         const int64_t base = tile * tile_size + (ci / c.ck) * up_block;
         for (int64_t ph = 0; ph < 4; ++ph)
-          for (int64_t tap = 0; tap < 4; ++tap) {
-            float sum = 0.0f;
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx)
-                if (reads(ph >> 1, tap >> 1, ky) && reads(ph & 1, tap & 1, kx)) sum += k3[ky * 3 + kx];
-            packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + ci % c.ck) * c.nt + j)] = sum;
-          }
+          for (int64_t tap = 0; tap < 4; ++tap)
+            packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + ci % c.ck) * c.nt + j)] = up2_phase_weight<float>(k3, ph, tap);
       } else {
         const int64_t k = ci - c0;
         const int64_t base = tile * tile_size + cu * up_block + (k / skip_ck) * skip_block;

@@ -165,4 +165,18 @@ std::vector<float> pack_coop_tapsum_weights(std::span<const float> w, const Conv
 // k % 8 / 4 (zero for kx = 3).
 std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dShape& shape, int64_t c0, const CoopConvConfig& config);
 
+// The weight of 2x2 tap `tap` (dy * 2 + dx) of output phase `ph` (py * 2 + px) in that
+// decomposition, summed in Acc from the 3x3 kernel `k3` (row-major): output row 2Y + py reads
+// low-resolution rows {Y - 1, Y} (py = 0; kernel rows {0}, {1, 2}) or {Y, Y + 1} (py = 1; rows
+// {0, 1}, {2}), and likewise columns. Shared by the fp16 packing and the int8 X0's quantization.
+template <typename Acc>
+Acc up2_phase_weight(const float* k3, int64_t ph, int64_t tap) {
+  auto reads = [](int64_t p, int64_t d, int64_t k) { return p == 0 ? (d == 0 ? k == 0 : k >= 1) : (d == 0 ? k <= 1 : k == 2); };
+  Acc sum = 0;
+  for (int64_t ky = 0; ky < 3; ++ky)
+    for (int64_t kx = 0; kx < 3; ++kx)
+      if (reads(ph >> 1, tap >> 1, ky) && reads(ph & 1, tap & 1, kx)) sum += k3[ky * 3 + kx];
+  return sum;
+}
+
 }  // namespace denox::kernels

@@ -133,14 +133,8 @@ Q8ConvConstants quantize_q8_up2(std::span<const float> w, std::span<const float>
   if (!c.up2 || !c.one_phase || c.cm_n != 16 || s.kh != 3 || s.kw != 3 || c0 < 1 || c0 > s.c_in || c0 % 16 != 0)
     fail(ErrorCode::Internal, "conv2d_coopmat_up2 with an int8 X0 needs a one-phase 16-column configuration, a 3x3 kernel and c0 % 16 == 0");
   const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, chunks = (c0 + 31) / 32;
-  // Kernel rows (columns) that tap d of output phase p reads (pack_coop_up2_weights says why).
-  auto reads = [](int64_t p, int64_t d, int64_t k) { return p == 0 ? (d == 0 ? k == 0 : k >= 1) : (d == 0 ? k <= 1 : k == 2); };
   auto phase_weight = [&](int64_t n, int64_t k, int64_t ph, int64_t tap) {
-    double sum = 0.0;
-    for (int64_t ky = 0; ky < 3; ++ky)
-      for (int64_t kx = 0; kx < 3; ++kx)
-        if (reads(ph >> 1, tap >> 1, ky) && reads(ph & 1, tap & 1, kx)) sum += w[static_cast<size_t>((n * s.c_in + k) * 9 + ky * 3 + kx)];
-    return sum;
+    return up2_phase_weight<double>(&w[static_cast<size_t>((n * s.c_in + k) * 9)], ph, tap);
   };
   std::vector<double> sw(static_cast<size_t>(s.c_out), 1.0);
   double max_sw = 0.0;
