@@ -63,6 +63,12 @@ bool coop_available() {
   return false;
 }
 
+bool fp16_available(const runtime::DeviceCapabilities& caps) {
+  if (caps.fp16_usable()) return true;
+  WARN("SKIPPED: the test device has no fp16 storage");
+  return false;
+}
+
 plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::LoweringTarget& target) {
   plan::Plan plan = build_portable_plan(g, p, target);
   kernels::compile_pipelines(plan, shader_compiler(), 0);

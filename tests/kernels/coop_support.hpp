@@ -36,6 +36,9 @@ int coop_dispatches(const plan::Plan& plan);
 runtime::DeviceContext& coop_device();
 // Whether coop_device() has usable cooperative matrices; if not, a visible Catch2 WARN.
 bool coop_available();
+// Whether `caps` has usable fp16 storage (emulated coop and int8 plans are fp16 plans); if not,
+// a visible Catch2 WARN.
+bool fp16_available(const runtime::DeviceCapabilities& caps);
 
 // build_portable_plan(g, p, target) with its SPIR-V.
 plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::LoweringTarget& target);

@@ -833,10 +833,7 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
 TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd sizes with channel padding and every fusion",
           "[kernels][coop-emulate]") {
   const auto& caps = device().caps();
-  if (!caps.fp16_usable()) {
-    WARN("SKIPPED: the test device has no fp16 storage");
-    return;
-  }
+  if (!fp16_available(caps)) return;
   LoweringTarget target = emulated_lowering_target(caps);
   for (Case& c : cases()) {
     // The heuristic and forced configurations (B_GLOBAL and not, 16 subgroups, 2x2 subgroups: a

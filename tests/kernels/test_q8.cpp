@@ -138,10 +138,7 @@ TEST_CASE("int8 weight quantization: folded scales, zero-point correction and fa
 
 TEST_CASE("int8 plans emulated (COOP_EMULATE) against the fp32 CPU reference at odd sizes with every fusion", "[kernels][q8-emulate]") {
   const auto& caps = device().caps();
-  if (!caps.fp16_usable()) {
-    WARN("SKIPPED: the test device has no fp16 storage");
-    return;
-  }
+  if (!fp16_available(caps)) return;
   GraphBuilder b = unet_step();
   LoweringTarget target = q8_target(b, true, caps);
   plan::Plan plan = compile(b.g, plan::Precision::F16, target);
@@ -161,10 +158,7 @@ TEST_CASE("int8 plans emulated (COOP_EMULATE) against the fp32 CPU reference at 
 
 TEST_CASE("int8 conversions: a graph input quantized and an output dequantized around an int8 conv, emulated", "[kernels][q8-emulate]") {
   const auto& caps = device().caps();
-  if (!caps.fp16_usable()) {
-    WARN("SKIPPED: the test device has no fp16 storage");
-    return;
-  }
+  if (!fp16_available(caps)) return;
   // x (16 channels, NCHW) -> quantize -> conv+relu (int8 in and out) -> dequantize -> NCHW output:
   // the implementations picked by hand, since select would rather run the conv in fp16.
   GraphBuilder b;
@@ -183,10 +177,7 @@ TEST_CASE("int8 conversions: a graph input quantized and an output dequantized a
 
 TEST_CASE("int8 boundaries: an up2 conv writing NHWC_Q8 from its epilogue, an NHWC tensor quantized, emulated", "[kernels][q8-emulate]") {
   const auto& caps = device().caps();
-  if (!caps.fp16_usable()) {
-    WARN("SKIPPED: the test device has no fp16 storage");
-    return;
-  }
+  if (!fp16_available(caps)) return;
   // x -> pool (pool2d) -> upsample + concat with x -> conv1 on conv2d_coopmat_up2 (fp16, Y_Q8) -> conv2
   // int8 writing fp16 NHWC -> quantize NHWC->NHWC_Q8 -> conv3 int8 writing fp16 NHWC -> copy to
   // NCHW: picked by hand, as select would take other paths.
@@ -267,10 +258,7 @@ int x0_q8_pipelines(const plan::Plan& plan) {
 
 TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 9- and a 16-channel fp16 skip, fp16 or int8 output, emulated", "[kernels][q8-emulate]") {
   const auto& caps = device().caps();
-  if (!caps.fp16_usable()) {
-    WARN("SKIPPED: the test device has no fp16 storage");
-    return;
-  }
+  if (!fp16_available(caps)) return;
   for (int64_t skip : {9, 16})
     for (bool y_q8 : {false, true}) {
       INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output");
