@@ -28,12 +28,24 @@
 //   SG_M SG_N SUBGROUP_SIZE; HAS_BIAS is always folded (no macro); ACT (common.glsl);
 //   CONCAT UPSAMPLE0 POOL (optional, default 0); X0_ZP X1_ZP (the sources' zero points);
 //   Y_Q8 (1: Y is NHWC_Q8 with zero point Y_ZP; 0: Y is NHWC fp16); B_GLOBAL (optional: B
-//   fragments from the weights buffer, only the patch staged); COOP_EMULATE (1: plain
-//   arithmetic instead of cooperative matrices, for tests on devices without them).
+//   fragments from the weights buffer, only the patch staged); TAIL (optional: the next conv
+//   in the epilogue, below; T_COUT T_NT T_K T_HAS_BIAS T_ACT as conv2d_coopmat_tail.glsl);
+//   COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for tests on devices
+//   without them).
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, epilogue (vec2 per output channel: factor,
-//   bias), accumulator start ([co_tile][NT/16][16][16] int32).
+//   bias), accumulator start ([co_tile][NT/16][16][16] int32); with TAIL then the tail's packed
+//   weights, [its bias], the ring's partial sums.
 // Push constants: conv2d_coopmat's (c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0
-//   out_h out_w h1 w1 bh1 bw1) then prescale and inv_sy (float bits; inv_sy = 1 / Y's scale).
+//   out_h out_w h1 w1 bh1 bw1) then prescale and inv_sy (float bits; inv_sy = 1 / Y's scale);
+//   with TAIL then t_out_h t_out_w t_crop_top t_crop_left t_act_a t_act_b.
+//
+// TAIL=1: conv2d_coopmat's TAIL epilogue (src/kernels/README.md) for the int8 conv. The conv's
+// activated tile is never written: each subgroup (one subgroup column, so its rows are whole
+// pixels) stages its accumulators as fp16, applies factor, bias and activation to its own rows
+// in shared memory (zero outside the conv's output: the tail's padding), multiplies them by the
+// tail's weights W2 (fp16 fragments, fp32 accumulators) and writes Z over them; after one
+// workgroup barrier conv_tail_sums.glsl sums the taps, and conv_tail_ring.comp the tile borders.
+// Y is then the tail's NCHW fp16 output.
 // Dispatch: (ceil(OW / TILE_W), ceil(OH / TILE_H), N * ceil(Cout / NT)).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -72,6 +84,12 @@
 #ifndef Y_ZP
 #define Y_ZP 0
 #endif
+#ifndef TAIL
+#define TAIL 0
+#endif
+#if TAIL && (Y_Q8 || POOL || SG_N != 1 || TILE_H < 2 || (T_NT % 16) != 0 || 9 * T_COUT > T_NT || T_COUT > 4 || T_K > NT || (T_K % 16) != 0)
+#error "conv2d_coopmat_q8 TAIL: an fp16 NCHW output, no POOL, one subgroup column, consistent tail macros"
+#endif
 #if (TILE_W % 16) != 0 || (CK % 32) != 0 || (NT % (16 * SG_N)) != 0 || ((TILE_H * TILE_W / 16) % SG_M) != 0
 #error "conv2d_coopmat_q8: TILE_W, CK, NT or SG_M does not divide"
 #endif
@@ -99,9 +117,25 @@
 #else
 #define W_V (KK * NT * A_STRIDE)
 #endif
+#if TAIL
+// Pixel rows wide enough for the conv's channels and for Z (YS halves, a multiple of 8).
+#define YS ((NT > T_NT ? NT : T_NT) + 8)
+#define OS (YS / 8)
+#else
 #define OS (NT / 8 + 1)
+#endif
 #define OUT_V (TILE_H * TILE_W * OS)
-#define SMEM_V ((PATCH_V + W_V) > OUT_V ? (PATCH_V + W_V) : OUT_V)
+#define MAIN_V ((PATCH_V + W_V) > OUT_V ? (PATCH_V + W_V) : OUT_V)
+#if TAIL
+// After everything else: the tail's weights W2, T_K rows of T_NTS halves, staged before the
+// first chunk.
+#define T_NTS (T_NT + 8)
+#define T_FN (T_NT / 16)
+#define T_W2_V MAIN_V
+#define SMEM_V (MAIN_V + T_K * T_NTS / 8)
+#else
+#define SMEM_V MAIN_V
+#endif
 #define PATCH_PER_T ((PATCH_ITEMS + WG_SIZE - 1) / WG_SIZE)
 #define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
 
@@ -110,6 +144,9 @@
 #define B_W (2 + CONCAT)
 #define B_EPI (3 + CONCAT)
 #define B_ACC0 (4 + CONCAT)
+#define B_W2 (5 + CONCAT)
+#define B_BIAS2 (B_W2 + 1)
+#define B_P (B_W2 + 1 + T_HAS_BIAS)
 
 layout(local_size_x = WG_SIZE, local_size_y = 1, local_size_z = 1) in;
 
@@ -117,7 +154,9 @@ layout(set = 0, binding = 0) readonly buffer X0Buf { uvec4 x0v[]; };  // 16 chan
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { uvec4 x1v[]; };
 #endif
-#if Y_Q8
+#if TAIL
+layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };  // the tail's NCHW output
+#elif Y_Q8
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { uvec2 yv[]; };  // 8 int8 channels
 #else
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { uvec4 yv[]; };  // 8 fp16 channels
@@ -132,6 +171,11 @@ layout(push_constant) uniform Push {
   uint act_a, act_b;
   uint c0, h0, w0, out_h, out_w, h1, w1, bh1, bw1;
   uint prescale, inv_sy;
+#if TAIL
+  uint t_out_h, t_out_w;
+  int t_crop_top, t_crop_left;
+  uint t_act_a, t_act_b;
+#endif
 } pc;
 
 shared uvec4 smem[SMEM_V];
@@ -215,6 +259,7 @@ void stash(uint t) {
 #endif
 }
 
+#if !TAIL
 // 8 output values -> Y (element index `at` of channel co..co+7 of a pixel): codes of Y's scale
 // and zero point, or fp16.
 void store8(uint at, const float v[8]) {
@@ -226,6 +271,7 @@ void store8(uint at, const float v[8]) {
                       packHalf2x16(vec2(v[6], v[7])));
 #endif
 }
+#endif
 
 // The activated values of channels co..co+7 of tile pixel m (from the fp16 staging).
 void activated8(uint m, uint g8, uint co, float act_a, float act_b, out float v[8]) {
@@ -237,6 +283,10 @@ void activated8(uint m, uint g8, uint co, float act_a, float act_b, out float v[
     v[2 * k + 1] = activate(pair.y * e1.x + e1.y, act_a, act_b);
   }
 }
+
+#if TAIL
+#include "conv2d_coopmat_q8_tail.glsl"
+#endif
 
 void main() {
   const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
@@ -264,6 +314,9 @@ void main() {
 #endif
   }
 
+#if TAIL
+  tail_stage_w2(t);  // ordered before the tail by the chunks' barriers
+#endif
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     fetch(chunk, t, n, iy0, ix0, w_base);
     barrier();  // the previous chunk's fragment loads are done
@@ -342,6 +395,11 @@ void main() {
 #endif
     }
   }
+#if TAIL
+  tail_own_rows(sm, oy0, ox0);
+  barrier();  // the tap sums read the neighbouring subgroups' rows
+  tail_sums(t, n, oy0, ox0);
+#else
   barrier();
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
@@ -377,4 +435,5 @@ void main() {
     store8(((n * pc.out_h + py) * pc.out_w + pxo) * pc.c_out + co, r);
   }
 #endif
+#endif  // TAIL
 }

@@ -26,13 +26,11 @@
 // staged with the first chunk. (A first version with a barrier between each step, W2 loaded
 // after the main loop and the bias added in a pass over shared memory cost 0.13 ms on the
 // H100's dec_conv1b: bench/RESULTS.md, 2026-11-25 afternoon.)
-#include "conv_tail_ring.glsl"
 
 #define T_NTS (T_NT + 8)
 #define T_FN (T_NT / CM_N)
 #define T_W2_OFF (TAIL_C_OFF * 4)          // halves
 #define T_BIAS_OFF (T_W2_OFF + T_K * T_NTS)  // halves
-#define WIN ((TILE_H + 2) * WIN_W)
 #if (T_NT % 16) != 0 || 9 * T_COUT > T_NT || T_COUT > 4 || T_K > NT || (T_K % 16) != 0 || TILE_H < 2 || SG_N != 1
 #error "conv2d_coopmat TAIL: inconsistent macros"
 #endif
@@ -42,6 +40,10 @@ layout(set = 0, binding = B_W2) readonly buffer W2Buf { f16vec4 w2[]; };
 layout(set = 0, binding = B_BIAS2) readonly buffer B2Buf { float16_t bias2[]; };
 #endif
 layout(set = 0, binding = B_P) writeonly buffer PBuf { float partials[]; };
+
+// The tap sums: conv_tail_sums.glsl, reading Z through tail_z4.
+f16vec4 tail_z4(uint at) { return smem[at]; }
+#include "conv_tail_sums.glsl"
 
 // W2 ([T_K][T_NT], pack_coop_tapsum_weights) and the conv's bias (zero past c_out) into their
 // shared memory; before the first chunk's barrier.
@@ -159,46 +161,3 @@ void tail_own_rows(uint sg_m, int oy0, int ox0) {
 #endif
 }
 
-// The tail's values at window position (wy, wx), every channel, from this tile's Z (fp32 sums).
-// Tap t's T_COUT channels are consecutive halves of one Z row: one 8-byte load, or two where
-// they straddle (13 loads for 9 taps of 3 channels instead of 27 scalar ones).
-void tail_window_sums(int wy, int wx, out float s[T_COUT]) {
-  [[unroll]] for (uint co = 0; co < T_COUT; ++co) s[co] = 0.0;
-  [[unroll]] for (int ky = 0; ky < 3; ++ky)
-    [[unroll]] for (int kx = 0; kx < 3; ++kx) {
-      const int ty = wy + ky - 1, tx = wx + kx - 1;
-      if (ty < 0 || ty >= TILE_H || tx < 0 || tx >= TILE_W) continue;
-      const uint col = uint(ky * 3 + kx) * T_COUT, off = col & 3u;  // constants once unrolled
-      const uint at = uint(ty * TILE_W + tx) * (YS / 4) + col / 4;
-      const f16vec4 lo = smem[at];
-      const f16vec4 hi = off + T_COUT > 4 ? smem[at + 1] : f16vec4(0.0);
-      [[unroll]] for (uint co = 0; co < T_COUT; ++co) s[co] += float(off + co < 4 ? lo[off + co] : hi[off + co - 4]);
-    }
-}
-
-// Every window position: complete ones stored (bias2, T_ACT, the crop), the ring's partial sums
-// written to this tile's slots.
-void tail_sums(uint t, uint n, int oy0, int ox0) {
-  const uint tile = (n * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const float a2 = uintBitsToFloat(pc.t_act_a), b2 = uintBitsToFloat(pc.t_act_b);
-  for (uint q = t; q < WIN; q += WG_SIZE) {
-    const int wy = int(q / WIN_W) - 1, wx = int(q % WIN_W) - 1;
-    float s[T_COUT];
-    tail_window_sums(wy, wx, s);
-    if (!tail_interior(wy, wx)) {
-      const uint slot = (tile * RING + ring_slot(wy, wx)) * T_COUT;
-      [[unroll]] for (uint co = 0; co < T_COUT; ++co) partials[slot + co] = s[co];
-      continue;
-    }
-    const int oy = oy0 + wy - pc.t_crop_top, ox = ox0 + wx - pc.t_crop_left;
-    if (oy < 0 || ox < 0 || oy >= int(pc.t_out_h) || ox >= int(pc.t_out_w)) continue;
-    [[unroll]] for (uint co = 0; co < T_COUT; ++co) {
-#if T_HAS_BIAS
-      const float b = float(bias2[co]);
-#else
-      const float b = 0.0;
-#endif
-      y[((n * T_COUT + co) * pc.t_out_h + uint(oy)) * pc.t_out_w + uint(ox)] = float16_t(activate_as(T_ACT, s[co] + b, a2, b2));
-    }
-  }
-}

@@ -334,21 +334,23 @@ std::array<uint32_t, 2> q8_tables(PlanBuilder& b, const std::string& weight, con
 }
 
 // conv2d_coopmat_q8 (CoopConvConfig::q8): int8 weights, their epilogue table and accumulator
-// start values (quantize_q8_conv) as three weight ranges; NHWC_Q8 inputs, an NHWC_Q8 or NHWC output.
+// start values (quantize_q8_conv) as three weight ranges; NHWC_Q8 inputs, an NHWC_Q8 or NHWC
+// output, or with a tail (TAIL=1) the tail's NCHW output and a ring pass.
 void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion& f, const CoopConvLowering& how) {
   const compiler::Graph& g = b.graph();
   const compiler::Tensor& weight = g.tensor(conv.inputs.at(1));
   const Conv2dShape shape = conv2d_shape(b, conv);
   const CoopConvConfig& c = how.config;
   const ConvIo io = conv_io(b, conv, shape, f);
-  if (f.tail || f.head || !q8_config_valid(c))
-    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 takes no head or tail, and not configuration " + c.describe());
+  if (f.head || !q8_config_valid(c) || (f.tail && c.sg_n != 1))
+    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 takes no head, and not configuration " + c.describe() +
+                                  (f.tail ? " with a tail" : ""));
   const bool y_q8 = how.y == Layout::NHWC_Q8;
-  if (how.x0 != Layout::NHWC_Q8 || (io.x1 && how.x1 != Layout::NHWC_Q8) || (!y_q8 && how.y != Layout::NHWC))
-    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 reads NHWC_Q8 and writes NHWC_Q8 or NHWC");
+  if (how.x0 != Layout::NHWC_Q8 || (io.x1 && how.x1 != Layout::NHWC_Q8) || (f.tail ? how.y != Layout::NCHW : !y_q8 && how.y != Layout::NHWC))
+    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 reads NHWC_Q8 and writes NHWC_Q8 or NHWC (a tail: NCHW)");
   // NHWC_Q8 tensors have constant channel counts that are multiples of 16 (16-byte loads and
-  // stores of whole channel groups), an NHWC output multiples of 8.
-  for (const auto& [t, multiple] : {std::pair{io.x0, 16}, std::pair{io.x1.value_or(io.x0), 16}, std::pair{io.y, y_q8 ? 16 : 8}}) {
+  // stores of whole channel groups), an NHWC output multiples of 8 (a tail's NCHW output: any).
+  for (const auto& [t, multiple] : {std::pair{io.x0, 16}, std::pair{io.x1.value_or(io.x0), 16}, std::pair{io.y, f.tail ? 1 : y_q8 ? 16 : 8}}) {
     if (!b.channels_multiple_of(t, multiple))
       fail(ErrorCode::Internal, describe_op(conv) + ": tensor '" + g.tensor(t).name + "' needs a constant channel count that is a multiple of " +
                                     std::to_string(multiple) + " for conv2d_coopmat_q8");
@@ -375,11 +377,17 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   std::vector<ValueId> push = io.push;
   push.push_back(b.float_bits(k.prescale));
   push.push_back(b.float_bits(y_q8 ? 1.0f / how.q_y.scale : 1.0f));
+  std::optional<TailLowering> tail;
+  if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push);
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};
   const std::array<ValueId, 3> groups = tile_groups(b, io.conv_out, c.tile_w, c.tile_h, (shape.c_out + c.nt - 1) / c.nt);
   b.dispatch(io.name, b.pipeline(spec), std::move(bindings), std::move(push), groups);
+  if (tail) {
+    tail->ring_groups = groups;
+    dispatch_tail_ring(b, io, c, *tail);
+  }
 }
 
 }  // namespace

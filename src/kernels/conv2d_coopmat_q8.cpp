@@ -34,6 +34,19 @@ bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTar
   return q8_shared_bytes(c, s.kh, s.kw) <= target.max_shared_bytes;
 }
 
+int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail) {
+  const int64_t row = c.ck / 16 + 1;
+  const int64_t stage = (c.tile_h + s.kh - 1) * (c.tile_w + s.kw - 1) * row + (c.b_global ? 0 : s.kh * s.kw * c.nt * row);
+  const int64_t rows = c.tile_h * c.tile_w * (std::max(c.nt, tail.t_nt) + 8) / 8;
+  return 16 * std::max(stage, rows) + 2 * tail.t_k * (tail.t_nt + 8);
+}
+
+bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target, bool emulate) {
+  if (!q8_config_fits(c, s, target, false, emulate) || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2) return false;
+  if (tail.cout < 1 || tail.t_k > c.nt || tail.t_nt > 64) return false;
+  return q8_tail_shared_bytes(c, s, tail) <= target.max_shared_bytes;
+}
+
 namespace {
 
 CoopConvConfig q8_config(int64_t tile_h, int64_t tile_w, int64_t nt, int64_t ck, int64_t sg_m, int64_t sg_n, bool b_global) {
@@ -46,7 +59,11 @@ CoopConvConfig q8_config(int64_t tile_h, int64_t tile_w, int64_t nt, int64_t ck,
 
 }  // namespace
 
-std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate, bool all) {
+std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
+                                       const CoopTail* tail) {
+  auto fits = [&](const CoopConvConfig& c) {
+    return tail ? q8_tail_fits(c, s, *tail, target, emulate) : q8_config_fits(c, s, target, even_tile_h, emulate);
+  };
   // The heuristic: bench/int8_probe's winner on every OIDN layer it measured on the H100
   // (16x32 pixels, nt32, ck32, 8 subgroups of 4x2 fragments, B staged: bench/RESULTS.md,
   // 2026-11-26 third session), then smaller tiles for devices with less shared memory.
@@ -57,7 +74,10 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // take one B fragment per subgroup: the same staging, packing and epilogue.
   if (emulate && !all)
     for (const CoopConvConfig& c : {q8_config(8, 32, nt, 32, 4, nt / 16, false), q8_config(8, 16, nt, 32, 2, nt / 16, false)})
-      if (q8_config_fits(c, s, target, even_tile_h, emulate)) return {c};
+      if (fits(c)) return {c};
+  // A tail takes one subgroup column, so several B fragments: emulated, only where one chunk
+  // covers the input channels.
+  if (emulate && tail && s.c_in > 32) return {};
   std::vector<CoopConvConfig> order = {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
                                        q8_config(16, 16, nt, 32, 4, 1, false), q8_config(8, 16, nt, 32, 2, 1, false),
                                        q8_config(2, 16, 16, 32, 1, 1, false)};
@@ -70,7 +90,7 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   }
   std::vector<CoopConvConfig> out;
   for (const CoopConvConfig& c : order) {
-    if (!q8_config_fits(c, s, target, even_tile_h, emulate) || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    if (!fits(c) || std::find(out.begin(), out.end(), c) != out.end()) continue;
     out.push_back(c);
     if (!all) break;
   }

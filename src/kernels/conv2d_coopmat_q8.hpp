@@ -20,9 +20,16 @@ int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw);
 // Whether `c` runs `shape` on `target` (int8 fragments on the device or `emulate`, subgroups,
 // shared memory, an even tile for a fused pool; stride and dilation 1).
 bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate);
-// The configurations to try for `shape`, the heuristic's first (`all`: the tuner's set, else
-// only the heuristic's). Empty when none fits.
-std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all);
+// Shared memory conv2d_coopmat_q8.comp declares with `tail` in its epilogue (TAIL=1; bytes):
+// the stage or the tile's rows (wide enough for the conv's channels and for Z), then W2.
+int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTail& tail);
+// Whether q8 configuration `c` can run `shape` with `tail` in its epilogue: q8_config_fits,
+// one channel tile and one subgroup column, tile_h >= 2, no B_GLOBAL, the shared memory above.
+bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target, bool emulate);
+// The configurations to try for `shape` (with `tail` in the epilogue, when given), the
+// heuristic's first (`all`: the tuner's set, else only the heuristic's). Empty when none fits.
+std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
+                                       const CoopTail* tail = nullptr);
 
 // One conv's constants for conv2d_coopmat_q8 (its bindings 2+CONCAT .. 4+CONCAT).
 struct Q8ConvConstants {

@@ -544,10 +544,12 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
               coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
                            !f.concat && !f.upsample, tail, f.head != nullptr);
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
+            const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
-                q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic);
+                q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic, q8_tail);
             if (target.force_config && target.force_config->q8 &&
-                q8_config_fits(*target.force_config, *shape, target.coop, f.pool != nullptr, target.coop_emulate))
+                (q8_tail ? q8_tail_fits(*target.force_config, *shape, *q8_tail, target.coop, target.coop_emulate)
+                         : q8_config_fits(*target.force_config, *shape, target.coop, f.pool != nullptr, target.coop_emulate)))
               q8 = {*target.force_config};
             for (Implementation& q : q8_variants(graph, c, *target.int8))
               for (const CoopConvConfig& qc : q8) {

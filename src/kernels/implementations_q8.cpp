@@ -18,11 +18,11 @@ const TensorQuant* q8_quant(const compiler::Graph& g, TensorId t, const QuantTab
 
 // The int8 variants of a coop convolution (conv2d_coopmat_q8): X0 and X1 NHWC_Q8, each quantized
 // as `table` says, and Y NHWC_Q8 (where calibrated) or NHWC fp16 (for a reader without int8
-// inputs: no conversion dispatch); none where an input is not calibrated, a channel count is no
-// constant multiple of 16 (8 for an fp16 output), the bias is not constant, or the conv has a
-// head or a tail (fp16 only).
+// inputs: no conversion dispatch); with a tail, only the tail's fp16 output as the fp16 conv
+// writes it. None where an input is not calibrated, a channel count is no constant multiple of
+// 16 (8 for an fp16 output), the bias is not constant, or the conv has a head (fp16 only).
 std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implementation& c, const QuantTable& table) {
-  if (c.fusion.head || c.fusion.tail || c.inputs.empty() || c.inputs[0] != c.fusion.x0(*c.anchor)) return {};
+  if (c.fusion.head || c.inputs.empty() || c.inputs[0] != c.fusion.x0(*c.anchor)) return {};
   if (c.anchor->inputs.size() > 2 && !g.tensor(c.anchor->inputs[2]).f32_data) return {};
   Implementation v = c;
   for (size_t i = 0; i < v.inputs.size(); ++i) {
@@ -34,6 +34,7 @@ std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implemen
   v.coop.x0 = v.input_layout(0);
   v.coop.x1 = v.input_layout(1);
   std::vector<Implementation> out;
+  if (c.fusion.tail) return {v};
   if (const TensorQuant* q = q8_quant(g, v.output, table)) {
     out.push_back(v);
     out.back().output_layout = out.back().coop.y = Layout::NHWC_Q8;

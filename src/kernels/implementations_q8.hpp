@@ -16,7 +16,8 @@ bool constant_channels_multiple_of(const compiler::Graph& g, compiler::TensorId 
 // Whether tensor `t` may be kept NHWC: constant_channels_multiple_of(g, t, 8).
 bool nhwc_allowed(const compiler::Graph& g, compiler::TensorId t);
 
-// The int8 variants of coop convolution `c` (conv2d_coopmat_q8; the config is set by the caller).
+// The int8 variants of coop convolution `c` (conv2d_coopmat_q8; the config is set by the caller;
+// with a tail, configurations q8_tail_fits accepts).
 std::vector<Implementation> q8_variants(const compiler::Graph& g, const Implementation& c, const QuantTable& table);
 
 // fp16 coop convolution `base` writing its output NHWC_Q8 (Y_Q8), where it is calibrated.

@@ -49,4 +49,14 @@ TensorId GraphBuilder::pool(const std::string& name, TensorId x, PoolAttrs attrs
   return op(name, attrs.kind == PoolKind::Max ? "MaxPool" : "AveragePool", attrs, {x}, out);
 }
 
+void GraphBuilder::crop_output(TensorId t, int64_t channels, int64_t top, int64_t left, ValueId rows_h, ValueId rows_w, ValueId out_h,
+                               ValueId out_w) {
+  SliceAttrs rows, cols;
+  rows.start = {c(0), c(0), c(top), c(0)};
+  cols.start = {c(0), c(0), c(0), c(left)};
+  rows.step = cols.step = {1, 1, 1, 1};
+  const TensorId s1 = op("crop_rows", "Slice", rows, {t}, {c(1), c(channels), rows_h, rows_w});
+  output(op("crop_cols", "Slice", cols, {s1}, {c(1), c(channels), out_h, out_w}));
+}
+
 }  // namespace denox::testing

@@ -51,6 +51,10 @@ struct GraphBuilder {
   compiler::TensorId activation(const std::string& name, compiler::TensorId x, compiler::ActivationAttrs attrs);
   compiler::TensorId pool(const std::string& name, compiler::TensorId x, compiler::PoolAttrs attrs, std::array<int64_t, 4> pads,
                           bool ceil_mode);
+  // A crop of `t` (`channels` channels) as two spatial Slices, rows from `top` then columns from
+  // `left`: a (channels, rows_h, rows_w) tensor, then the (channels, out_h, out_w) graph output.
+  void crop_output(compiler::TensorId t, int64_t channels, int64_t top, int64_t left, compiler::ValueId rows_h, compiler::ValueId rows_w,
+                   compiler::ValueId out_h, compiler::ValueId out_w);
 };
 
 }  // namespace denox::testing

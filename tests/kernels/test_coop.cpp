@@ -94,18 +94,6 @@ PadAttrs zero_pad(GraphBuilder& b, std::array<int64_t, 4> pads) {
   return a;
 }
 
-// A crop of `t` (c channels) as two spatial Slices, rows from `top` then columns from `left`:
-// a (c, rows_h, rows_w) tensor, then the (c, out_h, out_w) graph output.
-void crop_output(GraphBuilder& b, TensorId t, int64_t c, int64_t top, int64_t left, ValueId rows_h, ValueId rows_w, ValueId out_h,
-                 ValueId out_w) {
-  SliceAttrs rows, cols;
-  rows.start = {b.c(0), b.c(0), b.c(top), b.c(0)};
-  cols.start = {b.c(0), b.c(0), b.c(0), b.c(left)};
-  rows.step = cols.step = {1, 1, 1, 1};
-  const TensorId s1 = b.op("crop_rows", "Slice", rows, {t}, {b.c(1), b.c(c), rows_h, rows_w});
-  b.output(b.op("crop_cols", "Slice", cols, {s1}, {b.c(1), b.c(c), out_h, out_w}));
-}
-
 // The graphs both the emulated and the real tests run (odd sizes, channel counts that are not
 // multiples of 16, every fusion).
 struct Case {
@@ -190,7 +178,7 @@ std::vector<Case> cases() {
     const TensorId a = b.activation("relu_a", b.conv("conv_a", px, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 41), relu());
     const TensorId cat = b.op("cat", "Concat", ConcatAttrs{1}, {a, px}, {b.c(1), b.c(15), h2, w2});
     const TensorId r = b.activation("relu_cat", b.conv("conv_cat", cat, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 42), relu());
-    crop_output(b, r, 5, 1, 2, h, w2, h, w);
+    b.crop_output(r, 5, 1, 2, h, w2, h, w);
     const TensorId pb = b.op("pad_begin", "Pad", zero_pad(b, {2, 1, 1, 3}), {x}, {b.c(1), b.c(7), b.add(h, b.c(3)), b.add(w, b.c(4))});
     b.output(b.conv("conv_valid", pb, 4, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 43));
     all.push_back(std::move(c));
@@ -275,7 +263,7 @@ std::vector<Case> cases() {
     const PadAttrs pad = zero_pad(b, {0, 0, 3, 2});
     const TensorId pa = b.op("pad", "Pad", pad, {a}, {b.c(1), b.c(16), b.add(h, b.c(3)), b.add(w, b.c(2))});
     const TensorId o = b.conv("conv_out", pa, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 72);
-    crop_output(b, o, 3, 2, 1, b.add(h, b.c(1)), b.add(w, b.c(2)), b.add(h, b.c(1)), b.add(w, b.c(1)));
+    b.crop_output(o, 3, 2, 1, b.add(h, b.c(1)), b.add(w, b.c(2)), b.add(h, b.c(1)), b.add(w, b.c(1)));
     b.output(b.activation("sig", b.conv("conv_two", a, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 73), sigmoid()));
     all.push_back(std::move(c));
   }
@@ -291,7 +279,7 @@ std::vector<Case> cases() {
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
     const TensorId a = b.activation("relu_a", b.conv("conv_a", x, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu());
     const TensorId o = b.conv("conv_tail", a, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 82);
-    crop_output(b, o, 3, 3, 2, b.add(h, b.c(-4)), w, b.add(h, b.c(-4)), b.add(w, b.c(-5)));
+    b.crop_output(o, 3, 3, 2, b.add(h, b.c(-4)), w, b.add(h, b.c(-4)), b.add(w, b.c(-5)));
     const TensorId e = b.activation("relu_e", b.conv("conv_e", x, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 83), relu());
     b.output(b.activation("sig", b.conv("conv_tail2", e, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 84), sigmoid()));
     c.tails = 2;
@@ -336,7 +324,7 @@ std::vector<Case> cases() {
     const TensorId px = b.op("pad", "Pad", pad, {x}, {b.c(1), b.c(3), ph, pw});
     const TensorId a = b.activation("sig_h", b.conv("head", px, 40, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 95), sigmoid());
     const TensorId m = b.activation("relu_m", b.conv("main", a, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 96), relu());
-    crop_output(b, m, 16, 1, 2, h, pw, h, w);
+    b.crop_output(m, 16, 1, 2, h, pw, h, w);
     c.heads = 1;
     all.push_back(std::move(c));
   }

@@ -52,6 +52,14 @@ GraphBuilder unet_step() {
   return b;
 }
 
+// Whether the coop device runs int8 fragments; warns when it has coop matrices but no int8.
+bool int8_coop_available() {
+  if (!coop_available()) return false;
+  if (lowering_target(coop_device().caps()).coop.int8) return true;
+  WARN("SKIPPED: the coop device reports no int8 16x16x32 fragments or has shaderInt8 off");
+  return false;
+}
+
 // Random inputs, made non-negative (an image).
 std::vector<HostTensor> random_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
   std::vector<HostTensor> inputs = random_graph_inputs(b, h, w, seed);
@@ -81,15 +89,20 @@ plan::Plan hand_picked(const GraphBuilder& b, const LoweringTarget& target, size
   return plan;
 }
 
-// Output 0 of `plan` on `ctx` against the CPU reference at each size (random non-negative inputs).
+// Every output of `plan` on `ctx` against the CPU reference at each size (random non-negative
+// inputs).
 void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const plan::Plan& plan,
                  std::initializer_list<std::pair<int64_t, int64_t>> sizes, uint64_t seed, double limit) {
   for (auto [h, w] : sizes) {
     const auto inputs = random_inputs(b, h, w, seed);
     const auto expected = reference::run_reference(b.g, inputs);
-    const double err = relative_l2(run_on(ctx, plan, inputs).at(0), expected.at(0));
-    INFO(h << "x" << w << ": relative L2 " << err);
-    CHECK(err <= limit);
+    const auto got = run_on(ctx, plan, inputs);
+    REQUIRE(got.size() == expected.size());
+    for (size_t o = 0; o < expected.size(); ++o) {
+      const double err = relative_l2(got.at(o), expected.at(o));
+      INFO(h << "x" << w << ", output " << o << ": relative L2 " << err);
+      CHECK(err <= limit);
+    }
   }
 }
 
@@ -272,12 +285,8 @@ TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 9- and a 16-channel fp16 skip, 
 }
 
 TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices", "[kernels][q8]") {
-  if (!coop_available()) return;
+  if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
-  if (!lowering_target(caps).coop.int8) {
-    WARN("SKIPPED: the coop device reports no int8 16x16x32 fragments or has shaderInt8 off");
-    return;
-  }
   for (int64_t skip : {9, 16})
     for (bool y_q8 : {false, true})
       for (int64_t c_out : {32, 64}) {
@@ -289,16 +298,69 @@ TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices",
       }
 }
 
-TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CPU reference", "[kernels][q8]") {
-  if (!coop_available()) return;
-  const auto& caps = coop_device().caps();
-  if (!lowering_target(caps).coop.int8) {
-    WARN("SKIPPED: the coop device reports no int8 16x16x32 fragments or has shaderInt8 off");
-    return;
+namespace {
+
+// Two int8 convs with the next conv in their epilogue (conv2d_coopmat_q8 TAIL + conv_tail_ring):
+// x (16 channels) -> conv0+relu (fp16, writing NHWC_Q8) -> conv1 32->32 + relu -> 3x3 32->3 with
+// a bias and a 2-Slice crop (OIDN's last conv), and conv0 -> 1x1 32->16 + relu -> 3x3 16->2
+// without bias, with a sigmoid (a 16-channel tile). Every int8 conv reads one 32-channel chunk
+// (the emulation's limit for a tail: q8_configs says why).
+GraphBuilder q8_tail_graph() {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 16);
+  const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
+  const TensorId c0 = b.activation("r0", b.conv("conv0", x, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 91), ActivationAttrs{});
+  const TensorId c1 = b.activation("r1", b.conv("conv1", c0, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 92), ActivationAttrs{});
+  b.crop_output(b.conv("conv_tail", c1, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 93), 3, 1, 2, b.add(h, b.c(-3)), w,
+                b.add(h, b.c(-3)), b.add(w, b.c(-5)));
+  const TensorId c2 = b.activation("r2", b.conv("conv2", c0, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 94), ActivationAttrs{});
+  ActivationAttrs sigmoid;
+  sigmoid.kind = Activation::Sigmoid;
+  b.output(b.activation("sig", b.conv("conv_tail2", c2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 95), sigmoid));
+  return b;
+}
+
+// The int8 dispatches of `plan` with a tail in their epilogue.
+int q8_tails(const plan::Plan& plan) {
+  int n = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    if (p.family != "conv2d_coopmat_q8") continue;
+    for (const auto& [k, v] : p.defines) n += k == "TAIL" && v == "1";
   }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("int8 convs with the next conv in their epilogue (TAIL), emulated, against the fp32 CPU reference", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  const GraphBuilder b = q8_tail_graph();
+  const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
+  CHECK(q8_tails(plan) == 2);
+  CHECK(families(plan).at("conv_tail_ring") == 2);
+  CHECK(!families(plan).count("conv2d_coopmat_tapsum"));
+  check_sizes(device(), b, plan, {{37, 29}, {22, 45}}, 97, 3e-2);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[kernels][q8]") {
+  if (!int8_coop_available()) return;
+  const auto& caps = coop_device().caps();
+  const GraphBuilder b = q8_tail_graph();
+  const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, false, caps));
+  CHECK(q8_tails(plan) == 2);
+  check_sizes(coop_device(), b, plan, {{37, 29}, {66, 98}, {131, 130}}, 97, 3e-2);
+}
+
+TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CPU reference", "[kernels][q8]") {
+  if (!int8_coop_available()) return;
+  const auto& caps = coop_device().caps();
   GraphBuilder b = unet_step();
   const LoweringTarget target = q8_target(b, false, caps);
   const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
   CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
+  CHECK(q8_tails(plan) == 1);  // up+cat+conv4 (two chunks) with conv5 in its epilogue
   check_sizes(coop_device(), b, plan, {{38, 30}, {66, 98}, {128, 130}}, 9, 3e-2);
 }
