@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,29 @@ nlohmann::json report_of(denox_model model);
 // device ctx runs on (null: engine_device(); a headless context's through vkhost::Device::wrap).
 std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
                                   denox_layout layout = DENOX_LAYOUT_CHW, vkhost::Device* device = nullptr);
+
+// Collects denox's log lines at `min_level` and above (from any thread) while alive.
+struct LogLines {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  explicit LogLines(denox_log_level min_level = DENOX_LOG_INFO) {
+    denox_set_log_callback(
+        [](denox_log_level, const char* m, void* user) {
+          auto* self = static_cast<LogLines*>(user);
+          std::lock_guard lock(self->mutex);
+          self->lines.emplace_back(m);
+        },
+        this, min_level);
+  }
+  ~LogLines() { denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN); }
+  // The first line containing `part`, or "".
+  std::string first_containing(const std::string& part) {
+    std::lock_guard lock(mutex);
+    for (const auto& l : lines)
+      if (l.find(part) != std::string::npos) return l;
+    return {};
+  }
+  bool any_containing(const std::string& part) { return !first_containing(part).empty(); }
+};
 
 }  // namespace denox::test

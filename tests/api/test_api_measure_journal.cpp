@@ -26,28 +26,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Collects denox's log lines (from any thread) while alive.
-struct LogLines {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  LogLines() {
-    denox_set_log_callback(
-        [](denox_log_level, const char* m, void* user) {
-          auto* self = static_cast<LogLines*>(user);
-          std::lock_guard lock(self->mutex);
-          self->lines.emplace_back(m);
-        },
-        this, DENOX_LOG_INFO);
-  }
-  ~LogLines() { denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN); }
-  bool any_containing(const std::string& part) {
-    std::lock_guard lock(mutex);
-    for (const auto& l : lines)
-      if (l.find(part) != std::string::npos) return true;
-    return false;
-  }
-};
-
 // (key_text, result) of every row of the measurements table.
 std::vector<std::pair<std::string, std::string>> measurement_rows(const fs::path& cache) {
   sqlite3* db = nullptr;

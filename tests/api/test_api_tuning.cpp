@@ -4,6 +4,7 @@
 // progress callback sees every stage, and bad tuning options are refused by name.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -102,6 +103,37 @@ TEST_CASE("measured tuning: measures once, shares measurements across models, an
   denox_stats stats{};
   require_ok(denox_context_get_stats(ctx, &stats), "stats");
   CHECK(stats.plans_compiled == 0);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("measured tuning with the clock keeper between edges (forced on the CPU device)", "[api][tuning]") {
+  // On a GPU the keeper always runs (runtime/measure/clock_keeper.hpp); lavapipe is a CPU
+  // device, where DENOX_TEST_CLOCK_KEEPER turns it on, so its submits run under validation.
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 11);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  LogLines log(DENOX_LOG_DEBUG);
+  ::setenv("DENOX_TEST_CLOCK_KEEPER", "1", 1);
+  ProgressLog progress;
+  denox_model model = nullptr;
+  const auto report = load_measured(ctx, model_path, &progress, &model);
+  ::unsetenv("DENOX_TEST_CLOCK_KEEPER");
+  INFO(report.dump());
+  CHECK(report["failed_edges"] == 0);
+  const int measured = report["measured_edges"].get<int>();
+  CHECK(measured > 1);
+  // "clock keeper: <n> submits, ...": one gap after every timed edge but the last.
+  const std::string line = log.first_containing("clock keeper: ");
+  INFO(line);
+  REQUIRE(!line.empty());
+  const int submits = std::atoi(line.c_str() + line.find("clock keeper: ") + 14);
+  CHECK(submits >= 1);
+  CHECK(submits <= measured - 1);
+  CHECK(line.find(" 0.0 ms of busy work") == std::string::npos);
+  const auto input = random_image(3, 19, 27, 5);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), reference_output(model_path, input).f32) <= 1e-4);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(engine_device().validation_errors() == 0);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <mutex>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <map>
@@ -15,6 +16,7 @@
 #include "common/error.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
+#include "runtime/measure/clock_keeper.hpp"
 #include "runtime/measure/crash_journal.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
@@ -222,8 +224,17 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   // 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry
   //    has its shaders compiled and its pipelines created here, alone, each step marked. The
   //    first edge timed runs for clock_warmup_ms first (MeasureOptions says why).
-  const bool warms = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU && options_.clock_warmup_ms > 0;
+  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool warms = gpu && options_.clock_warmup_ms > 0;
   bool clock_warm = !warms;
+  std::optional<ClockKeeper> keeper;
+  if (options_.keep_clock && (gpu || std::getenv("DENOX_TEST_CLOCK_KEEPER") != nullptr) && !pending.empty()) {
+    try {
+      keeper.emplace(device_, compiler_, pipeline_cache_);
+    } catch (const Error& e) {
+      spdlog::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
+    }
+  }
   for (size_t j = 0; j < pending.size(); ++j) {
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
@@ -244,7 +255,8 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       journal.begin(p.key, "time", p.retry ? Step::Retry : Step::Serial);
       hook.at("time", false, p.what);
       try {
-        r.ms = time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms);
+        r.ms = time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr);
+        if (keeper && j + 1 < pending.size()) keeper->start();  // the host's gap until the next edge's runs
         clock_warm = true;
         r.ok = true;
       } catch (const DeviceHung& e) {
@@ -263,10 +275,15 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     store(p, r);
   }
   if (!pending.empty()) report("measure", pending.size(), pending.size(), "");
+  if (keeper) {
+    keeper->finish();
+    const ClockKeeper::Stats& k = keeper->stats();
+    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work over {:.1f} ms between timed edges", k.submits, k.busy_ms, k.gap_ms);
+  }
   return results;
 }
 
-double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms) {
+double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper) {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   const size_t dispatches = plan.dispatches.size();
@@ -326,6 +343,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   std::vector<double> samples;
   std::vector<uint64_t> stamps(commands + 1);
   const double period_ms = device_.caps().timestamp_period_ns * 1e-6;
+  if (keeper) keeper->finish();  // its busy work never overlaps these runs
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(warm_ms);
   for (int run = 0; run < options_.warmup + options_.runs; ++run) {
     throw_if_cancelled();  // the last submit has finished: nothing is in flight

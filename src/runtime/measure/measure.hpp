@@ -7,7 +7,7 @@
 // driver's pipeline cache, on several threads first; then, one edge at a time, its pipelines
 // are created (cache hits), its inputs (a non-zero constant: latency does not depend on the
 // values) copied in by the runtime's input adapters, and `warmup` + `runs` submits (more
-// untimed ones for the first edge: clock_warmup_ms) each record it once with a timestamp
+// untimed ones for the first edge: clock_warmup_ms; busy work between edges: keep_clock) each record it once with a timestamp
 // after every dispatch and a barrier before each (so the differences are per-dispatch times);
 // the edge's latency is the median over the runs of the sum of its own dispatches. The input
 // adapters write the inputs right before the edge reads them, as the producing layer does in
@@ -49,18 +49,25 @@
 
 namespace denox::measure {
 
+class ClockKeeper;
+
 struct MeasureOptions {
   int warmup = 3;
   int runs = 20;
   uint32_t timeout_ms = 5000;  // per submit
   // Before the first edge of a measure() call is timed (and the first after an edge compiled
   // alone in the timing step), it is run untimed for at least this long on a GPU (not on a CPU
-  // device). An edge of microseconds keeps the GPU busy only part of that time. The timing step starts after seconds of shader compiles
-  // with the GPU idle, and GPUs lower their clock when idle: without it, the first edges were
-  // timed while the clock came back up, and looked slower than the same work later on (an H100
-  // tuned OIDN small at 3840x2160 into a plan 3% slower than the heuristic one,
-  // bench/RESULTS.md 2026-11-25 and 2026-11-26).
-  uint32_t clock_warmup_ms = 250;
+  // device). The timing step starts after seconds of shader compiles with the GPU idle, and
+  // GPUs lower their clock when idle: without it, the first edges were timed while the clock
+  // came back up, and looked slower than the same work later on (an H100 tuned OIDN small at
+  // 3840x2160 into a plan 3% slower than the heuristic one, bench/RESULTS.md 2026-11-25 and
+  // 2026-11-26). 250 ms was not always enough: an H100 once took 0.8 s from 375 to 1980 MHz,
+  // and the first 9 edges read up to 4x slow (bench/measure_noise.sh, 2026-11-27).
+  uint32_t clock_warmup_ms = 1000;
+  // Between two timed edges, busy work keeps the GPU's clock up while the host prepares the
+  // next one (clock_keeper.hpp says why). On a GPU only, as clock_warmup_ms;
+  // DENOX_TEST_CLOCK_KEEPER=1 in the environment runs it on a CPU device too (tests).
+  bool keep_clock = true;
   unsigned compile_threads = 0;  // 0: hardware concurrency
   // Set by another thread to stop measuring (a model destroyed or a job superseded while it
   // tunes in the background): checked between shader compiles, pipeline creations and timing
@@ -89,7 +96,8 @@ class DeviceMeasurer : public autotune::Measurer {
  private:
   // Times one lowered edge plan (SPIR-V filled in); throws denox::Error on failure.
   // The median latency of `plan`'s dispatches; with `warm_ms`, untimed runs for that long first.
-  double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms = 0);
+  // With a `keeper`, its busy work (started after the previous edge) is waited for before the runs.
+  double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper);
   bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void throw_if_cancelled() const {
     if (cancelled()) throw Cancelled();

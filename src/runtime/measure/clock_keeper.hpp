@@ -1,0 +1,82 @@
+// Keeps the GPU busy while the tuner's host works between two edges, so that the GPU's clock
+// does not drop under the edges timed next.
+//
+// Why: a discrete GPU lowers its clock when it is idle much of the time (nvidia-smi's clock
+// event reason 0x1, "GPU idle"). Between two edges the host stores a result, lowers and sets up
+// the next edge (buffers of hundreds of MB at 1920x1088, inputs filled) while the GPU waits. On
+// an H100 tuning OIDN balanced, stretches of edges kept the GPU busy only 15-40% of the time;
+// within a second its SM clock fell from 1980 MHz to 1000-1300 MHz, and the edges timed then
+// read 10-25% slow (one 5x), in different places on two runs of the same tuning
+// (bench/measure_noise.sh, bench/RESULTS.md 2026-11-27). The tuner then picked among equals by
+// the clock: a tuned int8 plan ran 2.016 ms where an earlier tuning of the same model had found
+// 1.943.
+//
+// How: when an edge has been timed, start() submits busy work (shaders/clock_keeper.comp, all
+// SMs, no memory traffic) sized to last about as long as the host's last gap between two
+// timings; finish(), right before the next edge's timed runs, waits for it. The work's length
+// follows the GPU's own timestamps of the previous run (the rate of the chain per ms), so it
+// adapts to the device and its clock. The busy work never overlaps a timed run: finish() waits
+// on its fence first. It may overlap the next edge's setup submits (input fills, weight
+// uploads), which touch other memory.
+#pragma once
+
+#include <volk.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/shader_compiler.hpp"
+#include "runtime/vulkan/buffer.hpp"
+#include "runtime/vulkan/compute_pipeline.hpp"
+#include "runtime/vulkan/device_context.hpp"
+
+namespace denox::measure {
+
+class ClockKeeper {
+ public:
+  // Compiles the busy shader and creates its pipeline (through `pipeline_cache`). Throws
+  // denox::Error if the shader or pipeline cannot be made.
+  ClockKeeper(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache);
+  ~ClockKeeper();  // waits for busy work still in flight
+  ClockKeeper(const ClockKeeper&) = delete;
+  ClockKeeper& operator=(const ClockKeeper&) = delete;
+
+  // The host starts a gap (an edge was timed): busy work for about the last gap's length, at
+  // most max_ms. Nothing is submitted if work is still in flight.
+  void start();
+  // The host ends the gap (the next edge is about to be timed): waits for the busy work and
+  // learns the gap's length and the chain's rate from it.
+  void finish();
+
+  struct Stats {
+    int submits = 0;
+    double busy_ms = 0;  // GPU time of the busy work, from its timestamps
+    double gap_ms = 0;   // host time between start() and finish(), summed
+  };
+  const Stats& stats() const { return stats_; }
+
+  // Busy work is capped (a gap of seconds, e.g. a retry compiling alone, is not covered whole)
+  // and sized to this share of the last gap, so that finish() rarely waits on it.
+  static constexpr double max_ms = 100.0;
+  static constexpr double gap_share = 0.8;
+
+ private:
+  void release();
+  const runtime::DeviceContext& device_;
+  std::unique_ptr<runtime::ComputePipeline> pipeline_;
+  runtime::Buffer sink_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  bool in_flight_ = false;
+  bool gap_open_ = false;
+  uint32_t iterations_ = 0;           // of the work in flight
+  double iterations_per_ms_ = 0;      // learned; 0 before the first run
+  double last_gap_ms_ = 1.0;
+  std::chrono::steady_clock::time_point gap_start_;
+  Stats stats_;
+};
+
+}  // namespace denox::measure
