@@ -26,7 +26,8 @@ trap 'kill $smi 2>/dev/null || true' EXIT
 for run in 1 2; do
   rm -f "$work/cache$run.sqlite3"
   date +%H:%M:%S.%N > "$out/start$run.txt"
-  denox compile "$model" --size "${SIZE:-1920x1088}" --cache "$work/cache$run.sqlite3" --quiet "${precision[@]}" > "$out/compile$run.txt"
+  denox -v compile "$model" --size "${SIZE:-1920x1088}" --cache "$work/cache$run.sqlite3" --quiet "${precision[@]}" > "$out/compile$run.txt" 2> "$out/log$run.txt"
+  grep -E "clock keeper:|measure: " "$out/log$run.txt" || true
   date +%H:%M:%S.%N > "$out/end$run.txt"
   tail -3 "$out/compile$run.txt"
 done

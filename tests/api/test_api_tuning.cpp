@@ -124,13 +124,13 @@ TEST_CASE("measured tuning with the clock keeper between edges (forced on the CP
   CHECK(report["failed_edges"] == 0);
   const int measured = report["measured_edges"].get<int>();
   CHECK(measured > 1);
-  // "clock keeper: <n> submits, ...": one gap after every timed edge but the last.
+  // "clock keeper: <n> submits, ...": at most two stretches of host work per timed edge.
   const std::string line = log.first_containing("clock keeper: ");
   INFO(line);
   REQUIRE(!line.empty());
   const int submits = std::atoi(line.c_str() + line.find("clock keeper: ") + 14);
   CHECK(submits >= 1);
-  CHECK(submits <= measured - 1);
+  CHECK(submits <= 2 * measured);
   CHECK(line.find(" 0.0 ms of busy work") == std::string::npos);
   const auto input = random_image(3, 19, 27, 5);
   CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), reference_output(model_path, input).f32) <= 1e-4);

@@ -65,11 +65,11 @@ void ClockKeeper::release() {
   pool_ = VK_NULL_HANDLE;
 }
 
-void ClockKeeper::start() {
+void ClockKeeper::start(Stretch stretch) {
   gap_start_ = std::chrono::steady_clock::now();
-  gap_open_ = true;
+  open_ = static_cast<int>(stretch);
   if (in_flight_) return;
-  const double want_ms = std::min(max_ms, gap_share * last_gap_ms_);
+  const double want_ms = std::min(max_ms, gap_share * last_gap_ms_[open_]);
   const double iterations = iterations_per_ms_ > 0 ? want_ms * iterations_per_ms_ : kProbeIterations;
   iterations_ = static_cast<uint32_t>(std::clamp(iterations, 1.0, 1e9));
 
@@ -103,12 +103,16 @@ void ClockKeeper::start() {
   in_flight_ = true;
 }
 
+void ClockKeeper::host_done() {
+  if (open_ < 0) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gap_start_).count();
+  last_gap_ms_[open_] = ms;
+  stats_.gap_ms += ms;
+  open_ = -1;
+}
+
 void ClockKeeper::finish() {
-  if (gap_open_) {
-    last_gap_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gap_start_).count();
-    stats_.gap_ms += last_gap_ms_;
-    gap_open_ = false;
-  }
+  host_done();
   if (!in_flight_) return;
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();

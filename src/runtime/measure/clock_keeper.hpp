@@ -11,13 +11,18 @@
 // the clock: a tuned int8 plan ran 2.016 ms where an earlier tuning of the same model had found
 // 1.943.
 //
-// How: when an edge has been timed, start() submits busy work (shaders/clock_keeper.comp, all
-// SMs, no memory traffic) sized to last about as long as the host's last gap between two
-// timings; finish(), right before the next edge's timed runs, waits for it. The work's length
-// follows the GPU's own timestamps of the previous run (the rate of the chain per ms), so it
-// adapts to the device and its clock. The busy work never overlaps a timed run: finish() waits
-// on its fence first. It may overlap the next edge's setup submits (input fills, weight
-// uploads), which touch other memory.
+// How: the host's work between two timings comes in stretches without submits of its own: after
+// an edge's runs (freeing its model and buffers, storing the result, the next edge's pipelines)
+// and after the next model is made (its scratch and input buffers allocated). At the start of
+// each, start() submits busy work (shaders/clock_keeper.comp, all SMs, no memory traffic) sized
+// to last about as long as that stretch did the last time, up to host_done(), which the measurer
+// calls right before it submits again (the weights upload, the input fills). Only those
+// stretches count: a submit queues behind the busy work, so busy work covering a submit would
+// only make it wait, and the gap longer (tried: busy work sized to the whole gap made the
+// measuring step twice as long, the weights uploads waiting behind it). finish(), right before
+// the next edge's timed runs, waits for the busy work, which so never overlaps a timed run. Its
+// length follows the GPU's own timestamps of the previous busy work (the chain's rate per ms),
+// so it adapts to the device and its clock.
 #pragma once
 
 #include <volk.h>
@@ -42,22 +47,27 @@ class ClockKeeper {
   ClockKeeper(const ClockKeeper&) = delete;
   ClockKeeper& operator=(const ClockKeeper&) = delete;
 
-  // The host starts a gap (an edge was timed): busy work for about the last gap's length, at
-  // most max_ms. Nothing is submitted if work is still in flight.
-  void start();
-  // The host ends the gap (the next edge is about to be timed): waits for the busy work and
-  // learns the gap's length and the chain's rate from it.
+  // The stretches of host work between two timings.
+  enum class Stretch { AfterRuns, Setup };
+  // The host starts a stretch: busy work for about that stretch's last length, at most max_ms.
+  // Nothing is submitted if busy work is still in flight.
+  void start(Stretch stretch);
+  // The host's stretch is done (it is about to submit work of its own): its length, which sizes
+  // the stretch's next busy work.
+  void host_done();
+  // The next edge is about to be timed: waits for the busy work and learns the chain's rate
+  // from its timestamps.
   void finish();
 
   struct Stats {
     int submits = 0;
     double busy_ms = 0;  // GPU time of the busy work, from its timestamps
-    double gap_ms = 0;   // host time between start() and finish(), summed
+    double gap_ms = 0;   // host time of the stretches (start() to host_done()), summed
   };
   const Stats& stats() const { return stats_; }
 
-  // Busy work is capped (a gap of seconds, e.g. a retry compiling alone, is not covered whole)
-  // and sized to this share of the last gap, so that finish() rarely waits on it.
+  // Busy work is capped (a stretch of seconds is not covered whole) and sized to this share of
+  // the stretch's last length, so that the submit after it rarely waits on it.
   static constexpr double max_ms = 100.0;
   static constexpr double gap_share = 0.8;
 
@@ -71,10 +81,10 @@ class ClockKeeper {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   bool in_flight_ = false;
-  bool gap_open_ = false;
+  int open_ = -1;  // the stretch started and not yet done
   uint32_t iterations_ = 0;           // of the work in flight
   double iterations_per_ms_ = 0;      // learned; 0 before the first run
-  double last_gap_ms_ = 1.0;
+  double last_gap_ms_[2] = {1.0, 1.0};  // per Stretch
   std::chrono::steady_clock::time_point gap_start_;
   Stats stats_;
 };

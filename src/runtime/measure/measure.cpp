@@ -256,7 +256,6 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       hook.at("time", false, p.what);
       try {
         r.ms = time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr);
-        if (keeper && j + 1 < pending.size()) keeper->start();  // the host's gap until the next edge's runs
         clock_warm = true;
         r.ok = true;
       } catch (const DeviceHung& e) {
@@ -278,8 +277,11 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   if (keeper) {
     keeper->finish();
     const ClockKeeper::Stats& k = keeper->stats();
-    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work over {:.1f} ms between timed edges", k.submits, k.busy_ms, k.gap_ms);
+    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
   }
+  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, inputs {:.1f}, waiting for the clock keeper {:.1f}, "
+                "runs {:.1f}, between edges {:.1f}",
+                host_.edges, host_.model_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
   return results;
 }
 
@@ -287,22 +289,28 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   const size_t dispatches = plan.dispatches.size();
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  if (keeper) keeper->host_done();  // the model's weights upload comes next (after its pipelines: host work not covered)
+  const auto t_model = Clock::now();
+  if (host_.edges > 0) host_.between_ms += std::chrono::duration<double, std::milli>(t_model - host_.last_end).count();
   runtime::ExecutableModel model(device_, std::move(plan), pipeline_cache_, adapters_, false);
+  host_.model_ms += ms_since(t_model);
+  const auto t_inputs = Clock::now();
+  if (keeper) keeper->start(ClockKeeper::Stretch::Setup);
   model.set_extent(1, 1);  // every extent of an edge graph is a constant
 
   // Caller-side buffers in device memory: inputs filled on the GPU with a constant (0.37f;
   // latency does not depend on the values, and filling hundreds of MB from the host per edge
-  // would cost more than timing it), outputs the adapters write.
+  // would cost more than timing it, in one submit after all are made), outputs the adapters write.
   std::vector<runtime::Buffer> buffers;
+  std::vector<VkBuffer> to_fill;
   auto make = [&](size_t index, bool input) {
     const auto shape = input ? model.input_shape(index) : model.output_shape(index);
     const VkDeviceSize count = static_cast<VkDeviceSize>(shape[0] * shape[1] * shape[2] * shape[3]);
     runtime::Buffer buf(device_, std::max<VkDeviceSize>(count * 4, 4), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                         runtime::MemoryKind::DeviceLocal, "measurement " + what);
-    if (input) {
-      const VkBuffer handle = buf.handle();
-      runtime::submit_and_wait(device_, "measurement inputs", [&](VkCommandBuffer c) { vk.vkCmdFillBuffer(c, handle, 0, VK_WHOLE_SIZE, 0x3ebd70a4u); });
-    }
+    if (input) to_fill.push_back(buf.handle());
     runtime::IoSource s;
     s.first_channel = 0;
     s.channel_count = static_cast<uint32_t>(shape[1]);
@@ -316,6 +324,11 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   };
   for (size_t i = 0; i < model.input_count(); ++i) make(i, true);
   for (size_t i = 0; i < model.output_count(); ++i) make(i, false);
+  if (keeper) keeper->host_done();
+  runtime::submit_and_wait(device_, "measurement inputs", [&](VkCommandBuffer c) {
+    for (VkBuffer b : to_fill) vk.vkCmdFillBuffer(c, b, 0, VK_WHOLE_SIZE, 0x3ebd70a4u);
+  });
+  host_.inputs_ms += ms_since(t_inputs);
 
   // Commands: the input adapters (none where a buffer is bound in the tensor's place: fp32 plans),
   // the edge's dispatches, the output adapters.
@@ -343,7 +356,10 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   std::vector<double> samples;
   std::vector<uint64_t> stamps(commands + 1);
   const double period_ms = device_.caps().timestamp_period_ns * 1e-6;
+  const auto t_keeper = Clock::now();
   if (keeper) keeper->finish();  // its busy work never overlaps these runs
+  host_.keeper_wait_ms += ms_since(t_keeper);
+  const auto t_runs = Clock::now();
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(warm_ms);
   for (int run = 0; run < options_.warmup + options_.runs; ++run) {
     throw_if_cancelled();  // the last submit has finished: nothing is in flight
@@ -380,6 +396,12 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
     const uint64_t ticks = stamps[first + dispatches] - stamps[first];
     samples.push_back(static_cast<double>(ticks) * period_ms);
   }
+  host_.runs_ms += ms_since(t_runs);
+  host_.last_end = Clock::now();
+  // Freeing this edge's model and buffers, storing its result and making the next edge's
+  // pipelines: host work.
+  if (keeper) keeper->start(ClockKeeper::Stretch::AfterRuns);
+  ++host_.edges;
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
   return samples[samples.size() / 2];
 }

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -102,6 +103,15 @@ class DeviceMeasurer : public autotune::Measurer {
   void throw_if_cancelled() const {
     if (cancelled()) throw Cancelled();
   }
+
+  // Where the timing step's host time goes, summed over the edges of this measurer (logged at
+  // debug level after each measure()).
+  struct HostTime {
+    int edges = 0;
+    double model_ms = 0, inputs_ms = 0, keeper_wait_ms = 0, runs_ms = 0, between_ms = 0;
+    std::chrono::steady_clock::time_point last_end;
+  };
+  HostTime host_;
 
   const runtime::DeviceContext& device_;
   kernels::ShaderCompiler& compiler_;
