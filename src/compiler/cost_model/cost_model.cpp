@@ -79,12 +79,18 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     const auto& out = g.tensor(conv.output).shape;
     const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0]) * values->at(out[2]) * values->at(out[3])) : 1.0;
     flops = 2.0 * weights * pixels;
-    // conv2d_coopmat_up2: the upsampled channels take 4 taps instead of 9.
+    // conv2d_coopmat_up2: the upsampled channels take 4 taps instead of 9, but the kernel is
+    // bound by staging and stores more than by its multiplies, so it gains half of that: time
+    // ratios of 0.71-1.0 against the plain fp16 conv where the multiplies' ratio was 0.56-0.67
+    // (bench/RESULTS.md 2026-11-24 evening); with no multiply at all dec_conv1a still took 0.285
+    // of its 0.404 ms (2026-11-26, the up2 ablation). Costed at the full ratio, the heuristic
+    // kept dec_conv2a-4a in fp16 up2 where the plain int8 conv, with the same upsample and
+    // concat fused, ran 0.69-0.89x its time (2026-11-26 fifth session, 2026-11-27).
     if (impl.kind == Kind::CoopConv && impl.coop.config.up2 && impl.fusion.upsample) {
       const auto& ws = g.tensor(w).shape;
       const double c_in = static_cast<double>(values->at(ws.at(1)));
       const double c_up = static_cast<double>(values->at(g.tensor(impl.fusion.upsample->inputs.at(0)).shape.at(1)));
-      if (c_in > 0) flops *= (4.0 * c_up + 9.0 * (c_in - c_up)) / (9.0 * c_in);
+      if (c_in > 0) flops *= 0.5 * (1.0 + (4.0 * c_up + 9.0 * (c_in - c_up)) / (9.0 * c_in));
     }
     // A tail conv (conv2d_coopmat's TAIL): its tap-sum GEMM over the first conv's pixels.
     if (impl.fusion.tail) {
