@@ -311,6 +311,9 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
     so.space = request.tuning == DENOX_TUNING_EXHAUSTIVE ? kernels::ConfigSpace::Full : kernels::ConfigSpace::Pruned;
     measure::MeasureOptions mo;
     mo.cancel = request.cancel;
+    // A background tune shares the GPU with the engine's frames, which keep its clock up; busy
+    // work there would only take GPU time from them.
+    mo.keep_clock = request.measure_device == nullptr;
     const runtime::DeviceContext& device = request.measure_device != nullptr ? *request.measure_device : *ctx.device;
     measurer = std::make_unique<measure::DeviceMeasurer>(device, ctx.compiler, ctx.pipeline_cache->handle(), adapter_compiler(ctx),
                                                          &ctx.cache, "measure/1|" + ctx.identity.canonical() + "|" + key.denox_version, mo);

@@ -6,6 +6,8 @@
 // external memory the swap waits for the caller's memory. Small models at odd extents: lavapipe.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -114,6 +116,10 @@ TEST_CASE("background tuning: frames run the heuristic plan, the next record aft
   const auto want = reference_output(model_path, input);
   denox_context ctx = make_context(dir / "cache.sqlite3");
 
+  // The clock keeper stays off in a background tune (the engine's frames keep the clock up),
+  // even where a test forces it on the CPU device.
+  LogLines log(DENOX_LOG_DEBUG);
+  ::setenv("DENOX_TEST_CLOCK_KEEPER", "1", 1);
   ProgressGate gate("measure");
   const denox_model_options options = background_tuning(&gate);
   denox_model model = nullptr;
@@ -136,6 +142,9 @@ TEST_CASE("background tuning: frames run the heuristic plan, the next record aft
 
   gate.open();
   s = wait_until(model, [](const auto& st) { return st.swap_pending != 0; });
+  ::unsetenv("DENOX_TEST_CLOCK_KEEPER");
+  CHECK(log.any_containing("denox: measure: "));  // the timing step's debug line came through
+  CHECK_FALSE(log.any_containing("clock keeper: "));
   CHECK(idle(s));
   CHECK(s.active_plan == DENOX_PLAN_HEURISTIC);  // nothing swaps outside record()
   CHECK(s.last_error_result == DENOX_SUCCESS);

@@ -66,9 +66,11 @@ class ClockKeeper {
   };
   const Stats& stats() const { return stats_; }
 
-  // Busy work is capped (a stretch of seconds is not covered whole) and sized to this share of
-  // the stretch's last length, so that the submit after it rarely waits on it.
-  static constexpr double max_ms = 100.0;
+  // Busy work is capped and sized to this share of the stretch's last length, so that the
+  // submit after it rarely waits on it. The cap bounds what an engine thread submitting to the
+  // same queue during a blocking tune can wait behind it (stretches on an H100 were ~7 ms; a
+  // longer one, a retry compiling alone, is not covered whole).
+  static constexpr double max_ms = 20.0;
   static constexpr double gap_share = 0.8;
 
  private:

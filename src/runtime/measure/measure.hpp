@@ -66,7 +66,8 @@ struct MeasureOptions {
   // and the first 9 edges read up to 4x slow (bench/measure_noise.sh, 2026-11-27).
   uint32_t clock_warmup_ms = 1000;
   // Between two timed edges, busy work keeps the GPU's clock up while the host prepares the
-  // next one (clock_keeper.hpp says why). On a GPU only, as clock_warmup_ms;
+  // next one (clock_keeper.hpp says why). On a GPU only, as clock_warmup_ms; off for
+  // background tunes (the engine's frames keep the clock up there);
   // DENOX_TEST_CLOCK_KEEPER=1 in the environment runs it on a CPU device too (tests).
   bool keep_clock = true;
   unsigned compile_threads = 0;  // 0: hardware concurrency
