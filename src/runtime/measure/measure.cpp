@@ -279,9 +279,10 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     const ClockKeeper::Stats& k = keeper->stats();
     spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
   }
-  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, inputs {:.1f}, waiting for the clock keeper {:.1f}, "
-                "runs {:.1f}, between edges {:.1f}",
-                host_.edges, host_.model_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
+  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, scratch {:.1f}, inputs {:.1f}, waiting for the clock "
+                "keeper {:.1f}, runs {:.1f}, between edges {:.1f}",
+                host_.edges, host_.model_ms, host_.extent_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
+  pool_ = {};  // the caller-side buffers are not kept past measure()
   return results;
 }
 
@@ -296,31 +297,40 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   if (host_.edges > 0) host_.between_ms += std::chrono::duration<double, std::milli>(t_model - host_.last_end).count();
   runtime::ExecutableModel model(device_, std::move(plan), pipeline_cache_, adapters_, false);
   host_.model_ms += ms_since(t_model);
-  const auto t_inputs = Clock::now();
+  const auto t_extent = Clock::now();
   if (keeper) keeper->start(ClockKeeper::Stretch::Setup);
   model.set_extent(1, 1);  // every extent of an edge graph is a constant
+  host_.extent_ms += ms_since(t_extent);
+  const auto t_inputs = Clock::now();
 
-  // Caller-side buffers in device memory: inputs filled on the GPU with a constant (0.37f;
-  // latency does not depend on the values, and filling hundreds of MB from the host per edge
-  // would cost more than timing it, in one submit after all are made), outputs the adapters write.
-  std::vector<runtime::Buffer> buffers;
+  // Caller-side buffers in device memory, kept across edges (pool_: allocating hundreds of MB
+  // per edge was a large part of the host's time between timings) and grown when an edge needs
+  // more: inputs filled on the GPU with a constant (0.37f; latency does not depend on the
+  // values, and filling hundreds of MB from the host per edge would cost more than timing it;
+  // refilled for every edge, in one submit), outputs the adapters write.
   std::vector<VkBuffer> to_fill;
   auto make = [&](size_t index, bool input) {
     const auto shape = input ? model.input_shape(index) : model.output_shape(index);
     const VkDeviceSize count = static_cast<VkDeviceSize>(shape[0] * shape[1] * shape[2] * shape[3]);
-    runtime::Buffer buf(device_, std::max<VkDeviceSize>(count * 4, 4), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                        runtime::MemoryKind::DeviceLocal, "measurement " + what);
-    if (input) to_fill.push_back(buf.handle());
+    const VkDeviceSize bytes = std::max<VkDeviceSize>(count * 4, 4);
+    auto& slots = input ? pool_.inputs : pool_.outputs;
+    if (slots.size() <= index) slots.resize(index + 1);
+    if (slots[index].size() < bytes) {
+      slots[index] = runtime::Buffer();  // the old one goes first: peak memory stays one buffer per slot
+      slots[index] = runtime::Buffer(device_, bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     runtime::MemoryKind::DeviceLocal, std::string("measurement ") + (input ? "input" : "output"));
+    }
+    const VkBuffer handle = slots[index].handle();
+    if (input) to_fill.push_back(handle);
     runtime::IoSource s;
     s.first_channel = 0;
     s.channel_count = static_cast<uint32_t>(shape[1]);
-    s.buffer = buf.handle();
+    s.buffer = handle;
     s.layout = runtime::TensorLayout::CHW;
     s.type = runtime::ElementType::F32;
     s.pixel_channels = static_cast<uint32_t>(shape[1]);
     if (input) model.bind_input(index, {s});
     else model.bind_output(index, {s});
-    buffers.push_back(std::move(buf));
   };
   for (size_t i = 0; i < model.input_count(); ++i) make(i, true);
   for (size_t i = 0; i < model.output_count(); ++i) make(i, false);

@@ -45,6 +45,7 @@
 #include "compiler/schedule/schedule.hpp"
 #include "kernels/shader_compiler.hpp"
 #include "runtime/cache/layered_cache.hpp"
+#include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/device_context.hpp"
 #include "runtime/vulkan/executable_model.hpp"
 
@@ -109,10 +110,16 @@ class DeviceMeasurer : public autotune::Measurer {
   // debug level after each measure()).
   struct HostTime {
     int edges = 0;
-    double model_ms = 0, inputs_ms = 0, keeper_wait_ms = 0, runs_ms = 0, between_ms = 0;
+    double model_ms = 0, extent_ms = 0, inputs_ms = 0, keeper_wait_ms = 0, runs_ms = 0, between_ms = 0;
     std::chrono::steady_clock::time_point last_end;
   };
   HostTime host_;
+  // The caller-side input and output buffers of the edge being timed, per input / output index,
+  // kept across the edges of one measure() call.
+  struct BufferPool {
+    std::vector<runtime::Buffer> inputs, outputs;
+  };
+  BufferPool pool_;
 
   const runtime::DeviceContext& device_;
   kernels::ShaderCompiler& compiler_;
