@@ -20,49 +20,17 @@ constexpr uint32_t kProbeIterations = 16;
 }  // namespace
 
 ClockKeeper::ClockKeeper(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache)
-    : device_(device) {
+    : device_(device), objects_(device, 2, "clock keeper") {
   const std::vector<uint32_t> spirv = compiler.compile("clock_keeper", {}, plan::Precision::F32);
   pipeline_ = std::make_unique<runtime::ComputePipeline>(device_, spirv, std::vector<VkDescriptorType>{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                                                          4, pipeline_cache, "clock_keeper");
   sink_ = runtime::Buffer(device_, 16, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, runtime::MemoryKind::DeviceLocal, "clock keeper sink");
-  const auto& vk = device_.vk();
-  VkDevice dev = device_.device();
-  try {
-    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pool_info.queueFamilyIndex = device_.queue_family();
-    vk_check(vk.vkCreateCommandPool(dev, &pool_info, nullptr, &pool_), "vkCreateCommandPool (clock keeper)");
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    alloc.commandPool = pool_;
-    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 1;
-    vk_check(vk.vkAllocateCommandBuffers(dev, &alloc, &cmd_), "vkAllocateCommandBuffers (clock keeper)");
-    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    query_info.queryCount = 2;
-    vk_check(vk.vkCreateQueryPool(dev, &query_info, nullptr, &queries_), "vkCreateQueryPool (clock keeper)");
-    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    vk_check(vk.vkCreateFence(dev, &fence_info, nullptr, &fence_), "vkCreateFence (clock keeper)");
-  } catch (...) {
-    release();  // the pipeline and the sink are members: their destructors run
-    throw;
-  }
 }
 
-ClockKeeper::~ClockKeeper() { release(); }
-
-void ClockKeeper::release() {
-  const auto& vk = device_.vk();
-  VkDevice dev = device_.device();
-  // Busy work still in flight finishes within max_ms (a lost device returns at once).
-  if (in_flight_) vk.vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX);
-  in_flight_ = false;
-  if (fence_) vk.vkDestroyFence(dev, fence_, nullptr);
-  if (queries_) vk.vkDestroyQueryPool(dev, queries_, nullptr);
-  if (pool_) vk.vkDestroyCommandPool(dev, pool_, nullptr);
-  fence_ = VK_NULL_HANDLE;
-  queries_ = VK_NULL_HANDLE;
-  pool_ = VK_NULL_HANDLE;
+ClockKeeper::~ClockKeeper() {
+  // Busy work still in flight finishes within max_ms (a lost device returns at once); then the
+  // objects' destructor frees what it used.
+  if (in_flight_) device_.vk().vkWaitForFences(device_.device(), 1, &objects_.fence, VK_TRUE, UINT64_MAX);
 }
 
 void ClockKeeper::start(Stretch stretch) {
@@ -74,31 +42,31 @@ void ClockKeeper::start(Stretch stretch) {
   iterations_ = static_cast<uint32_t>(std::clamp(iterations, 1.0, 1e9));
 
   const auto& vk = device_.vk();
-  vk_check(vk.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer (clock keeper)");
+  vk_check(vk.vkResetCommandBuffer(objects_.cmd, 0), "vkResetCommandBuffer (clock keeper)");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vk_check(vk.vkBeginCommandBuffer(cmd_, &begin), "vkBeginCommandBuffer (clock keeper)");
-  vk.vkCmdResetQueryPool(cmd_, queries_, 0, 2);
-  vk.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 0);
-  vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->pipeline());
+  vk_check(vk.vkBeginCommandBuffer(objects_.cmd, &begin), "vkBeginCommandBuffer (clock keeper)");
+  vk.vkCmdResetQueryPool(objects_.cmd, objects_.queries, 0, 2);
+  vk.vkCmdWriteTimestamp(objects_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, objects_.queries, 0);
+  vk.vkCmdBindPipeline(objects_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->pipeline());
   VkDescriptorBufferInfo sink_info{sink_.handle(), 0, VK_WHOLE_SIZE};
   VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
   write.dstBinding = 0;
   write.descriptorCount = 1;
   write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   write.pBufferInfo = &sink_info;
-  vk.vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->layout(), 0, 1, &write);
-  vk.vkCmdPushConstants(cmd_, pipeline_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &iterations_);
-  vk.vkCmdDispatch(cmd_, kWorkgroups, 1, 1);
-  vk.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 1);
-  vk_check(vk.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer (clock keeper)");
-  vk_check(vk.vkResetFences(device_.device(), 1, &fence_), "vkResetFences (clock keeper)");
+  vk.vkCmdPushDescriptorSetKHR(objects_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->layout(), 0, 1, &write);
+  vk.vkCmdPushConstants(objects_.cmd, pipeline_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &iterations_);
+  vk.vkCmdDispatch(objects_.cmd, kWorkgroups, 1, 1);
+  vk.vkCmdWriteTimestamp(objects_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, objects_.queries, 1);
+  vk_check(vk.vkEndCommandBuffer(objects_.cmd), "vkEndCommandBuffer (clock keeper)");
+  vk_check(vk.vkResetFences(device_.device(), 1, &objects_.fence), "vkResetFences (clock keeper)");
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd_;
+  submit.pCommandBuffers = &objects_.cmd;
   {
     const auto guard = device_.lock_queue();
-    vk_check(vk.vkQueueSubmit(device_.queue(), 1, &submit, fence_), "vkQueueSubmit (clock keeper)");
+    vk_check(vk.vkQueueSubmit(device_.queue(), 1, &submit, objects_.fence), "vkQueueSubmit (clock keeper)");
   }
   in_flight_ = true;
 }
@@ -117,9 +85,9 @@ void ClockKeeper::finish() {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   in_flight_ = false;
-  vk_check(vk.vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences (clock keeper)");
+  vk_check(vk.vkWaitForFences(dev, 1, &objects_.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (clock keeper)");
   uint64_t stamps[2] = {0, 0};
-  vk_check(vk.vkGetQueryPoolResults(dev, queries_, 0, 2, sizeof stamps, stamps, sizeof(uint64_t),
+  vk_check(vk.vkGetQueryPoolResults(dev, objects_.queries, 0, 2, sizeof stamps, stamps, sizeof(uint64_t),
                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
            "vkGetQueryPoolResults (clock keeper)");
   const uint32_t bits = device_.caps().timestamp_valid_bits;

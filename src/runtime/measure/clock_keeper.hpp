@@ -34,6 +34,7 @@
 #include "kernels/shader_compiler.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
+#include "runtime/measure/timing_objects.hpp"
 #include "runtime/vulkan/device_context.hpp"
 
 namespace denox::measure {
@@ -74,14 +75,10 @@ class ClockKeeper {
   static constexpr double gap_share = 0.8;
 
  private:
-  void release();
   const runtime::DeviceContext& device_;
+  TimingObjects objects_;
   std::unique_ptr<runtime::ComputePipeline> pipeline_;
   runtime::Buffer sink_;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkQueryPool queries_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
   bool in_flight_ = false;
   int open_ = -1;  // the stretch started and not yet done
   uint32_t iterations_ = 0;           // of the work in flight

@@ -18,6 +18,7 @@
 #include "compiler/supergraph/edge_graph.hpp"
 #include "runtime/measure/clock_keeper.hpp"
 #include "runtime/measure/crash_journal.hpp"
+#include "runtime/measure/timing_objects.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
 #include "runtime/vulkan/vk_check.hpp"
@@ -27,20 +28,6 @@ namespace denox::measure {
 using runtime::vk_check;
 
 namespace {
-
-// Vulkan objects of one timing loop, destroyed in any case.
-struct TimingObjects {
-  const runtime::DeviceContext& ctx;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkQueryPool queries = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  ~TimingObjects() {
-    const auto& vk = ctx.vk();
-    if (fence) vk.vkDestroyFence(ctx.device(), fence, nullptr);
-    if (queries) vk.vkDestroyQueryPool(ctx.device(), queries, nullptr);
-    if (pool) vk.vkDestroyCommandPool(ctx.device(), pool, nullptr);
-  }
-};
 
 // A submit that never finished: the device is unusable, so measuring stops (unlike a config
 // that merely failed, which is recorded and skipped).
@@ -345,23 +332,8 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   const size_t first = model.input_adapter_count(), commands = model.command_count();
   if (first + dispatches > commands) fail(ErrorCode::Internal, "measure: unexpected command layout for " + what);
 
-  TimingObjects o{device_};
-  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool_info.queueFamilyIndex = device_.queue_family();
-  vk_check(vk.vkCreateCommandPool(dev, &pool_info, nullptr, &o.pool), "vkCreateCommandPool (measure)");
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = o.pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  vk_check(vk.vkAllocateCommandBuffers(dev, &alloc, &cmd), "vkAllocateCommandBuffers (measure)");
-  VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-  query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  query_info.queryCount = static_cast<uint32_t>(commands + 1);
-  vk_check(vk.vkCreateQueryPool(dev, &query_info, nullptr, &o.queries), "vkCreateQueryPool (measure)");
-  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  vk_check(vk.vkCreateFence(dev, &fence_info, nullptr, &o.fence), "vkCreateFence (measure)");
+  TimingObjects o{device_, static_cast<uint32_t>(commands + 1), "measure"};
+  VkCommandBuffer cmd = o.cmd;
 
   std::vector<double> samples;
   std::vector<uint64_t> stamps(commands + 1);
