@@ -87,6 +87,12 @@
 #ifndef TAIL
 #define TAIL 0
 #endif
+#ifndef T_FOLD
+#define T_FOLD 0
+#endif
+#if T_FOLD && !(TAIL && (ACT == ACT_NONE || ACT == ACT_RELU || ACT == ACT_LEAKY_RELU))
+#error "conv2d_coopmat_q8: T_FOLD is a TAIL mode for activations that commute with a positive factor"
+#endif
 #if TAIL && (Y_Q8 || POOL || SG_N != 1 || TILE_H < 2 || (T_NT % 16) != 0 || 9 * T_COUT > T_NT || T_COUT > 4 || T_K > NT || (T_K % 16) != 0)
 #error "conv2d_coopmat_q8 TAIL: an fp16 NCHW output, no POOL, one subgroup column, consistent tail macros"
 #endif
@@ -273,14 +279,22 @@ void store8(uint at, const float v[8]) {
 }
 #endif
 
-// The activated values of channels co..co+7 of tile pixel m (from the fp16 staging).
-void activated8(uint m, uint g8, uint co, float act_a, float act_b, out float v[8]) {
+// Factor and bias of channels co..co+7. The epilogue loops load them once per invocation where
+// an invocation's items all have the same channel group (G8_FIXED: the loop's step, WG_SIZE, is
+// a multiple of NT / 8), not once per item: on the H100 the per-item loads cost dec_conv1b's
+// tail 0.023 ms (bench/RESULTS.md, 2026-11-27 second session).
+#define G8_FIXED ((WG_SIZE % (NT / 8)) == 0)
+void epi8(uint co, out vec2 e[8]) {
+  [[unroll]] for (uint c = 0; c < 8; ++c) e[c] = epi[co + c];
+}
+
+// The activated values of tile pixel m's channel group g8 (from the fp16 staging), e: its epi8.
+void activated8(uint m, uint g8, const vec2 e[8], float act_a, float act_b, out float v[8]) {
   const uvec4 raw = smem[m * OS + g8];
   [[unroll]] for (uint k = 0; k < 4; ++k) {
     const vec2 pair = unpackHalf2x16(raw[k]);
-    const vec2 e0 = epi[co + 2 * k], e1 = epi[co + 2 * k + 1];
-    v[2 * k] = activate(pair.x * e0.x + e0.y, act_a, act_b);
-    v[2 * k + 1] = activate(pair.y * e1.x + e1.y, act_a, act_b);
+    v[2 * k] = activate(pair.x * e[2 * k].x + e[2 * k].y, act_a, act_b);
+    v[2 * k + 1] = activate(pair.y * e[2 * k + 1].x + e[2 * k + 1].y, act_a, act_b);
   }
 }
 
@@ -376,6 +390,9 @@ void main() {
   // this barrier).
   barrier();
   const float prescale = uintBitsToFloat(pc.prescale);
+#if T_FOLD
+  const float fold_a = uintBitsToFloat(pc.act_a), fold_b = uintBitsToFloat(pc.act_b);
+#endif
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     const uint f = sm * FM + i, m0 = (f / FRAGS_W) * TILE_W + (f % FRAGS_W) * 16;
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
@@ -384,12 +401,18 @@ void main() {
       LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
         const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
         const uint word = ((m0 + r) * OS * 16 + (n0 + c) * 2) / 4;
-        smem[word >> 2][word & 3u] =
-            packHalf2x16(vec2(float(acc[i * FN + j][2 * k]) * prescale, float(acc[i * FN + j][2 * k + 1]) * prescale));
+        vec2 pair = vec2(float(acc[i * FN + j][2 * k]) * prescale, float(acc[i * FN + j][2 * k + 1]) * prescale);
+#if T_FOLD
+        pair = vec2(activate(pair.x, fold_a, fold_b), activate(pair.y, fold_a, fold_b));
+#endif
+        smem[word >> 2][word & 3u] = packHalf2x16(pair);
       }
 #else
-      const coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> f32 =
+      coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> f32 =
           coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc[i * FN + j]) * prescale;
+#if T_FOLD
+      for (int k = 0; k < f32.length(); ++k) f32[k] = activate(f32[k], fold_a, fold_b);
+#endif
       coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(f32), smem, m0 * OS + n0 / 8, OS,
                    gl_CooperativeMatrixLayoutRowMajor);
 #endif
@@ -403,6 +426,8 @@ void main() {
   barrier();
 
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+  vec2 ep[8];
+  if (G8_FIXED) epi8(ct * NT + 8 * (t % (NT / 8)), ep);
 #if !POOL
   // 8 channels of one pixel per item (channel groups fastest: a warp writes whole pixels).
   for (uint e = t; e < TILE_H * TILE_W * (NT / 8); e += WG_SIZE) {
@@ -411,7 +436,8 @@ void main() {
     const uint oy = uint(oy0) + m / TILE_W, ox = uint(ox0) + m % TILE_W;
     if (co >= pc.c_out || oy >= pc.out_h || ox >= pc.out_w) continue;
     float v[8];
-    activated8(m, g8, co, act_a, act_b, v);
+    if (!G8_FIXED) epi8(co, ep);
+    activated8(m, g8, ep, act_a, act_b, v);
     store8(((n * pc.out_h + oy) * pc.out_w + ox) * pc.c_out + co, v);
   }
 #else
@@ -425,10 +451,11 @@ void main() {
     if (co >= pc.c_out || py >= pc.out_h || pxo >= pc.out_w) continue;
     float r[8];
     [[unroll]] for (uint c = 0; c < 8; ++c) r[c] = uintBitsToFloat(0xff800000u);
+    if (!G8_FIXED) epi8(co, ep);
     [[unroll]] for (uint k = 0; k < 4; ++k) {
       if (2 * py + k / 2 >= pc.oh || 2 * pxo + k % 2 >= pc.ow) continue;
       float v[8];
-      activated8((2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2, g8, co, act_a, act_b, v);
+      activated8((2 * pr + k / 2) * TILE_W + 2 * pcl + k % 2, g8, ep, act_a, act_b, v);
       [[unroll]] for (uint c = 0; c < 8; ++c)
         if (v[c] > r[c] || isnan(v[c])) r[c] = v[c];
     }

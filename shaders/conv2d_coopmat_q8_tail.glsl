@@ -52,6 +52,25 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
+#if T_FOLD
+  // The rows hold act(accumulator * prescale) already (the bias is in the accumulators' start,
+  // the factor in W2's rows): only pixels outside the conv's output become 0, on edge tiles.
+  if (uint(oy0) + TILE_H > pc.oh || uint(ox0) + TILE_W > pc.ow) {
+    LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+      uint m0, r, cx;
+      tail_frag(sm * FM + i, m0, r, cx);
+      for (uint e = gl_SubgroupInvocationID; e < 16 * (NT / 8); e += SUBGROUP_SIZE) {
+        const uint k = e / (NT / 8), g8 = e % (NT / 8);
+        if (uint(oy0) + r >= pc.oh || uint(ox0) + cx + k >= pc.ow) smem[(m0 + k) * OS + g8] = uvec4(0u);
+      }
+    }
+  }
+#else
+  // A subgroup's items: lane l's all have channel group l % (NT / 8) where the subgroup size is a
+  // multiple of NT / 8 (its factors and biases loaded once, as G8_FIXED does for a workgroup).
+  const bool lane_g8_fixed = (SUBGROUP_SIZE % (NT / 8)) == 0;
+  vec2 ep[8];
+  if (lane_g8_fixed) epi8(8 * (gl_SubgroupInvocationID % (NT / 8)), ep);  // one channel tile: co = 8 g8
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     uint m0, r, cx;
     tail_frag(sm * FM + i, m0, r, cx);
@@ -60,7 +79,8 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
       uvec4 packed = uvec4(0u);
       if (uint(oy0) + r < pc.oh && uint(ox0) + cx + k < pc.ow) {
         float v[8];
-        activated8(m0 + k, g8, 8 * g8, act_a, act_b, v);  // one channel tile: co = 8 g8
+        if (!lane_g8_fixed) epi8(8 * g8, ep);
+        activated8(m0 + k, g8, ep, act_a, act_b, v);
         [[unroll]] for (uint c = 0; c < 8; ++c)
           if (8 * g8 + c >= pc.c_out) v[c] = 0.0;
         packed = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])), packHalf2x16(vec2(v[4], v[5])),
@@ -69,6 +89,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
       smem[(m0 + k) * OS + g8] = packed;
     }
   }
+#endif
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 #if !COOP_EMULATE

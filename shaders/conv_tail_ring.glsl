@@ -21,6 +21,3 @@ uint ring_slot(int wy, int wx) {
   const uint side = wx <= 0 ? uint(wx + 1) : 2 + uint(wx - (TILE_W - 1));
   return 4 * WIN_W + uint(wy - 1) * 4 + side;
 }
-
-// Whether window position (wy, wx) is complete within its own tile (not in the ring).
-bool tail_interior(int wy, int wx) { return wy >= 1 && wy <= TILE_H - 2 && wx >= 1 && wx <= TILE_W - 2; }

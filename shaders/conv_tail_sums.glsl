@@ -15,13 +15,14 @@
 
 // The tail's values at window position (wy, wx), every channel, from this tile's Z (fp32 sums).
 // Tap t's T_COUT channels are consecutive halves of one Z row: one 8-byte load, or two where
-// they straddle (13 loads for 9 taps of 3 channels instead of 27 scalar ones).
-void tail_window_sums(int wy, int wx, out float s[T_COUT]) {
+// they straddle (13 loads for 9 taps of 3 channels instead of 27 scalar ones). `checked` (a
+// constant once inlined): taps outside the tile are skipped; interior positions need no check.
+void tail_window_sums(int wy, int wx, const bool checked, out float s[T_COUT]) {
   [[unroll]] for (uint co = 0; co < T_COUT; ++co) s[co] = 0.0;
   [[unroll]] for (int ky = 0; ky < 3; ++ky)
     [[unroll]] for (int kx = 0; kx < 3; ++kx) {
       const int ty = wy + ky - 1, tx = wx + kx - 1;
-      if (ty < 0 || ty >= TILE_H || tx < 0 || tx >= TILE_W) continue;
+      if (checked && (ty < 0 || ty >= TILE_H || tx < 0 || tx >= TILE_W)) continue;
       const uint col = uint(ky * 3 + kx) * T_COUT, off = col & 3u;  // constants once unrolled
       const uint at = uint(ty * TILE_W + tx) * (YS / 4) + col / 4;
       const f16vec4 lo = tail_z4(at);
@@ -30,29 +31,44 @@ void tail_window_sums(int wy, int wx, out float s[T_COUT]) {
     }
 }
 
-// Every window position: complete ones stored (bias2, T_ACT, the crop), the ring's partial sums
-// written to this tile's slots.
+// Every window position. The complete ones, [1, TILE_H - 2] x [1, TILE_W - 2], are stored (bias2,
+// T_ACT, the crop); the ring's partial sums are written to this tile's slots, in slot order
+// (ring_slot's inverse). Two loops, so that a subgroup takes the unchecked taps of the interior
+// or the checked ones of the ring, never both.
 void tail_sums(uint t, uint n, int oy0, int ox0) {
   const uint tile = (n * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   const float a2 = uintBitsToFloat(pc.t_act_a), b2 = uintBitsToFloat(pc.t_act_b);
-  for (uint q = t; q < WIN; q += WG_SIZE) {
-    const int wy = int(q / WIN_W) - 1, wx = int(q % WIN_W) - 1;
-    float s[T_COUT];
-    tail_window_sums(wy, wx, s);
-    if (!tail_interior(wy, wx)) {
-      const uint slot = (tile * RING + ring_slot(wy, wx)) * T_COUT;
-      [[unroll]] for (uint co = 0; co < T_COUT; ++co) partials[slot + co] = s[co];
-      continue;
-    }
+  float bias[T_COUT];
+  [[unroll]] for (uint co = 0; co < T_COUT; ++co) {
+#if T_HAS_BIAS
+    bias[co] = float(bias2[co]);
+#else
+    bias[co] = 0.0;
+#endif
+  }
+  const uint IN_W = TILE_W - 2;
+  for (uint q = t; q < (TILE_H - 2) * IN_W; q += WG_SIZE) {
+    const int wy = 1 + int(q / IN_W), wx = 1 + int(q % IN_W);
     const int oy = oy0 + wy - pc.t_crop_top, ox = ox0 + wx - pc.t_crop_left;
     if (oy < 0 || ox < 0 || oy >= int(pc.t_out_h) || ox >= int(pc.t_out_w)) continue;
-    [[unroll]] for (uint co = 0; co < T_COUT; ++co) {
-#if T_HAS_BIAS
-      const float b = float(bias2[co]);
-#else
-      const float b = 0.0;
-#endif
-      y[((n * T_COUT + co) * pc.t_out_h + uint(oy)) * pc.t_out_w + uint(ox)] = float16_t(activate_as(T_ACT, s[co] + b, a2, b2));
+    float s[T_COUT];
+    tail_window_sums(wy, wx, false, s);
+    [[unroll]] for (uint co = 0; co < T_COUT; ++co)
+      y[((n * T_COUT + co) * pc.t_out_h + uint(oy)) * pc.t_out_w + uint(ox)] = float16_t(activate_as(T_ACT, s[co] + bias[co], a2, b2));
+  }
+  for (uint slot = t; slot < RING; slot += WG_SIZE) {
+    int wy, wx;
+    if (slot < 4 * WIN_W) {
+      const uint band = slot / WIN_W;  // rows -1, 0, TILE_H - 1, TILE_H
+      wy = band < 2 ? int(band) - 1 : TILE_H - 3 + int(band);
+      wx = int(slot % WIN_W) - 1;
+    } else {
+      const uint r = slot - 4 * WIN_W, side = r % 4;
+      wy = 1 + int(r / 4);
+      wx = side < 2 ? int(side) - 1 : TILE_W - 3 + int(side);
     }
+    float s[T_COUT];
+    tail_window_sums(wy, wx, true, s);
+    [[unroll]] for (uint co = 0; co < T_COUT; ++co) partials[(tile * RING + slot) * T_COUT + co] = s[co];
   }
 }

@@ -206,7 +206,7 @@ struct TailLowering {
 // the conv dispatch's (conv2d_coopmat.comp with TAIL=1, conv2d_coopmat_tail.glsl).
 TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dShape& shape, const ConvFusion& f, const CoopConvConfig& c,
                         const ConvIo& io, std::vector<std::pair<std::string, int64_t>>& defines, std::vector<plan::Binding>& bindings,
-                        std::vector<ValueId>& push) {
+                        std::vector<ValueId>& push, std::span<const float> fold = {}) {
   const compiler::Op& t = *f.tail;
   const Conv2dShape ts = conv2d_shape(b, t);
   const CoopTail tail(ts.c_out, shape.c_out);
@@ -222,7 +222,15 @@ TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dSh
   CoopConvConfig packing;
   packing.nt = tail.t_nt, packing.ck = 16;
   const compiler::Tensor& w2 = b.graph().tensor(t.inputs.at(1));
-  const uint32_t packed = b.add_weights(w2.name + " (conv2d_coopmat tail)", pack_coop_tapsum_weights(*w2.f32_data, ts, packing));
+  // With `fold` (an int8 conv's channel factors, T_FOLD) the tail's weights of input channel k
+  // are multiplied by fold[k].
+  std::vector<float> w2_values = *w2.f32_data;
+  if (!fold.empty()) {
+    if (static_cast<int64_t>(fold.size()) != ts.c_in) fail(ErrorCode::Internal, describe_op(t) + ": folded factors do not match its input channels");
+    for (size_t i = 0; i < w2_values.size(); ++i) w2_values[i] *= fold[(i / static_cast<size_t>(ts.kh * ts.kw)) % fold.size()];
+  }
+  const uint32_t packed = b.add_weights(w2.name + (fold.empty() ? " (conv2d_coopmat tail)" : " (conv2d_coopmat_q8 tail, factors folded)"),
+                                        pack_coop_tapsum_weights(w2_values, ts, packing));
   // The tiles' ring partial sums: RING slots x channels, fp32, per tile of the conv's output.
   const ValueId tiles = prog.mul(prog.mul(b.ceil_div(io.conv_out[3], c.tile_w), b.ceil_div(io.conv_out[2], c.tile_h)), io.conv_out[0]);
   out.partials = b.internal_scratch(io.name + " (tail ring partial sums)",
@@ -233,6 +241,7 @@ TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dSh
   out.push = {ye[2], ye[3], crop_top, crop_left, b.float_bits(out.act.a), b.float_bits(out.act.b)};
   defines.insert(defines.end(), {{"TAIL", 1}, {"T_COUT", ts.c_out}, {"T_NT", tail.t_nt}, {"T_K", tail.t_k},
                                  {"T_HAS_BIAS", out.bias ? 1 : 0}, {"T_ACT", out.act.code}});
+  if (!fold.empty()) defines.push_back({"T_FOLD", 1});
   bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
   if (out.bias) bindings.push_back(*out.bias);
   bindings.push_back({plan::Resource::Scratch, out.partials, plan::Access::Write});
@@ -356,7 +365,11 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
                                     std::to_string(multiple) + " for conv2d_coopmat_q8");
   }
   const int64_t c0 = io.x1 ? b.program().constant_value(b.extents4(io.x0)[1]) : shape.c_in;
-  const Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
+  Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
+  // A tail after an activation that commutes with the channel factors takes them into its
+  // weights (T_FOLD): its rows then need no per-channel pass (fold_q8_epilogue says why).
+  std::optional<std::vector<float>> fold;
+  if (f.tail && io.act.code <= 2) fold = fold_q8_epilogue(k, shape.c_out, c.nt);
   const uint32_t packed = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 int8 tiles)", k.packed);
   const auto [epilogue, start] = q8_tables(b, weight.name, c.family(), k);
 
@@ -378,7 +391,7 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   push.push_back(b.float_bits(k.prescale));
   push.push_back(b.float_bits(y_q8 ? 1.0f / how.q_y.scale : 1.0f));
   std::optional<TailLowering> tail;
-  if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push);
+  if (f.tail) tail = lower_tail(b, conv, shape, f, c, io, spec.defines, bindings, push, fold ? std::span<const float>(*fold) : std::span<const float>());
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(push.size());
   spec.local_size = {static_cast<uint32_t>(c.subgroups()) * how.subgroup_size, 1, 1};

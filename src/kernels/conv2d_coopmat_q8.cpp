@@ -136,6 +136,26 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
   return out;
 }
 
+std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out, int64_t nt) {
+  std::vector<float> factors(static_cast<size_t>(c_out));
+  std::vector<int64_t> moved(static_cast<size_t>(c_out));
+  for (int64_t n = 0; n < c_out; ++n) {
+    const double f = k.epilogue[static_cast<size_t>(2 * n)], bias = k.epilogue[static_cast<size_t>(2 * n + 1)];
+    const double units = std::nearbyint(bias / (static_cast<double>(k.prescale) * f));
+    const int64_t start = k.acc_start[static_cast<size_t>((n / 16) * 256 + n % 16)];
+    if (!(f >= 1e-3) || !std::isfinite(units) || std::abs(units + static_cast<double>(start)) > 1e9) return std::nullopt;
+    factors[static_cast<size_t>(n)] = static_cast<float>(f);
+    moved[static_cast<size_t>(n)] = static_cast<int64_t>(units);
+  }
+  for (int64_t n = 0; n < c_out; ++n) {
+    const int64_t ct = n / nt, nn = n % nt;
+    for (int64_t row = 0; row < 16; ++row)
+      k.acc_start[static_cast<size_t>((ct * (nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] += static_cast<int32_t>(moved[static_cast<size_t>(n)]);
+    k.epilogue[static_cast<size_t>(2 * n)] = 1.0f, k.epilogue[static_cast<size_t>(2 * n + 1)] = 0.0f;
+  }
+  return factors;
+}
+
 bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate) {
   if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || (!target.int8 && !emulate)) return false;
   if (emulate && (target.subgroup_size == 0 || 256 % target.subgroup_size != 0)) return false;

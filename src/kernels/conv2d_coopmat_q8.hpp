@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -48,6 +49,15 @@ struct Q8ConvConstants {
 // is the conv of the dequantized inputs with the quantized weights.
 Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
                                  const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& config);
+
+// For a conv with a TAIL whose activation commutes with a positive factor (none, ReLU,
+// LeakyReLU): moves each channel's bias into its accumulator start (rounded to the
+// accumulator's unit, bias / (prescale * factor); half a unit at most, far below the int8
+// inputs' error), so that act(prescale * acc) = act(y) / factor, the tail's rows need no
+// per-channel pass, and the factors go into the tail's weights (T_FOLD, conv2d_coopmat_q8.comp).
+// Returns the factors per output channel, or nothing (k unchanged) where a factor is below
+// 1e-3 (its folded tail weights would lose fp16 precision) or a start would leave int32.
+std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out, int64_t nt);
 
 // conv2d_coopmat_up2 with an int8 X0 (X0_Q8; a one-phase configuration with cm_n 16): the
 // phase weights of X0's channels [0, c0) quantized per output channel as quantize_q8_conv does,

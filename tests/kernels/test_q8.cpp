@@ -302,9 +302,11 @@ namespace {
 
 // Two int8 convs with the next conv in their epilogue (conv2d_coopmat_q8 TAIL + conv_tail_ring):
 // x (16 channels) -> conv0+relu (fp16, writing NHWC_Q8) -> conv1 32->32 + relu -> 3x3 32->3 with
-// a bias and a 2-Slice crop (OIDN's last conv), and conv0 -> 1x1 32->16 + relu -> 3x3 16->2
+// a bias and a 2-Slice crop (OIDN's last conv), and conv0 -> 1x1 32->16 + tanh -> 3x3 16->2
 // without bias, with a sigmoid (a 16-channel tile). Every int8 conv reads one 32-channel chunk
-// (the emulation's limit for a tail: q8_configs says why).
+// (the emulation's limit for a tail: q8_configs says why). The ReLU conv's factors fold into its
+// tail's weights (T_FOLD); the tanh conv's cannot (tanh does not commute with a factor), so
+// both epilogue paths run.
 GraphBuilder q8_tail_graph() {
   GraphBuilder b;
   const TensorId x = b.input("x", 16);
@@ -313,20 +315,23 @@ GraphBuilder q8_tail_graph() {
   const TensorId c1 = b.activation("r1", b.conv("conv1", c0, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 92), ActivationAttrs{});
   b.crop_output(b.conv("conv_tail", c1, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 93), 3, 1, 2, b.add(h, b.c(-3)), w,
                 b.add(h, b.c(-3)), b.add(w, b.c(-5)));
-  const TensorId c2 = b.activation("r2", b.conv("conv2", c0, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 94), ActivationAttrs{});
+  ActivationAttrs tanh_act;
+  tanh_act.kind = Activation::Tanh;
+  const TensorId c2 = b.activation("r2", b.conv("conv2", c0, 16, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 94), tanh_act);
   ActivationAttrs sigmoid;
   sigmoid.kind = Activation::Sigmoid;
   b.output(b.activation("sig", b.conv("conv_tail2", c2, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, 95), sigmoid));
   return b;
 }
 
-// The int8 dispatches of `plan` with a tail in their epilogue.
-int q8_tails(const plan::Plan& plan) {
+// The int8 dispatches of `plan` whose pipeline sets `define` to 1 (TAIL: a tail in their
+// epilogue; T_FOLD: with the channel factors folded into its weights).
+int q8_tails(const plan::Plan& plan, const char* define = "TAIL") {
   int n = 0;
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family != "conv2d_coopmat_q8") continue;
-    for (const auto& [k, v] : p.defines) n += k == "TAIL" && v == "1";
+    for (const auto& [k, v] : p.defines) n += k == define && v == "1";
   }
   return n;
 }
@@ -339,6 +344,7 @@ TEST_CASE("int8 convs with the next conv in their epilogue (TAIL), emulated, aga
   const GraphBuilder b = q8_tail_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
   CHECK(q8_tails(plan) == 2);
+  CHECK(q8_tails(plan, "T_FOLD") == 1);
   CHECK(families(plan).at("conv_tail_ring") == 2);
   CHECK(!families(plan).count("conv2d_coopmat_tapsum"));
   check_sizes(device(), b, plan, {{37, 29}, {22, 45}}, 97, 3e-2);
@@ -351,6 +357,7 @@ TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[ker
   const GraphBuilder b = q8_tail_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, false, caps));
   CHECK(q8_tails(plan) == 2);
+  CHECK(q8_tails(plan, "T_FOLD") == 1);
   check_sizes(coop_device(), b, plan, {{37, 29}, {66, 98}, {131, 130}}, 97, 3e-2);
 }
 
