@@ -36,6 +36,7 @@
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/conv2d_coopmat_q8.hpp"
 #include "kernels/implementations.hpp"
 #include "kernels/lowering_target.hpp"
 #include "compiler/calibrate/calibrate.hpp"
@@ -211,9 +212,11 @@ CoopConvConfig parse_config(const std::string& text) {
     else if (tok == "1ph") c.one_phase = true;
     else if (std::sscanf(tok.c_str(), "ep%lld", &a) == 1) c.epi_passes = a;
     else if (tok == "tapsum") c.tap_sum = true;
+    else if (tok == "q8") c.q8 = true, c.acc_f16 = false;  // conv2d_coopmat_q8 (16x16x32 int8 fragments)
+    else if (tok == "i32acc") c.acc_f16 = false;
     else throw std::runtime_error("bad configuration token '" + tok + "' in '" + text + "'");
   }
-  if (!tile || !c.valid()) throw std::runtime_error("invalid configuration '" + text + "'");
+  if (!tile || !(c.q8 ? kernels::q8_config_valid(c) : c.valid())) throw std::runtime_error("invalid configuration '" + text + "'");
   return c;
 }
 

@@ -547,10 +547,13 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
                 q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic, q8_tail);
-            if (target.force_config && target.force_config->q8 &&
-                (q8_tail ? q8_tail_fits(*target.force_config, *shape, *q8_tail, target.coop, target.coop_emulate)
-                         : q8_config_fits(*target.force_config, *shape, target.coop, f.pool != nullptr, target.coop_emulate)))
-              q8 = {*target.force_config};
+            auto q8_fits = [&](const CoopConvConfig& qc) {
+              return qc.q8 && (q8_tail ? q8_tail_fits(qc, *shape, *q8_tail, target.coop, target.coop_emulate)
+                                       : q8_config_fits(qc, *shape, target.coop, f.pool != nullptr, target.coop_emulate));
+            };
+            if (target.force_config && q8_fits(*target.force_config)) q8 = {*target.force_config};
+            // A configuration named for this conv (LoweringTarget::conv_configs) wins, as for fp16.
+            if (auto it = target.conv_configs.find(op.name); it != target.conv_configs.end() && q8_fits(it->second)) q8 = {it->second};
             for (Implementation& q : q8_variants(graph, c, *target.int8))
               for (const CoopConvConfig& qc : q8) {
                 q.family = qc.family();
