@@ -68,12 +68,17 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // (16x32 pixels, nt32, ck32, 8 subgroups of 4x2 fragments, B staged: bench/RESULTS.md,
   // 2026-11-26 third session), then smaller tiles for devices with less shared memory.
   const int64_t nt = s.c_out <= 16 ? 16 : 32;
-  // A 64-channel tile first where it pads c_out no more than tiles of 32 (64, 112: two tiles of
-  // 64 as wide as four of 32), on 16x16 pixels and 8 x 2 subgroups of 2 x 2 fragments (the 16x32
-  // tile's stage would not fit 48 KB with 64 channels of weights). On the H100: dec_conv2a
-  // 0.186 -> 0.170 ms, dec_conv2b 0.116 -> 0.112, dec_conv4a 0.049 -> 0.044; with 80 or 96
-  // channels (a tile of 64 padding to 128) it lost (bench/RESULTS.md, 2026-11-27 second session).
-  const bool wide = s.c_out > 32 && (s.c_out + 63) / 64 * 64 <= (s.c_out + 31) / 32 * 32;
+  // A wider channel tile first where it pads c_out less than tiles of 32 (48 channels: one tile
+  // of 48), or no more (64, 112: tiles of 64), on 16x16 pixels (the 16x32 tile's stage would not
+  // fit 48 KB with more than 32 channels of weights): 64 on 8 x 2 subgroups of 2 x 2 fragments,
+  // 48 on 8 x 1 subgroups of 2 x 3. On the H100: dec_conv2a 0.186 -> 0.170 ms, dec_conv2b 0.116
+  // -> 0.112, dec_conv4a 0.049 -> 0.044, enc_conv2 (48) 0.077 -> 0.067; where 64 or 48 pad more
+  // (80, 96 channels) they lost (bench/RESULTS.md, 2026-11-27 second session).
+  auto padded = [&](int64_t tile) { return (s.c_out + tile - 1) / tile * tile; };
+  const int64_t wide = s.c_out <= 32                                          ? 0
+                       : padded(48) < std::min(padded(32), padded(64)) ? 48
+                       : padded(64) <= padded(32)                        ? 64
+                                                                         : 0;
   // The emulation (COOP_EMULATE, tests on llvmpipe): with two B fragments per subgroup, Mesa
   // 22.3's llvmpipe (8-wide subgroups) wrote garbage for workgroups that looped over more than one
   // chunk, not understood (the H100 runs that configuration right, test [q8]), so emulated plans
@@ -85,7 +90,8 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // covers the input channels.
   if (emulate && tail && s.c_in > 32) return {};
   std::vector<CoopConvConfig> order;
-  if (wide) order.push_back(q8_config(16, 16, 64, 32, 8, 2, false));
+  if (wide == 64) order.push_back(q8_config(16, 16, 64, 32, 8, 2, false));
+  if (wide == 48) order.push_back(q8_config(16, 16, 48, 32, 8, 1, false));
   for (const CoopConvConfig& c : {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
                                   q8_config(16, 16, nt, 32, 4, 1, false), q8_config(8, 16, nt, 32, 2, 1, false),
                                   q8_config(2, 16, 16, 32, 1, 1, false)})
@@ -95,7 +101,7 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
          {q8_config(16, 32, 64, 32, 8, 2, false), q8_config(16, 32, 32, 32, 4, 2, false), q8_config(16, 32, 32, 32, 8, 1, true),
           q8_config(16, 32, 64, 64, 8, 2, true), q8_config(8, 32, 64, 64, 4, 2, false), q8_config(16, 16, 64, 64, 4, 2, false),
           q8_config(32, 32, 32, 32, 8, 1, true), q8_config(16, 16, 64, 32, 8, 2, false), q8_config(16, 16, nt, 32, 8, 1, false),
-          q8_config(8, 32, nt, 32, 8, 1, false)})
+          q8_config(8, 32, nt, 32, 8, 1, false), q8_config(16, 16, 48, 32, 8, 1, false)})
       order.push_back(c);
   }
   std::vector<CoopConvConfig> out;

@@ -363,18 +363,18 @@ TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[ker
 
 namespace {
 
-// int8 convs with 64 and 112 output channels, which the heuristic gives 64-channel tiles (two
-// B fragments per subgroup column, two subgroup columns; q8_configs), over two and four 32-channel
-// chunks: x (16) -> conv0 16->64 (fp16, writing NHWC_Q8) -> conv1 64->64 -> conv2 64->112 ->
-// conv3 112->32 -> conv4 32->3, each with a ReLU but the last.
+// int8 convs with 64, 48 and 112 output channels, which the heuristic gives 64- and 48-channel
+// tiles (q8_configs: 2 x 2 subgroups' fragments of 64 channels, one column of 3 for 48), over one
+// to four 32-channel chunks: x (16) -> conv0 16->64 (fp16, writing NHWC_Q8) -> conv1 64->64 ->
+// conv2 64->48 -> conv3 48->112 -> conv4 112->32 -> conv5 32->3, each with a ReLU but the last.
 GraphBuilder q8_wide_graph() {
   GraphBuilder b;
   TensorId t = b.input("x", 16);
-  const std::pair<const char*, int64_t> layers[] = {{"conv0", 64}, {"conv1", 64}, {"conv2", 112}, {"conv3", 32}};
+  const std::pair<const char*, int64_t> layers[] = {{"conv0", 64}, {"conv1", 64}, {"conv2", 48}, {"conv3", 112}, {"conv4", 32}};
   uint64_t seed = 41;
   for (const auto& [name, c_out] : layers)
     t = b.activation(std::string(name) + "_relu", b.conv(name, t, c_out, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed++), ActivationAttrs{});
-  b.output(b.conv("conv4", t, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed));
+  b.output(b.conv("conv5", t, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed));
   return b;
 }
 
@@ -391,12 +391,13 @@ int q8_with_nt(const plan::Plan& plan, int64_t nt) {
 
 }  // namespace
 
-TEST_CASE("int8 convs with 64-channel tiles on the GPU's int8 cooperative matrices", "[kernels][q8]") {
+TEST_CASE("int8 convs with 64- and 48-channel tiles on the GPU's int8 cooperative matrices", "[kernels][q8]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
   const GraphBuilder b = q8_wide_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, false, caps));
-  CHECK(q8_with_nt(plan, 64) == 2);  // conv1 and conv2
+  CHECK(q8_with_nt(plan, 64) == 2);  // conv1 and conv3
+  CHECK(q8_with_nt(plan, 48) == 1);  // conv2
   check_sizes(coop_device(), b, plan, {{37, 29}, {66, 98}, {131, 130}}, 43, 3e-2);
 }
 
