@@ -210,36 +210,52 @@ uvec4 pw[W_PER_T];
 
 uint zp_word(int z) { return (uint(z) & 255u) * 0x01010101u; }
 
+// Where each of this invocation's patch items reads, the same for every chunk: the vector index
+// of its pixel's first 16 channels in X0 (and in X1), -1 outside the source (its zero point),
+// -2 past the patch. An item's 16-channel group within a chunk is t % VPP for all its items
+// (WG_SIZE is a multiple of VPP), so a chunk adds one uniform offset. Computed once, not per
+// chunk: on the H100 dec_conv3a (5 chunks) 0.090 -> 0.085 ms (bench/RESULTS.md, 2026-11-27
+// second session).
+#if (WG_SIZE % VPP) != 0
+#error "conv2d_coopmat_q8: the workgroup size must be a multiple of CK / 16 (fetch's channel groups)"
+#endif
+int base0[PATCH_PER_T];
+#if CONCAT
+int base1[PATCH_PER_T];
+#endif
+void fetch_bases(uint t, uint n, int iy0, int ix0) {
+  LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE, p = e / VPP;
+    const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+    const bool inside = iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
+#if UPSAMPLE0
+    const uint sy = min(uint(iy) >> 1, pc.h0 - 1), sx = min(uint(ix) >> 1, pc.w0 - 1);
+#else
+    const uint sy = uint(iy), sx = uint(ix);
+#endif
+    base0[i] = e >= PATCH_ITEMS ? -2 : inside ? int(((n * pc.h0 + sy) * pc.w0 + sx) * (pc.c0 / 16)) : -1;
+#if CONCAT
+    base1[i] = e >= PATCH_ITEMS                                      ? -2
+               : inside && uint(iy) < pc.bh1 && uint(ix) < pc.bw1 ? int(((n * pc.h1 + uint(iy)) * pc.w1 + uint(ix)) * ((pc.c_in - pc.c0) / 16))
+                                                                   : -1;
+#endif
+  }
+}
+
 // Chunk `chunk` (input channels chunk * CK ..) of the patch, 16 channels of a pixel per item,
 // and unless B_GLOBAL its weights, into registers: every global load issued before any store.
 // Outside the input (padding) a source's zero point, past c_in zeros (their weights are zero).
-void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base) {
+void fetch(uint chunk, uint t, uint w_base) {
+  const uint ci = chunk * CK + (t % VPP) * 16;  // this invocation's channel group, every item
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
     uvec4 v = uvec4(0u);
-    if (e < PATCH_ITEMS) {
-      const uint p = e / VPP, ci = chunk * CK + (e % VPP) * 16;
-      const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
-      const bool inside = iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
-      if (ci >= pc.c_in) {
-        v = uvec4(0u);
+    if (ci < pc.c_in) {
 #if CONCAT
-      } else if (ci >= pc.c0) {
-        if (inside && uint(iy) < pc.bh1 && uint(ix) < pc.bw1)
-          v = x1v[((n * pc.h1 + uint(iy)) * pc.w1 + uint(ix)) * ((pc.c_in - pc.c0) / 16) + (ci - pc.c0) / 16];
-        else
-          v = uvec4(zp_word(X1_ZP));
+      if (ci >= pc.c0)
+        v = base1[i] >= 0 ? x1v[uint(base1[i]) + (ci - pc.c0) / 16] : base1[i] == -1 ? uvec4(zp_word(X1_ZP)) : uvec4(0u);
+      else
 #endif
-      } else if (!inside) {
-        v = uvec4(zp_word(X0_ZP));
-      } else {
-#if UPSAMPLE0
-        const uint sy = min(uint(iy) >> 1, pc.h0 - 1), sx = min(uint(ix) >> 1, pc.w0 - 1);
-#else
-        const uint sy = uint(iy), sx = uint(ix);
-#endif
-        v = x0v[((n * pc.h0 + sy) * pc.w0 + sx) * (pc.c0 / 16) + ci / 16];
-      }
+        v = base0[i] >= 0 ? x0v[uint(base0[i]) + ci / 16] : base0[i] == -1 ? uvec4(zp_word(X0_ZP)) : uvec4(0u);
     }
     px[i] = v;
   }
@@ -331,8 +347,9 @@ void main() {
 #if TAIL
   tail_stage_w2(t);  // ordered before the tail by the chunks' barriers
 #endif
+  fetch_bases(t, n, iy0, ix0);
   for (uint chunk = 0; chunk < chunks; ++chunk) {
-    fetch(chunk, t, n, iy0, ix0, w_base);
+    fetch(chunk, t, w_base);
     barrier();  // the previous chunk's fragment loads are done
     stash(t);
     barrier();
