@@ -427,6 +427,9 @@ void main() {
   const bool fast_out = (pc.out_w & 3u) == 0u;
 
   Chunk cur = chunk_at(0, n, cu, w_tile, oy0, ox0, ph, fast_u, fast_s);
+#if X0_BASES
+  x0_bases(cur.s, t);  // chunk 0 is an X0 chunk (cu >= 1: the lowering's c0 >= 1)
+#endif
   fetch(cur, t);
   stash(cur, t);
   barrier();

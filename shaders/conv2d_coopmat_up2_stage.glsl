@@ -207,6 +207,56 @@ void stash_slots(uint t) {
 }
 #endif
 
+#if ONE_PHASE && X0_HWC && !X0_Q8
+#define X0_BASES 1
+// A one-phase workgroup's X0 chunks all read the same low-resolution patch pixels, so where
+// each of this invocation's items reads (the element index of its 8 channels in the chunk of
+// channel 0; -1 outside X0: zeros, -2 past the patch) and where it goes in shared memory are
+// computed once, not per chunk: a chunk adds its first channel. An item's channel group is
+// t % (CK / 8) for all its items (WG_SIZE is even), so the channel mask is uniform. On the H100
+// dec_conv1a went 0.408 -> 0.395 ms (int8 plan) and 0.408 -> 0.378 (fp16), dec_conv2a 0.220 ->
+// 0.213 (fp16) (bench/RESULTS.md, 2026-11-27 second session).
+#if (WG_SIZE % (CK / 8)) != 0
+#error "conv2d_coopmat_up2: X0_BASES needs a workgroup size that is a multiple of CK / 8"
+#endif
+int x0_at[HV_LOOP];
+uint x0_sm[HV_LOOP];
+void x0_bases(const Source s, uint t) {
+  LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
+    const uint e = t + i * WG_SIZE, h8 = e % (CK / 8), p = e / (CK / 8);
+    const uint hy = p / LHALO_W, hx = p % LHALO_W;
+    const int iy = s.y0 + int(hy), ix = s.x0 + int(hx);
+    x0_sm[i] = (hy * LHALO_W + hx) * (CKS / 4) + 2 * h8;
+    x0_at[i] = e >= HV_U ? -2
+               : iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw) ? int(((s.n * pc.h0 + uint(iy)) * pc.w0 + uint(ix)) * pc.c0 + 8 * h8)
+                                                                          : -1;
+  }
+}
+
+void fetch_x0(const Source s, uint t) {
+  const bool in_c = 8 * (t % (CK / 8)) < s.channels;
+  LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
+    stage[2 * i] = stage[2 * i + 1] = f16vec4(0.0);
+    if (x0_at[i] >= 0 && in_c) {
+      const uvec4 u = x0u4[(uint(x0_at[i]) + s.first) >> 3];
+      stage[2 * i] = f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y));
+      stage[2 * i + 1] = f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w));
+    }
+  }
+}
+
+void stash_x0(uint t) {
+  LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
+    if (x0_at[i] != -2) {
+      smem[x0_sm[i]] = stage[2 * i];
+      smem[x0_sm[i] + 1] = stage[2 * i + 1];
+    }
+  }
+}
+#else
+#define X0_BASES 0
+#endif
+
 #if X0_Q8
 // An int8 X0 chunk (X0_Q8): 16 codes of a patch pixel per item into two f16vec4 of `stage` (bit
 // copies); outside X0 its zero point's code (real zero: the padding), past c0 zeros (zero weights).
@@ -322,6 +372,8 @@ void fetch(const Chunk c, uint t) {
   if (c.s.up) {
 #if X0_Q8
     fetch_patch_q8(c.s, t);
+#elif X0_BASES
+    fetch_x0(c.s, t);
 #else
     fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
 #endif
@@ -345,6 +397,9 @@ void stash(const Chunk c, uint t) {
 #if X0_Q8
     stash_patch_q8(t);
     stash_weights_q8(LX_VEC4, t);
+#elif X0_BASES
+    stash_x0(t);
+    stash_weights(LX_VEC4, WU_ITEMS, t);
 #else
     stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0, CKS / 4);
     stash_weights(LX_VEC4, WU_ITEMS, t);
