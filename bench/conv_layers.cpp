@@ -522,9 +522,20 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
     std::printf("\nper dispatch (serialized ms):\n%-48s", "dispatch");
     for (const auto& l : labels) std::printf(" %12.12s", l.c_str());
     std::printf("\n");
-    for (size_t i = 0; !serial.empty() && i < serial[0].commands.size(); ++i) {
-      std::printf("%-48.48s", serial[0].commands[i].first.c_str());
-      for (const Timing& v : serial) std::printf(" %12.4f", i < v.commands.size() ? v.commands[i].second : 0.0);
+    // One row per dispatch name, in the order the variants first list them, so that plans with
+    // other dispatches (an fp16 plan beside an int8 one: a head instead of enc_conv0 apart) line
+    // up by name; "-" where a variant has no such dispatch.
+    std::vector<std::string> rows;
+    for (const Timing& v : serial)
+      for (const auto& [name, ms] : v.commands)
+        if (std::find(rows.begin(), rows.end(), name) == rows.end()) rows.push_back(name);
+    for (const std::string& row : rows) {
+      std::printf("%-48.48s", row.c_str());
+      for (const Timing& v : serial) {
+        const auto it = std::find_if(v.commands.begin(), v.commands.end(), [&](const auto& c) { return c.first == row; });
+        if (it == v.commands.end()) std::printf(" %12s", "-");
+        else std::printf(" %12.4f", it->second);
+      }
       std::printf("\n");
     }
   }
