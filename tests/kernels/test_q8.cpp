@@ -5,6 +5,7 @@
 //    fragments) on any device, lavapipe included, against the fp32 CPU reference at odd sizes.
 //  - [q8]: the same plans on the device's int8 cooperative matrices (skipped with a warning
 //    where there are none).
+#include <map>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -165,6 +166,39 @@ TEST_CASE("int8 plans emulated (COOP_EMULATE) against the fp32 CPU reference at 
   for (const auto& d : plan.dispatches)
     for (const auto& [k, v] : plan.pipelines[d.pipeline].defines) y_q8 += k == "Y_Q8" && v == "1";
   CHECK(y_q8 == 4);  // conv0 (fp16), conv1, conv2, conv3
+  check_sizes(device(), b, plan, {{38, 30}, {22, 50}}, 7, 3e-2);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("int8 plans take a configuration named for a conv, and only its int8 variant does, emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  GraphBuilder b = unet_step();
+  LoweringTarget target = q8_target(b, true, caps);
+  // conv2 (48 -> 32, two chunks) on 8x16 pixels, 2 x 2 subgroups (one B fragment each, as the
+  // emulation needs): not the emulated heuristic's 8x32 on 4 x 2.
+  CoopConvConfig named;
+  named.q8 = true, named.acc_f16 = false, named.cm_n = 16;
+  named.tile_h = 8, named.tile_w = 16, named.nt = 32, named.ck = 32, named.sg_m = 2, named.sg_n = 2;
+  REQUIRE(q8_config_valid(named));
+  target.conv_configs["conv2"] = named;
+  const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  int named_q8 = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    if (p.family != "conv2d_coopmat_q8") continue;
+    std::map<std::string, std::string> def(p.defines.begin(), p.defines.end());
+    named_q8 += def["TILE_H"] == "8" && def["TILE_W"] == "16" && def["SG_M"] == "2" && def["SG_N"] == "2";
+  }
+  CHECK(named_q8 == 1);
+  CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
+  // The fp16 implementations of conv2 never carry it (they would fail to lower as int8 convs):
+  // an fp16 plan with the same named configuration, on a target that claims int8 fragments (as
+  // the H100 does; else the configuration would not fit the device at all), lowers.
+  LoweringTarget fp16_only = target;
+  fp16_only.int8.reset();
+  fp16_only.coop.int8 = true;
+  CHECK_NOTHROW(compile(b.g, plan::Precision::F16, fp16_only));
   check_sizes(device(), b, plan, {{38, 30}, {22, 50}}, 7, 3e-2);
   CHECK(device().validation_errors() == 0);
 }
