@@ -9,7 +9,9 @@
 // fragments cannot apply in registers, so each subgroup first stages its accumulators as fp16
 // (times prescale) in its own pixel rows, as the plain epilogue does, then activates those rows
 // in shared memory (activated8: factor, bias, ACT) and zeroes pixels outside the conv's output
-// (the tail's padding). Z = Y W2 follows on fp16 fragments with fp32 accumulators, written over
+// (the tail's padding). With T_FOLD (an ACT that commutes with a positive factor) the bias is in
+// the accumulators' start and the factors in W2 (fold_q8_epilogue), the rows are staged
+// activated from the fragments, and only edge tiles zero their outside pixels. Z = Y W2 follows on fp16 fragments with fp32 accumulators, written over
 // the same rows, all without waiting for the other subgroups (SG_N is 1: a subgroup's rows are
 // whole pixels). After one workgroup barrier conv_tail_sums.glsl sums the taps.
 //
@@ -51,7 +53,6 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   // The staging's coopMatStore may have put an element with another lane than the one reading it.
   subgroupMemoryBarrierShared();
   subgroupBarrier();
-  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
 #if T_FOLD
   // The rows hold act(accumulator * prescale) already (the bias is in the accumulators' start,
   // the factor in W2's rows): only pixels outside the conv's output become 0, on edge tiles.
@@ -66,6 +67,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
     }
   }
 #else
+  const float act_a = uintBitsToFloat(pc.act_a), act_b = uintBitsToFloat(pc.act_b);
   // A subgroup's items: lane l's all have channel group l % (NT / 8) where the subgroup size is a
   // multiple of NT / 8 (its factors and biases loaded once, as G8_FIXED does for a workgroup).
   const bool lane_g8_fixed = (SUBGROUP_SIZE % (NT / 8)) == 0;

@@ -21,3 +21,16 @@ uint ring_slot(int wy, int wx) {
   const uint side = wx <= 0 ? uint(wx + 1) : 2 + uint(wx - (TILE_W - 1));
   return 4 * WIN_W + uint(wy - 1) * 4 + side;
 }
+
+// ring_slot's inverse: the window position of ring slot `slot`.
+void ring_position(uint slot, out int wy, out int wx) {
+  if (slot < 4 * WIN_W) {
+    const uint band = slot / WIN_W;  // rows -1, 0, TILE_H - 1, TILE_H
+    wy = band < 2 ? int(band) - 1 : TILE_H - 3 + int(band);
+    wx = int(slot % WIN_W) - 1;
+  } else {
+    const uint r = slot - 4 * WIN_W, side = r % 4;  // columns -1, 0, TILE_W - 1, TILE_W
+    wy = 1 + int(r / 4);
+    wx = side < 2 ? int(side) - 1 : TILE_W - 3 + int(side);
+  }
+}

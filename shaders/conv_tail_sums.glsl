@@ -11,8 +11,6 @@
 // [4 at, 4 at + 4).
 #include "conv_tail_ring.glsl"
 
-#define WIN ((TILE_H + 2) * WIN_W)
-
 // The tail's values at window position (wy, wx), every channel, from this tile's Z (fp32 sums).
 // Tap t's T_COUT channels are consecutive halves of one Z row: one 8-byte load, or two where
 // they straddle (13 loads for 9 taps of 3 channels instead of 27 scalar ones). `checked` (a
@@ -33,7 +31,7 @@ void tail_window_sums(int wy, int wx, const bool checked, out float s[T_COUT]) {
 
 // Every window position. The complete ones, [1, TILE_H - 2] x [1, TILE_W - 2], are stored (bias2,
 // T_ACT, the crop); the ring's partial sums are written to this tile's slots, in slot order
-// (ring_slot's inverse). Two loops, so that a subgroup takes the unchecked taps of the interior
+// (ring_position). Two loops, so that a subgroup takes the unchecked taps of the interior
 // or the checked ones of the ring, never both.
 void tail_sums(uint t, uint n, int oy0, int ox0) {
   const uint tile = (n * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -58,15 +56,7 @@ void tail_sums(uint t, uint n, int oy0, int ox0) {
   }
   for (uint slot = t; slot < RING; slot += WG_SIZE) {
     int wy, wx;
-    if (slot < 4 * WIN_W) {
-      const uint band = slot / WIN_W;  // rows -1, 0, TILE_H - 1, TILE_H
-      wy = band < 2 ? int(band) - 1 : TILE_H - 3 + int(band);
-      wx = int(slot % WIN_W) - 1;
-    } else {
-      const uint r = slot - 4 * WIN_W, side = r % 4;
-      wy = 1 + int(r / 4);
-      wx = side < 2 ? int(side) - 1 : TILE_W - 3 + int(side);
-    }
+    ring_position(slot, wy, wx);
     float s[T_COUT];
     tail_window_sums(wy, wx, true, s);
     [[unroll]] for (uint co = 0; co < T_COUT; ++co) partials[(tile * RING + slot) * T_COUT + co] = s[co];

@@ -369,7 +369,7 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   // A tail after an activation that commutes with the channel factors takes them into its
   // weights (T_FOLD): its rows then need no per-channel pass (fold_q8_epilogue says why).
   std::optional<std::vector<float>> fold;
-  if (f.tail && io.act.code <= 2) fold = fold_q8_epilogue(k, shape.c_out, c.nt);
+  if (f.tail && io.act.code <= 2) fold = fold_q8_epilogue(k, shape.c_out);
   const uint32_t packed = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 int8 tiles)", k.packed);
   const auto [epilogue, start] = q8_tables(b, weight.name, c.family(), k);
 

@@ -152,21 +152,22 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
   return out;
 }
 
-std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out, int64_t nt) {
+std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out) {
+  // Channel n's start in `row` of its 16x16 block: acc_start's [co_tile][nt / 16][16][16] is
+  // [n / 16][16][16] (nt is a multiple of 16).
+  auto start_at = [](int64_t n, int64_t row) { return static_cast<size_t>((n / 16) * 256 + row * 16 + n % 16); };
   std::vector<float> factors(static_cast<size_t>(c_out));
   std::vector<int64_t> moved(static_cast<size_t>(c_out));
   for (int64_t n = 0; n < c_out; ++n) {
     const double f = k.epilogue[static_cast<size_t>(2 * n)], bias = k.epilogue[static_cast<size_t>(2 * n + 1)];
     const double units = std::nearbyint(bias / (static_cast<double>(k.prescale) * f));
-    const int64_t start = k.acc_start[static_cast<size_t>((n / 16) * 256 + n % 16)];
+    const int64_t start = k.acc_start[start_at(n, 0)];
     if (!(f >= 1e-3) || !std::isfinite(units) || std::abs(units + static_cast<double>(start)) > 1e9) return std::nullopt;
     factors[static_cast<size_t>(n)] = static_cast<float>(f);
     moved[static_cast<size_t>(n)] = static_cast<int64_t>(units);
   }
   for (int64_t n = 0; n < c_out; ++n) {
-    const int64_t ct = n / nt, nn = n % nt;
-    for (int64_t row = 0; row < 16; ++row)
-      k.acc_start[static_cast<size_t>((ct * (nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] += static_cast<int32_t>(moved[static_cast<size_t>(n)]);
+    for (int64_t row = 0; row < 16; ++row) k.acc_start[start_at(n, row)] += static_cast<int32_t>(moved[static_cast<size_t>(n)]);
     k.epilogue[static_cast<size_t>(2 * n)] = 1.0f, k.epilogue[static_cast<size_t>(2 * n + 1)] = 0.0f;
   }
   return factors;

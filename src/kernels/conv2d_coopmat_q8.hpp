@@ -57,7 +57,7 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
 // per-channel pass, and the factors go into the tail's weights (T_FOLD, conv2d_coopmat_q8.comp).
 // Returns the factors per output channel, or nothing (k unchanged) where a factor is below
 // 1e-3 (its folded tail weights would lose fp16 precision) or a start would leave int32.
-std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out, int64_t nt);
+std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c_out);
 
 // conv2d_coopmat_up2 with an int8 X0 (X0_Q8; a one-phase configuration with cm_n 16): the
 // phase weights of X0's channels [0, c0) quantized per output channel as quantize_q8_conv does,

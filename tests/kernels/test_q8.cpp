@@ -61,6 +61,22 @@ bool int8_coop_available() {
   return false;
 }
 
+// The int8 dispatches (conv2d_coopmat_q8) of `plan` whose pipeline defines every macro of `want`
+// with the value given (TAIL 1: a tail in the epilogue; T_FOLD 1: its factors folded; NT 64 ...).
+int q8_dispatches_with(const plan::Plan& plan, std::initializer_list<std::pair<const char*, const char*>> want) {
+  int n = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    if (p.family != "conv2d_coopmat_q8") continue;
+    const std::map<std::string, std::string> defines(p.defines.begin(), p.defines.end());
+    n += std::all_of(want.begin(), want.end(), [&](const auto& kv) {
+      const auto it = defines.find(kv.first);
+      return it != defines.end() && it->second == kv.second;
+    });
+  }
+  return n;
+}
+
 // Random inputs, made non-negative (an image).
 std::vector<HostTensor> random_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
   std::vector<HostTensor> inputs = random_graph_inputs(b, h, w, seed);
@@ -183,14 +199,7 @@ TEST_CASE("int8 plans take a configuration named for a conv, and only its int8 v
   REQUIRE(q8_config_valid(named));
   target.conv_configs["conv2"] = named;
   const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
-  int named_q8 = 0;
-  for (const auto& d : plan.dispatches) {
-    const auto& p = plan.pipelines[d.pipeline];
-    if (p.family != "conv2d_coopmat_q8") continue;
-    std::map<std::string, std::string> def(p.defines.begin(), p.defines.end());
-    named_q8 += def["TILE_H"] == "8" && def["TILE_W"] == "16" && def["SG_M"] == "2" && def["SG_N"] == "2";
-  }
-  CHECK(named_q8 == 1);
+  CHECK(q8_dispatches_with(plan, {{"TILE_H", "8"}, {"TILE_W", "16"}, {"SG_M", "2"}, {"SG_N", "2"}}) == 1);
   CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
   // The fp16 implementations of conv2 never carry it (they would fail to lower as int8 convs):
   // an fp16 plan with the same named configuration, on a target that claims int8 fragments (as
@@ -358,17 +367,6 @@ GraphBuilder q8_tail_graph() {
   return b;
 }
 
-// The int8 dispatches of `plan` whose pipeline sets `define` to 1 (TAIL: a tail in their
-// epilogue; T_FOLD: with the channel factors folded into its weights).
-int q8_tails(const plan::Plan& plan, const char* define = "TAIL") {
-  int n = 0;
-  for (const auto& d : plan.dispatches) {
-    const auto& p = plan.pipelines[d.pipeline];
-    if (p.family != "conv2d_coopmat_q8") continue;
-    for (const auto& [k, v] : p.defines) n += k == define && v == "1";
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -377,8 +375,8 @@ TEST_CASE("int8 convs with the next conv in their epilogue (TAIL), emulated, aga
   if (!fp16_available(caps)) return;
   const GraphBuilder b = q8_tail_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
-  CHECK(q8_tails(plan) == 2);
-  CHECK(q8_tails(plan, "T_FOLD") == 1);
+  CHECK(q8_dispatches_with(plan, {{"TAIL", "1"}}) == 2);
+  CHECK(q8_dispatches_with(plan, {{"T_FOLD", "1"}}) == 1);
   CHECK(families(plan).at("conv_tail_ring") == 2);
   CHECK(!families(plan).count("conv2d_coopmat_tapsum"));
   check_sizes(device(), b, plan, {{37, 29}, {22, 45}}, 97, 3e-2);
@@ -390,8 +388,8 @@ TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[ker
   const auto& caps = coop_device().caps();
   const GraphBuilder b = q8_tail_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, false, caps));
-  CHECK(q8_tails(plan) == 2);
-  CHECK(q8_tails(plan, "T_FOLD") == 1);
+  CHECK(q8_dispatches_with(plan, {{"TAIL", "1"}}) == 2);
+  CHECK(q8_dispatches_with(plan, {{"T_FOLD", "1"}}) == 1);
   check_sizes(coop_device(), b, plan, {{37, 29}, {66, 98}, {131, 130}}, 97, 3e-2);
 }
 
@@ -412,17 +410,6 @@ GraphBuilder q8_wide_graph() {
   return b;
 }
 
-// The int8 dispatches of `plan` whose pipeline has NT = nt.
-int q8_with_nt(const plan::Plan& plan, int64_t nt) {
-  int n = 0;
-  for (const auto& d : plan.dispatches) {
-    const auto& p = plan.pipelines[d.pipeline];
-    if (p.family != "conv2d_coopmat_q8") continue;
-    for (const auto& [k, v] : p.defines) n += k == "NT" && v == std::to_string(nt);
-  }
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("int8 convs with 64- and 48-channel tiles on the GPU's int8 cooperative matrices", "[kernels][q8]") {
@@ -430,8 +417,8 @@ TEST_CASE("int8 convs with 64- and 48-channel tiles on the GPU's int8 cooperativ
   const auto& caps = coop_device().caps();
   const GraphBuilder b = q8_wide_graph();
   const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, false, caps));
-  CHECK(q8_with_nt(plan, 64) == 2);  // conv1 and conv3
-  CHECK(q8_with_nt(plan, 48) == 1);  // conv2
+  CHECK(q8_dispatches_with(plan, {{"NT", "64"}}) == 2);  // conv1 and conv3
+  CHECK(q8_dispatches_with(plan, {{"NT", "48"}}) == 1);  // conv2
   check_sizes(coop_device(), b, plan, {{37, 29}, {66, 98}, {131, 130}}, 43, 3e-2);
 }
 
@@ -442,6 +429,6 @@ TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CP
   const LoweringTarget target = q8_target(b, false, caps);
   const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
   CHECK(families(plan).at("conv2d_coopmat_q8") == 4);
-  CHECK(q8_tails(plan) == 1);  // up+cat+conv4 (two chunks) with conv5 in its epilogue
+  CHECK(q8_dispatches_with(plan, {{"TAIL", "1"}}) == 1);  // up+cat+conv4 (two chunks) with conv5 in its epilogue
   check_sizes(coop_device(), b, plan, {{38, 30}, {66, 98}, {128, 130}}, 9, 3e-2);
 }
