@@ -115,6 +115,9 @@
 #ifndef SKIP_ROWS
 #define SKIP_ROWS 0
 #endif
+#ifndef SLOTS_NCHW4
+#define SLOTS_NCHW4 1  // experiment switch (0: the skip's slots by 2-byte loads)
+#endif
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
 #endif
@@ -267,6 +270,12 @@
 #define NGF ((SPW + 6) / 4)
 #define XV_S ((CK / 4) * TILE_H * NGF)
 #define X_S ((CK / 4) * TILE_H * SPW)
+#elif ONE_PHASE && CONCAT && !X1_HWC && SLOTS_NCHW4
+// The skip's slots staged as a patch of SROWS x 2 SLOT_W pixels of one channel quad (the stage's
+// fetch_slots says why).
+#define NGF ((2 * SLOT_W + 6) / 4)
+#define XV_S (SROWS * NGF)
+#define X_S 0
 #else
 #define XV_S 0
 #define X_S 0

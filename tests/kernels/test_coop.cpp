@@ -212,15 +212,19 @@ std::vector<Case> cases() {
     c.nhwc = true;
     all.push_back(std::move(c));
   }
-  {
+  for (int64_t w : {47, 44}) {
     // NARROW planes: 9 to 12 input channels as planes of 4-channel slots, one chunk each (the
-    // last partial); a 3x3 conv and a 1x5 one without padding.
-    Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->7", {}, 33, 47, 2, 2};
+    // last partial); a 3x3 conv and a 1x5 one without padding; and 6 channels as one chunk of
+    // 8-channel one-pixel slots (NARROW=1). Width 47: the slots by 2-byte loads; 44: from 4-pixel
+    // vectors (fetch_slots4).
+    Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->7, 3x3 6->17, width " + std::to_string(w), {}, 33, w, 3, 3};
     const TensorId x = c.b.input("x", 11);
     c.b.output(c.b.activation("relu", c.b.conv("conv11", x, 21, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu()));
     const TensorId x9 = c.b.input("x9", 9);
     // (7 outputs: 35 taps x outputs, past conv2d_coopmat_tapsum's 32.)
     c.b.output(c.b.conv("conv9", x9, 7, {1, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 82));
+    const TensorId x6 = c.b.input("x6", 6);
+    c.b.output(c.b.conv("conv6", x6, 17, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 83));
     all.push_back(std::move(c));
   }
   {
@@ -703,9 +707,13 @@ TEST_CASE("the wide-skip and narrow-plane cases take the paths they are there fo
         CHECK(define(p, "NARROW") == "2");
         ++checked;
       }
+      if (d.name.find("conv6") != std::string::npos) {  // one-pixel slots
+        CHECK(define(p, "NARROW") == "1");
+        ++checked;
+      }
     }
   }
-  CHECK(checked == 4);
+  CHECK(checked == 8);  // the narrow planes' case at two widths
 }
 
 TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and the fp16 coop plan fuses pool/upsample/concat",
