@@ -157,9 +157,6 @@
 #ifndef NARROW
 #define NARROW 0
 #endif
-#ifndef SLOTS_NCHW4
-#define SLOTS_NCHW4 1  // experiment switch (0: NARROW's slots by 2-byte loads)
-#endif
 #ifndef TAIL
 #define TAIL 0
 #endif
@@ -299,16 +296,6 @@
 #define HV_PER_T ((HV_ITEMS + WG_SIZE - 1) / WG_SIZE)
 #if NARROW
 #define NS_PER_T ((SLOTS + WG_SIZE - 1) / WG_SIZE)  // slots per invocation
-// The slots' NCHW fast path (fetch_nchw4): channel quads x patch rows x aligned 4-pixel groups.
-#define NSV_ITEMS ((CHUNK_C / 4) * HALO_H * NG)
-#define NSV_PER_T ((NSV_ITEMS + WG_SIZE - 1) / WG_SIZE)
-#define FV_C CHUNK_C
-#define FV_ITEMS NSV_ITEMS
-#define FV_PER_T NSV_PER_T
-#else
-#define FV_C CK  // (the plain patch's NCHW fast path)
-#define FV_ITEMS XV_ITEMS
-#define FV_PER_T XV_PER_T
 #endif
 
 #if (TILE_W % CM_M) != 0 || (CK % CM_K) != 0 || (FRAGS_M % SG_M) != 0 || (NT % (CM_N * SG_N)) != 0

@@ -7,9 +7,7 @@
 // A chunk between its global loads and its shared-memory stores. One array serves every input
 // path (the choice is made at run time; separate arrays cost registers on the H100).
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
-#if NARROW && !X0_HWC
-#define STAGE_N MAX2(2 * NS_PER_T, 4 * NSV_PER_T)
-#elif NARROW
+#if NARROW
 #define STAGE_N (2 * NS_PER_T)
 #elif HWC_ONLY
 #define STAGE_N (2 * HV_PER_T)
@@ -104,9 +102,7 @@ uvec4 load_x8(uint n, uint ci, uint iy, uint ix) {
 // The staging path of chunk `chunk` (input channels [chunk * CK, min(chunk * CK + CK, c_in))).
 // `widths4`: every row width the NCHW path reads is a multiple of 4.
 uint chunk_path(uint chunk, bool widths4) {
-#if NARROW
-  return X0_HWC == 0 && widths4 ? PATH_NCHW4 : PATH_SCALAR;  // (a plane's slots: fetch_nchw4)
-#elif HWC_ONLY
+#if HWC_ONLY
   return PATH_HWC8;
 #else
   const uint first = chunk * CK, end = min(first + CK, pc.c_in);
@@ -165,64 +161,6 @@ void fetch_slots(uint chunk, uint t, uint n, int iy0, int ix0) {
     stage[2 * i + 1] = f16vec4(v[4], v[5], v[6], v[7]);
   }
 }
-
-#if !X0_HWC
-// The slots from fetch_nchw4's items (PATH_NCHW4: one 8-byte load per channel and 4 pixels
-// instead of a 2-byte load per value and slot, each pixel being in two slots with NARROW=2):
-// patch pixel hx of row hy is slot hx's first pixel and, with NARROW=2, slot hx - 1's second;
-// the slot positions past the halo are zeros.
-void stash_slots4(uint t, int ix0, uint xb) {
-  const int off = ix0 & 3;  // patch column of pixel 4g + k is 4g + k - off
-  LOOP_UNROLL for (uint i = 0; i < NSV_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < NSV_ITEMS) {
-      const uint q = e % (CHUNK_C / 4), r = e / (CHUNK_C / 4), g = r % NG, hy = r / NG;
-      LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
-        const int hx = int(4 * g + k) - off;
-        if (hx >= 0 && hx < HALO_W) {
-          const f16vec4 v = f16vec4(pxv(i, 0)[k], pxv(i, 1)[k], pxv(i, 2)[k], pxv(i, 3)[k]);
-          const uint at = xb + 2 * (hy * SLOT_W + uint(hx));
-#if NARROW == 2
-          smem[at] = v;
-          if (hx >= 1) smem[at - 1] = v;
-#else
-          smem[at + q] = v;
-#endif
-        }
-      }
-    }
-  }
-  for (uint hy = t; hy < HALO_H; hy += WG_SIZE) {
-    const uint at = xb + 2 * (hy * SLOT_W + HALO_W);
-#if NARROW == 2
-    smem[at - 1] = f16vec4(0.0);  // slot HALO_W - 1's second pixel
-#endif
-    smem[at] = smem[at + 1] = f16vec4(0.0);  // slot HALO_W
-  }
-}
-#endif
-#endif
-
-#if !HWC_ONLY && !(NARROW && X0_HWC)
-// The NCHW fast path (PATH_NCHW4, rows of a multiple of 4 pixels): item e is channel quad q
-// (fastest, so a warp's loads are 4 planes x 8 groups: whole sectors), aligned 4-pixel group g,
-// patch row hy; FV_C channels a chunk (NARROW: a plane's, whose slots stash_slots4 makes).
-void fetch_nchw4(uint chunk, uint t, uint n, int iy0, int ix0) {
-  const int xa = ix0 - (ix0 & 3);
-  LOOP_UNROLL for (uint i = 0; i < FV_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv(i, j) = f16vec4(0.0);
-    if (e < FV_ITEMS) {
-      const uint q = e % (FV_C / 4), r = e / (FV_C / 4), g = r % NG, hy = r / NG;
-      const int iy = iy0 + int(hy), x = xa + int(4 * g);
-      const uint ci = chunk * FV_C + 4 * q;
-      if (iy >= 0 && iy < int(pc.h) && x >= 0 && x < int(pc.w)) {
-        LOOP_UNROLL for (uint j = 0; j < 4; ++j)
-          if (ci + j < pc.c_in) pxv(i, j) = load_x4(n, ci + j, uint(iy), uint(x));
-      }
-    }
-  }
-}
 #endif
 
 void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path) {
@@ -235,12 +173,7 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 #endif
   return;
 #endif
-#if NARROW && !X0_HWC
-  if (SLOTS_NCHW4 != 0 && path == PATH_NCHW4)
-    fetch_nchw4(chunk, t, n, iy0, ix0);
-  else
-    fetch_slots(chunk, t, n, iy0, ix0);
-#elif NARROW
+#if NARROW
   fetch_slots(chunk, t, n, iy0, ix0);
 #else
   if (path == PATH_HWC8) {
@@ -264,7 +197,22 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 #endif
 #if !HWC_ONLY  // NCHW tensors or channel counts that are no multiple of 8 (see chunk_path)
   } else if (path == PATH_NCHW4) {
-    fetch_nchw4(chunk, t, n, iy0, ix0);
+    // Item e: channel quad q (fastest, so a warp's loads are 4 planes x 8 groups: whole
+    // sectors), group g, patch row hy.
+    const int xa = ix0 - (ix0 & 3);
+    LOOP_UNROLL for (uint i = 0; i < XV_PER_T; ++i) {
+      const uint e = t + i * WG_SIZE;
+      LOOP_UNROLL for (uint j = 0; j < 4; ++j) pxv(i, j) = f16vec4(0.0);
+      if (e < XV_ITEMS) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % NG, hy = r / NG;
+        const int iy = iy0 + int(hy), x = xa + int(4 * g);
+        const uint ci = chunk * CK + 4 * q;
+        if (iy >= 0 && iy < int(pc.h) && x >= 0 && x < int(pc.w)) {
+          LOOP_UNROLL for (uint j = 0; j < 4; ++j)
+            if (ci + j < pc.c_in) pxv(i, j) = load_x4(n, ci + j, uint(iy), uint(x));
+        }
+      }
+    }
   } else {
     LOOP_UNROLL for (uint i = 0; i < X_PER_T; ++i) {
       const uint e = t + i * WG_SIZE;
@@ -290,15 +238,6 @@ void fetch(uint chunk, uint t, uint n, int iy0, int ix0, uint w_base, uint path)
 // Stores the fetched chunk into the stage buffer at `xb` (f16vec4 units): the patch and, unless
 // B_GLOBAL, the weights after it.
 void stash(uint t, int ix0, uint path, uint xb) {
-#if NARROW && !X0_HWC
-  if (SLOTS_NCHW4 != 0 && path == PATH_NCHW4) {
-    stash_slots4(t, ix0, xb);
-#if !B_GLOBAL
-    stash_weights(t, xb);
-#endif
-    return;
-  }
-#endif
 #if NARROW
   LOOP_UNROLL for (uint i = 0; i < NS_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;

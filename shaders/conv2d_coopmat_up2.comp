@@ -115,8 +115,8 @@
 #ifndef SKIP_ROWS
 #define SKIP_ROWS 0
 #endif
-#ifndef SLOTS_NCHW4
-#define SLOTS_NCHW4 1  // experiment switch (0: the skip's slots by 2-byte loads)
+#ifndef SLOT_PAIRS
+#define SLOT_PAIRS 1  // experiment switch (0: every slot value by a 2-byte load)
 #endif
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
@@ -270,12 +270,6 @@
 #define NGF ((SPW + 6) / 4)
 #define XV_S ((CK / 4) * TILE_H * NGF)
 #define X_S ((CK / 4) * TILE_H * SPW)
-#elif ONE_PHASE && CONCAT && !X1_HWC && SLOTS_NCHW4
-// The skip's slots staged as a patch of SROWS x 2 SLOT_W pixels of one channel quad (the stage's
-// fetch_slots says why).
-#define NGF ((2 * SLOT_W + 6) / 4)
-#define XV_S (SROWS * NGF)
-#define X_S 0
 #else
 #define XV_S 0
 #define X_S 0
@@ -320,6 +314,7 @@ layout(set = 0, binding = 0) readonly buffer X0U4 { uvec4 x0u4[]; };
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
+layout(set = 0, binding = B_X1) readonly buffer X1Vec2 { f16vec2 x1v2[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1U4 { uvec4 x1u4[]; };
 #endif
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };

@@ -13,8 +13,6 @@
 #endif
 #if !CONCAT
 #define STAGE_S_N 0
-#elif ONE_PHASE && !SKIP_ROWS && !X1_HWC
-#define STAGE_S_N MAX2(2 * PER_T(SLOTS), 4 * PER_T(XV_S))  // slots, or their NCHW fast path
 #elif ONE_PHASE && !SKIP_ROWS
 #define STAGE_S_N (2 * PER_T(SLOTS))
 #elif X1_HWC
@@ -84,10 +82,9 @@ float16_t load1(const Source s, uint c, uint iy, uint ix) {
   return x0[src_index(s, c, iy, ix)];
 }
 
-// Fetches a patch of hh x hw pixels of `quads` x 4 channels (the NCHW paths; the HWC path stages
-// CK) into `stage`. hh, hw, `quads` and `hwc` (the source is NHWC: the 16-byte path, else
-// s.path) are constants at each call site, so each keeps its paths only.
-void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint quads, const bool hwc) {
+// Fetches a patch of hh x hw pixels into `stage`. hh, hw and `hwc` (the source is NHWC: the
+// 16-byte path, else s.path) are constants at each call site, so each keeps its paths only.
+void fetch_patch(const Source s, uint t, uint hh, uint hw, const bool hwc) {
   if (hwc) {
     LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
@@ -108,8 +105,8 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint quads, con
     LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       LOOP_UNROLL for (uint j = 0; j < 4; ++j) stage[i * 4 + j] = f16vec4(0.0);
-      if (e < quads * hh * ng) {
-        const uint q = e % quads, r = e / quads, g = r % ng, hy = r / ng;
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
         const int iy = s.y0 + int(s.ys * hy), x = xa + int(4 * g);
         if (iy >= 0 && iy < int(s.bh) && x >= 0 && x < int(s.bw)) {
           LOOP_UNROLL for (uint j = 0; j < 4; ++j)
@@ -121,7 +118,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint quads, con
     LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
       f16vec4 v = f16vec4(0.0);
-      if (e < quads * hh * hw) {
+      if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw);
         const int iy = s.y0 + int(s.ys * (p / hw)), ix = s.x0 + int(p % hw);
         if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
@@ -136,7 +133,7 @@ void fetch_patch(const Source s, uint t, uint hh, uint hw, const uint quads, con
 
 // Stores the fetched patch: patch pixel (hy, hx) at row hy, column hx (X0 chunks) or, with
 // `deint` (X1 chunks), column (hx & 1) * FHALF + hx / 2; `ps4` f16vec4 per pixel.
-void stash_patch(const Source s, uint t, uint hh, uint hw, const uint quads, bool deint, const bool hwc, const uint ps4) {
+void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const bool hwc, const uint ps4) {
   if (hwc) {
     LOOP_UNROLL for (uint i = 0; i < HV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
@@ -152,8 +149,8 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, const uint quads, boo
     const int off = s.x0 & 3;  // patch column of pixel 4g + k is 4g + k - off
     LOOP_UNROLL for (uint i = 0; i < XV_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
-      if (e < quads * hh * ng) {
-        const uint q = e % quads, r = e / quads, g = r % ng, hy = r / ng;
+      if (e < (CK / 4) * hh * ng) {
+        const uint q = e % (CK / 4), r = e / (CK / 4), g = r % ng, hy = r / ng;
         LOOP_UNROLL for (uint k = 0; k < 4; ++k) {
           const int hx = int(4 * g + k) - off;
           if (hx >= 0 && hx < int(hw)) {
@@ -167,7 +164,7 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, const uint quads, boo
   } else {
     LOOP_UNROLL for (uint i = 0; i < X_LOOP; ++i) {
       const uint e = t + i * WG_SIZE;
-      if (e < quads * hh * hw) {
+      if (e < (CK / 4) * hh * hw) {
         const uint q = e / (hh * hw), p = e % (hh * hw), hy = p / hw, hx = p % hw;
         const uint col = deint ? (hx & 1u) * FHALF + (hx >> 1) : hx;
         smem[(hy * hw + col) * ps4 + q] = stage[i];
@@ -179,16 +176,26 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, const uint quads, boo
 #if ONE_PHASE && CONCAT && !SKIP_ROWS
 // The skip's slots (ONE_PHASE above): slot (i, j) holds full-resolution pixels (s.y0 + i,
 // s.x0 + 2j + q), q = 0, 1, the plane's channels 0..3 each; zero outside the data and past
-// its channels. As slots do not overlap, a row of slots is a row of 2 SLOT_W pixels of 4
-// channels (8 bytes) each: an NCHW skip whose rows are multiples of 4 pixels (PATH_NCHW4) is
-// staged as such a patch by fetch_patch / stash_patch, one 8-byte load per channel and 4 pixels
-// instead of one 2-byte load per value (SLOTS_NCHW4). Other skips come here.
+// its channels.
 void fetch_slots(const Source s, uint t) {
+  // An NCHW skip with even rows and an even first column: each slot's pixel pair is one aligned
+  // 4-byte load per channel, wholly inside or outside the data (uniform).
+  const bool pairs = SLOT_PAIRS != 0 && X1_HWC == 0 && s.path == PATH_NCHW4 && (s.x0 & 1) == 0;
   LOOP_UNROLL for (uint i = 0; i < PER_T(SLOTS); ++i) {
     const uint e = t + i * WG_SIZE;
     float16_t v[8];
     [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = float16_t(0.0);
-    if (e < SLOTS) {
+    if (e < SLOTS && pairs) {
+      const int iy = s.y0 + int(e / SLOT_W), ix = s.x0 + 2 * int(e % SLOT_W);
+      if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
+        [[unroll]] for (uint c = 0; c < 4; ++c)
+          if (c < s.channels) {
+            const f16vec2 p = x1v2[src_index(s, c, uint(iy), uint(ix)) >> 1];
+            v[c] = p.x;
+            v[4 + c] = p.y;
+          }
+      }
+    } else if (e < SLOTS) {
       const int iy = s.y0 + int(e / SLOT_W), ix = s.x0 + 2 * int(e % SLOT_W);
       [[unroll]] for (uint q = 0; q < 2; ++q) {
         if (iy >= 0 && iy < int(s.bh) && ix + int(q) >= 0 && ix + int(q) < int(s.bw)) {
@@ -381,21 +388,18 @@ void fetch(const Chunk c, uint t) {
 #elif X0_BASES
     fetch_x0(c.s, t);
 #else
-    fetch_patch(c.s, t, LHALO_H, LHALO_W, CK / 4, X0_HWC != 0);
+    fetch_patch(c.s, t, LHALO_H, LHALO_W, X0_HWC != 0);
 #endif
     fetch_weights(c.w_at, WU_ITEMS, t);
   } else {
 #if SKIP_ROWS
-    fetch_patch(c.s, t, TILE_H, SPW, CK / 4, X1_HWC != 0);
+    fetch_patch(c.s, t, TILE_H, SPW, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT && ONE_PHASE
-    if (SLOTS_NCHW4 != 0 && c.s.path == PATH_NCHW4)
-      fetch_patch(c.s, t, SROWS, 2 * SLOT_W, 1, false);  // the plane's 4 channels x 4 pixels per item
-    else
-      fetch_slots(c.s, t);
+    fetch_slots(c.s, t);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #elif CONCAT
-    fetch_patch(c.s, t, FHALO_H, FHALO_W, CK / 4, X1_HWC != 0);
+    fetch_patch(c.s, t, FHALO_H, FHALO_W, X1_HWC != 0);
     fetch_weights(c.w_at, WS_ITEMS, t);
 #endif
   }
@@ -410,21 +414,18 @@ void stash(const Chunk c, uint t) {
     stash_x0(t);
     stash_weights(LX_VEC4, WU_ITEMS, t);
 #else
-    stash_patch(c.s, t, LHALO_H, LHALO_W, CK / 4, false, X0_HWC != 0, CKS / 4);
+    stash_patch(c.s, t, LHALO_H, LHALO_W, false, X0_HWC != 0, CKS / 4);
     stash_weights(LX_VEC4, WU_ITEMS, t);
 #endif
   } else {
 #if SKIP_ROWS
-    stash_patch(c.s, t, TILE_H, SPW, CK / 4, true, X1_HWC != 0, CK / 4);
+    stash_patch(c.s, t, TILE_H, SPW, true, X1_HWC != 0, CK / 4);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT && ONE_PHASE
-    if (SLOTS_NCHW4 != 0 && c.s.path == PATH_NCHW4)
-      stash_patch(c.s, t, SROWS, 2 * SLOT_W, 1, false, false, 1);  // slot (i, j) = pixels 2j, 2j + 1 of row i
-    else
-      stash_slots(t);
+    stash_slots(t);
     stash_weights(SX_VEC4, WS_ITEMS, t);
 #elif CONCAT
-    stash_patch(c.s, t, FHALO_H, FHALO_W, CK / 4, true, X1_HWC != 0, CKS / 4);
+    stash_patch(c.s, t, FHALO_H, FHALO_W, true, X1_HWC != 0, CKS / 4);
     stash_weights(FX_VEC4, WS_ITEMS, t);
 #endif
   }
