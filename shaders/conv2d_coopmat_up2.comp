@@ -115,9 +115,6 @@
 #ifndef SKIP_ROWS
 #define SKIP_ROWS 0
 #endif
-#ifndef SLOT_PAIRS
-#define SLOT_PAIRS 1  // experiment switch (0: every slot value by a 2-byte load)
-#endif
 #if SKIP_ROWS && !(ONE_PHASE && CONCAT)
 #error "conv2d_coopmat_up2: SKIP_ROWS is a ONE_PHASE skip mode"
 #endif
@@ -314,7 +311,6 @@ layout(set = 0, binding = 0) readonly buffer X0U4 { uvec4 x0u4[]; };
 #if CONCAT
 layout(set = 0, binding = B_X1) readonly buffer X1Buf { float16_t x1[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1Vec4 { f16vec4 x1v4[]; };
-layout(set = 0, binding = B_X1) readonly buffer X1Vec2 { f16vec2 x1v2[]; };
 layout(set = 0, binding = B_X1) readonly buffer X1U4 { uvec4 x1u4[]; };
 #endif
 layout(set = 0, binding = B_Y) writeonly buffer YBuf { float16_t y[]; };

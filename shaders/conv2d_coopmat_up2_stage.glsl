@@ -178,24 +178,11 @@ void stash_patch(const Source s, uint t, uint hh, uint hw, bool deint, const boo
 // s.x0 + 2j + q), q = 0, 1, the plane's channels 0..3 each; zero outside the data and past
 // its channels.
 void fetch_slots(const Source s, uint t) {
-  // An NCHW skip with even rows and an even first column: each slot's pixel pair is one aligned
-  // 4-byte load per channel, wholly inside or outside the data (uniform).
-  const bool pairs = SLOT_PAIRS != 0 && X1_HWC == 0 && s.path == PATH_NCHW4 && (s.x0 & 1) == 0;
   LOOP_UNROLL for (uint i = 0; i < PER_T(SLOTS); ++i) {
     const uint e = t + i * WG_SIZE;
     float16_t v[8];
     [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = float16_t(0.0);
-    if (e < SLOTS && pairs) {
-      const int iy = s.y0 + int(e / SLOT_W), ix = s.x0 + 2 * int(e % SLOT_W);
-      if (iy >= 0 && iy < int(s.bh) && ix >= 0 && ix < int(s.bw)) {
-        [[unroll]] for (uint c = 0; c < 4; ++c)
-          if (c < s.channels) {
-            const f16vec2 p = x1v2[src_index(s, c, uint(iy), uint(ix)) >> 1];
-            v[c] = p.x;
-            v[4 + c] = p.y;
-          }
-      }
-    } else if (e < SLOTS) {
+    if (e < SLOTS) {
       const int iy = s.y0 + int(e / SLOT_W), ix = s.x0 + 2 * int(e % SLOT_W);
       [[unroll]] for (uint q = 0; q < 2; ++q) {
         if (iy >= 0 && iy < int(s.bh) && ix + int(q) >= 0 && ix + int(q) < int(s.bw)) {

@@ -215,8 +215,8 @@ std::vector<Case> cases() {
   for (int64_t w : {47, 44}) {
     // NARROW planes: 9 to 12 input channels as planes of 4-channel slots, one chunk each (the
     // last partial); a 3x3 conv and a 1x5 one without padding; and 6 channels as one chunk of
-    // 8-channel one-pixel slots (NARROW=1). Width 47: the slots by 2-byte loads; 44: from 4-pixel
-    // vectors (fetch_slots4).
+    // 8-channel one-pixel slots (NARROW=1). Two widths: 47 (the other NCHW staging paths scalar)
+    // and 44 (theirs vector; the widths OIDN runs at).
     Case c{"narrow planes: 3x3 11->21 relu, 1x5 valid 9->7, 3x3 6->17, width " + std::to_string(w), {}, 33, w, 3, 3};
     const TensorId x = c.b.input("x", 11);
     c.b.output(c.b.activation("relu", c.b.conv("conv11", x, 21, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 81), relu()));
