@@ -432,3 +432,32 @@ TEST_CASE("int8 plans on the GPU's int8 cooperative matrices against the fp32 CP
   CHECK(q8_dispatches_with(plan, {{"TAIL", "1"}}) == 1);  // up+cat+conv4 (two chunks) with conv5 in its epilogue
   check_sizes(coop_device(), b, plan, {{38, 30}, {66, 98}, {128, 130}}, 9, 3e-2);
 }
+
+TEST_CASE("the int8 heuristic plan runs a 3-channel enc_conv0 in enc_conv1's HEAD, as the H100 measured fastest", "[kernels][q8-plan]") {
+  // The cost model's narrow-conv term (cost_model.cpp): without it the int8 heuristic plan of
+  // OIDN balanced ran enc_conv0 apart, 0.095 + 0.156 ms against the HEAD's 0.232. A 9-channel
+  // image cannot be a HEAD's: that plan keeps enc_conv0 apart, in NARROW planes.
+  for (int channels : {3, 9}) {
+    INFO(channels << " channels");
+    const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced, true, channels);
+    LoweringTarget target;
+    target.coop = h100_like();
+    target.coop.int8 = true;
+    target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(g, {{random_tensor({1, channels, 40, 48}, 5)}}));
+    const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
+    int heads = 0, narrow = 0;
+    for (const auto& d : plan.dispatches) {
+      const plan::Pipeline& p = plan.pipelines[d.pipeline];
+      for (const auto& [k, v] : p.defines) {
+        if (k == "HEAD" && v == "1") {
+          ++heads;
+          CHECK_THAT(d.name, Catch::Contains("enc_conv0") && Catch::Contains("enc_conv1"));
+        }
+        if (k == "NARROW" && v != "0") ++narrow;
+      }
+    }
+    CHECK(heads == (channels == 3 ? 1 : 0));
+    CHECK(narrow == (channels == 3 ? 0 : 1));
+    CHECK(families(plan).at("conv2d_coopmat_q8") >= 10);  // the other convs stay int8
+  }
+}

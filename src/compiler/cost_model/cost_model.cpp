@@ -29,6 +29,17 @@ constexpr double kCoopQ8 = 0.65;
 // and 4a alike; bench/RESULTS.md, 2026-11-26 fifth session), so the heuristic leaves it to
 // measured tuning.
 constexpr double kCoopUp2Q8X0 = 1.1;
+// A conv of a narrow input (at most 12 channels, e.g. the image a denoiser's enc_conv0 reads) is
+// bound by neither its multiplies nor its bytes but by each small workgroup's image loads and
+// barriers: on the H100 OIDN's enc_conv0 at 1920x1088 took 0.095 ms with 3 channels (NARROW, one
+// plane of slots) and 0.161-0.165 with 9 (three planes) where the rest of this model says 0.044
+// and 0.087-0.090 (bench/RESULTS.md, 2026-11-27 third session). Left out, the int8 heuristic plan
+// ran the 3-channel enc_conv0 apart (0.095 + int8 enc_conv1 0.156 ms) instead of in enc_conv1's
+// HEAD (0.232). The difference, per output pixel: a fixed part and a part per 4 input channels.
+// Every implementation of such a conv gets it (only the coop NARROW one was measured), so it
+// changes no choice between them, only whether the conv runs on its own at all.
+constexpr double kNarrowMsPerPixel = 1.9e-8;
+constexpr double kNarrowPlaneMsPerPixel = 5.5e-9;
 
 int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
   int64_t n = 1;
@@ -69,7 +80,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
   double bytes = 0;
   for (size_t i = 0; i < impl.inputs.size(); ++i) bytes += bytes_of(impl.input_layout(i)) * static_cast<double>(elements(g, impl.inputs[i], *values));
   bytes += bytes_of(impl.output_layout) * static_cast<double>(elements(g, impl.output, *values));
-  double flops = 0, tflops = kFmaTflops;
+  double flops = 0, tflops = kFmaTflops, narrow_ms = 0;
   if (impl.kind == Kind::PortableConv || impl.kind == Kind::CoopConv) {
     const compiler::Op& conv = *impl.anchor;
     const compiler::TensorId w = conv.inputs.at(1);
@@ -106,6 +117,8 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       bytes += elem * head_weights;
       flops += 2.0 * head_weights * pixels * kHeadHalo;
     }
+    if (const int64_t c_in = values->at(g.tensor(w).shape.at(1)); c_in <= 12 && !impl.fusion.concat && !impl.fusion.upsample)
+      narrow_ms = pixels * (kNarrowMsPerPixel + kNarrowPlaneMsPerPixel * static_cast<double>((c_in + 3) / 4));
     // COOP_EMULATE (tests) is costed as the real thing: it stands in for it, plan and all.
     if (impl.kind == Kind::CoopConv && impl.coop.config.q8) {
       tflops = kCoopTflops / kCoopQ8;
@@ -120,7 +133,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
   // holds every output channel of a layer up to 128 in one tile): 10% more traffic, which also
   // breaks the tie in favour of cooperative matrices on memory-bound layers.
   if (impl.kind == Kind::PortableConv) bytes *= 1.1;
-  return std::max(flops / (tflops * 1e9), bytes / (kBandwidthGBs * 1e6)) + kDispatchMs * impl.dispatches;
+  return std::max(flops / (tflops * 1e9), bytes / (kBandwidthGBs * 1e6)) + narrow_ms + kDispatchMs * impl.dispatches;
 }
 
 }  // namespace denox::autotune
