@@ -289,14 +289,15 @@ std::vector<Case> cases() {
     c.tails = 2;
     all.push_back(std::move(c));
   }
-  {
+  for (int64_t width : {45, 44}) {
     // Heads (conv2d_coopmat HEAD): a conv reading an image of at most 4 channels whose activated
     // output alone feeds the next conv runs in that conv's prologue. A 3-channel image through a
     // zero Pad (2 rows, 3 columns at the end) -> 3x3 3->24 relu -> 3x3 24->32 relu + 2x2 max-pool
     // (ceil_mode: odd padded height); a 4-channel one -> 3x3 4->16 (no bias, no activation) ->
-    // 3x3 16->19 leaky (19 channels: a partial output tile). Odd width: patches cross the
-    // image edges in every position.
-    Case c{"heads: pad + 3x3 3->24 relu -> 3x3 24->32 relu + ceil pool, 3x3 4->16 -> 3x3 16->19 leaky", {}, 35, 45, 2, 4};
+    // 3x3 16->19 leaky (19 channels: a partial output tile). Width 45: patches cross the image
+    // edges in every position, the image slots by 2-byte loads; 44: from 4-pixel vectors.
+    Case c{"heads: pad + 3x3 3->24 relu -> 3x3 24->32 relu + ceil pool, 3x3 4->16 -> 3x3 16->19 leaky, width " + std::to_string(width),
+           {}, 35, width, 2, 4};
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
     const TensorId y = b.input("y", 4);
@@ -315,11 +316,11 @@ std::vector<Case> cases() {
     c.heads = 2;
     all.push_back(std::move(c));
   }
-  {
+  for (int64_t width : {37, 36}) {
     // A head of three chunks whose activation is not 0 at 0 (sigmoid: the padded channels hold
     // 0.5, which the conv's zero weights must cancel), read through a Pad with begin pads, and a
-    // 2-Slice crop after the headed conv.
-    Case c{"head: pad(1,2) + 3x3 3->40 sigmoid -> 3x3 40->16 relu + 2-Slice crop", {}, 29, 37, 1, 2};
+    // 2-Slice crop after the headed conv; at two widths as above.
+    Case c{"head: pad(1,2) + 3x3 3->40 sigmoid -> 3x3 40->16 relu + 2-Slice crop, width " + std::to_string(width), {}, 29, width, 1, 2};
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
     const ValueId h = b.shape(x)[2], w = b.shape(x)[3];
