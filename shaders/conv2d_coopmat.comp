@@ -163,9 +163,6 @@
 #ifndef HEAD
 #define HEAD 0
 #endif
-#ifndef HEAD_IMG4
-#define HEAD_IMG4 1  // experiment switch (0: the head's slots by 2-byte loads only)
-#endif
 #if HEAD && (CONCAT || UPSAMPLE0 || B_GLOBAL || NARROW || TAIL || CK != 16)
 #error "conv2d_coopmat: HEAD is for plain convs (no concat, upsample, B_GLOBAL, NARROW or TAIL; CK 16)"
 #endif
@@ -420,12 +417,9 @@ void main() {
   const bool widths4 = (widths & 3u) == 0u;
   const bool fast_out = (pc.out_w & 3u) == 0u;
 #if HEAD
-  // The first chunk's slots from 4-pixel vectors where the image's rows allow (uniform).
-  const bool img4 = HEAD_IMG4 != 0 && (pc.w0 & 3u) == 0u;
-  head_fetch(t, n, iy0, ix0, !img4);
-  if (img4) head_stage_image4(t, n, iy0, ix0);
+  head_fetch(t, n, iy0, ix0);
   fetch_weights(0, t, w_base);
-  head_stash(t, 0, !img4);
+  head_stash(t, 0);
 #else
   stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
 #endif
@@ -433,9 +427,6 @@ void main() {
   tail_stage_consts(t);
 #endif
   barrier();
-#if HEAD
-  if (img4) head_read_image(t);
-#endif
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
 #if B_GLOBAL
@@ -524,7 +515,7 @@ void main() {
     if (more) {
 #if HEAD
       fetch_weights(chunk + 1, t, w_base);  // stored in step 3: its latency overlaps step 2
-      head_stash(t, chunk + 1, true);
+      head_stash(t, chunk + 1);
 #else
       stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, 0);
 #endif

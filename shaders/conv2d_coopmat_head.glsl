@@ -67,12 +67,11 @@ float16_t head_load(uint n, uint c, int iy, int ix) {
   return x0[((n * pc.h_c + c) * pc.h0 + uint(iy)) * pc.w0 + uint(ix)];
 }
 
-// Before the first chunk: the slots (unless `image` is false: head_stage_image4 stages them) and
-// the head weights into registers, the head's biases into shared memory (zero past the head's
-// channels; never overwritten).
-void head_fetch(uint t, uint n, int iy0, int ix0, bool image) {
+// Before the first chunk: the slots and the head weights into registers, the head's biases into
+// shared memory (zero past the head's channels; never overwritten).
+void head_fetch(uint t, uint n, int iy0, int ix0) {
   const int sy0 = iy0 - pc.h_pad_top, sx0 = ix0 - pc.h_pad_left;
-  if (image) LOOP_UNROLL for (uint i = 0; i < H_NS_PER_T; ++i) {
+  LOOP_UNROLL for (uint i = 0; i < H_NS_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     float16_t v[8];
     [[unroll]] for (uint k = 0; k < 8; ++k) v[k] = float16_t(0.0);
@@ -98,59 +97,9 @@ void head_fetch(uint t, uint n, int iy0, int ix0, bool image) {
   }
 }
 
-// The first chunk's slots from the image's rows, where those are multiples of 4 pixels
-// (HEAD_IMG4): item e is patch row hy and aligned 4-pixel group g, one 8-byte load per channel
-// (head_load's 2-byte loads at the data region's edges), each pixel stored into the two slots
-// that hold it; zeros past the image rows. After the barrier that ends step 1, head_read_image
-// copies this invocation's slots into h_img for the later chunks (the conv weights overwrite
-// them in step 3). Why: the slots' loads, once per tile at its start with the whole workgroup
-// waiting, were 0.039 of the 0.231 ms of OIDN's HEAD on the H100, 16 2-byte loads a thread
-// (bench/RESULTS.md, 2026-11-27 third session).
-#define H_NG ((H_PP + 1 + 6) / 4)  // aligned groups covering the H_PP + 1 columns the slots hold
-#define H_V_ITEMS (H_SLOT_ROWS * H_NG)
-#define H_V_PER_T ((H_V_ITEMS + WG_SIZE - 1) / WG_SIZE)
-void head_stage_image4(uint t, uint n, int iy0, int ix0) {
-  const int sy0 = iy0 - pc.h_pad_top, sx0 = ix0 - pc.h_pad_left, xa = sx0 - (sx0 & 3);
-  LOOP_UNROLL for (uint i = 0; i < H_V_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < H_V_ITEMS) {
-      const uint hy = e / H_NG;
-      const int iy = sy0 + int(hy), x = xa + int(4 * (e % H_NG));
-      f16vec4 ch[4];  // channel c of the group's 4 pixels
-      [[unroll]] for (uint c = 0; c < 4; ++c) ch[c] = f16vec4(0.0);
-      if (iy >= 0 && iy < int(pc.h_h)) {
-        if (x >= 0 && x + 4 <= int(pc.h_w)) {
-          [[unroll]] for (uint c = 0; c < 4; ++c)
-            if (c < pc.h_c) ch[c] = x0v4[(((n * pc.h_c + c) * pc.h0 + uint(iy)) * pc.w0 + uint(x)) >> 2];
-        } else {
-          [[unroll]] for (uint c = 0; c < 4; ++c) [[unroll]] for (uint k = 0; k < 4; ++k) ch[c][k] = head_load(n, c, iy, x + int(k));
-        }
-      }
-      [[unroll]] for (uint k = 0; k < 4; ++k) {
-        const int hx = x + int(k) - sx0;  // slot hx's first pixel, slot hx - 1's second
-        if (hx < 0 || hx > H_PP) continue;
-        const f16vec4 v = f16vec4(ch[0][k], ch[1][k], ch[2][k], ch[3][k]);
-        const uint q = hy * H_PP + uint(hx);
-        if (hx < H_PP && q < H_SLOTS) smem[H_R_OFF / 4 + 2 * q] = v;
-        if (hx >= 1 && q - 1u < H_SLOTS) smem[H_R_OFF / 4 + 2 * (q - 1u) + 1] = v;
-      }
-    }
-  }
-  for (uint q = H_SLOT_ROWS * H_PP + t; q < H_SLOTS; q += WG_SIZE) smem[H_R_OFF / 4 + 2 * q] = smem[H_R_OFF / 4 + 2 * q + 1] = f16vec4(0.0);
-}
-void head_read_image(uint t) {
+// Step 1: slots and chunk `chunk`'s head weights from registers into R.
+void head_stash(uint t, uint chunk) {
   LOOP_UNROLL for (uint i = 0; i < H_NS_PER_T; ++i) {
-    const uint e = t + i * WG_SIZE;
-    if (e < H_SLOTS) {
-      h_img[2 * i] = smem[H_R_OFF / 4 + 2 * e];
-      h_img[2 * i + 1] = smem[H_R_OFF / 4 + 2 * e + 1];
-    }
-  }
-}
-
-// Step 1: slots (unless `image` is false) and chunk `chunk`'s head weights from registers into R.
-void head_stash(uint t, uint chunk, bool image) {
-  if (image) LOOP_UNROLL for (uint i = 0; i < H_NS_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     if (e < H_SLOTS) {
       smem[H_R_OFF / 4 + 2 * e] = h_img[2 * i];

@@ -295,7 +295,8 @@ std::vector<Case> cases() {
     // zero Pad (2 rows, 3 columns at the end) -> 3x3 3->24 relu -> 3x3 24->32 relu + 2x2 max-pool
     // (ceil_mode: odd padded height); a 4-channel one -> 3x3 4->16 (no bias, no activation) ->
     // 3x3 16->19 leaky (19 channels: a partial output tile). Width 45: patches cross the image
-    // edges in every position, the image slots by 2-byte loads; 44: from 4-pixel vectors.
+    // edges in every position; 44: rows of a multiple of 4 pixels, as OIDN's (the conv's own
+    // staging takes its vector path).
     Case c{"heads: pad + 3x3 3->24 relu -> 3x3 24->32 relu + ceil pool, 3x3 4->16 -> 3x3 16->19 leaky, width " + std::to_string(width),
            {}, 35, width, 2, 4};
     GraphBuilder& b = c.b;
