@@ -188,7 +188,7 @@ TEST_CASE("Identity aliases its input: no dispatch, same values", "[kernels][ide
 
 TEST_CASE("elementwise chains on one tensor fuse into one eltwise dispatch each", "[kernels][eltwise]") {
   GraphBuilder b;
-  const TensorId x = b.input("x", 9), y = b.input("y", 3);
+  const TensorId x = b.input("x", 9), y = b.input("y", 3), z = b.input("z", 2);
   const std::vector<ValueId> nine = {b.c(1), b.c(9), b.H, b.W}, three = {b.c(1), b.c(3), b.H, b.W};
   // The HDR transfer on the colour channels of a 9-channel input: x / (x * mask + 1) (a mask of
   // 0.5, not 1: the inputs lie in [-1, 1], and fp16 would round some to -1 and divide by 0).
@@ -211,13 +211,19 @@ TEST_CASE("elementwise chains on one tensor fuse into one eltwise dispatch each"
   const TensorId r = b.activation("relu", y, act(Activation::Relu));
   b.output(r);
   b.output(b.op("half", "Mul", BinaryAttrs{BinaryKind::Mul}, {r, b.constant("half", {}, {0.5f})}, three));
+  // A per-channel chain on 2 channels: at 37 x 54 its element count is a multiple of 4 but its
+  // planes are not, so a 4-element vector can straddle two channels.
+  const std::vector<ValueId> two = {b.c(1), b.c(2), b.H, b.W};
+  const TensorId zs = b.op("zscale", "Mul", BinaryAttrs{BinaryKind::Mul}, {z, b.constant("zs", {1, 2, 1, 1}, {0.5f, -2.0f})}, two);
+  b.output(b.op("zshift", "Add", BinaryAttrs{BinaryKind::Add}, {zs, b.constant("zb", {1, 2, 1, 1}, {1.0f, 0.25f})}, two));
   const plan::Plan plan = compiled_plan(b.g, plan::Precision::F32);
-  CHECK(plan.dispatches.size() == 5);
+  CHECK(plan.dispatches.size() == 6);
   int eltwise = 0;
   for (const auto& disp : plan.dispatches) eltwise += plan.pipelines[disp.pipeline].family == "eltwise";
-  CHECK(eltwise == 3);
+  CHECK(eltwise == 4);
   check_against_reference(b);         // 37 x 53: element counts not multiples of 4 (scalar path)
   check_against_reference(b, kH, 52);  // the 4-element vector path
+  check_against_reference(b, kH, 54);  // z: vectors across channel planes
 }
 
 TEST_CASE("an eltwise chain starts after a result that is also read outside it", "[kernels][eltwise]") {
