@@ -366,8 +366,9 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   }
   const int64_t c0 = io.x1 ? b.program().constant_value(b.extents4(io.x0)[1]) : shape.c_in;
   Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
-  // A tail after an activation that commutes with the channel factors takes them into its
-  // weights (T_FOLD): its rows then need no per-channel pass (fold_q8_epilogue says why).
+  // A tail after an activation that commutes with the channel factors (none, ReLU, LeakyReLU:
+  // ACT codes 0-2) takes them into its weights (T_FOLD): its rows then need no per-channel pass
+  // (fold_q8_epilogue says why).
   std::optional<std::vector<float>> fold;
   if (f.tail && io.act.code <= 2) fold = fold_q8_epilogue(k, shape.c_out);
   const uint32_t packed = b.add_weight_bytes(weight.name + " (conv2d_coopmat_q8 int8 tiles)", k.packed);

@@ -32,6 +32,12 @@ compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop, int ch
   return compiler::import_onnx_bytes(bytes.data(), bytes.size());
 }
 
+std::string define(const plan::Pipeline& p, const std::string& name) {
+  for (const auto& [k, v] : p.defines)
+    if (k == name) return v;
+  return "";
+}
+
 std::map<std::string, int> families(const plan::Plan& plan) {
   std::map<std::string, int> n;
   for (const auto& d : plan.dispatches) n[plan.pipelines[d.pipeline].family]++;

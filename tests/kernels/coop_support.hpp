@@ -28,6 +28,8 @@ compiler::Graph oidn(modelgen::OidnUnetOptions::Size size, bool pad_crop = true,
 
 // Dispatches per shader family.
 std::map<std::string, int> families(const plan::Plan& plan);
+// The value of macro `name` in pipeline `p`'s defines; empty where it has none.
+std::string define(const plan::Pipeline& p, const std::string& name);
 // Dispatches of the cooperative-matrix convolutions (conv2d_coopmat and conv2d_coopmat_up2).
 int coop_dispatches(const plan::Plan& plan);
 

@@ -42,13 +42,6 @@ using namespace denox::testing;
 
 namespace {
 
-// Every fp16 shape the H100 reports (DESIGN.md): what the plan-structure tests assume.
-std::string define(const plan::Pipeline& p, const std::string& name) {
-  for (const auto& [k, v] : p.defines)
-    if (k == name) return v;
-  return "";
-}
-
 int nhwc_dispatches(const plan::Plan& plan);
 
 // Random inputs for every graph input at the H and W symbol values h, w.

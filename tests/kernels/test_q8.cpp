@@ -5,7 +5,6 @@
 //    fragments) on any device, lavapipe included, against the fp32 CPU reference at odd sizes.
 //  - [q8]: the same plans on the device's int8 cooperative matrices (skipped with a warning
 //    where there are none).
-#include <map>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -68,11 +67,7 @@ int q8_dispatches_with(const plan::Plan& plan, std::initializer_list<std::pair<c
   for (const auto& d : plan.dispatches) {
     const auto& p = plan.pipelines[d.pipeline];
     if (p.family != "conv2d_coopmat_q8") continue;
-    const std::map<std::string, std::string> defines(p.defines.begin(), p.defines.end());
-    n += std::all_of(want.begin(), want.end(), [&](const auto& kv) {
-      const auto it = defines.find(kv.first);
-      return it != defines.end() && it->second == kv.second;
-    });
+    n += std::all_of(want.begin(), want.end(), [&](const auto& kv) { return define(p, kv.first) == kv.second; });
   }
   return n;
 }
@@ -448,13 +443,11 @@ TEST_CASE("the int8 heuristic plan runs a 3-channel enc_conv0 in enc_conv1's HEA
     int heads = 0, narrow = 0;
     for (const auto& d : plan.dispatches) {
       const plan::Pipeline& p = plan.pipelines[d.pipeline];
-      for (const auto& [k, v] : p.defines) {
-        if (k == "HEAD" && v == "1") {
-          ++heads;
-          CHECK_THAT(d.name, Catch::Contains("enc_conv0") && Catch::Contains("enc_conv1"));
-        }
-        if (k == "NARROW" && v != "0") ++narrow;
+      if (define(p, "HEAD") == "1") {
+        ++heads;
+        CHECK_THAT(d.name, Catch::Contains("enc_conv0") && Catch::Contains("enc_conv1"));
       }
+      narrow += !define(p, "NARROW").empty() && define(p, "NARROW") != "0";
     }
     CHECK(heads == (channels == 3 ? 1 : 0));
     CHECK(narrow == (channels == 3 ? 0 : 1));
