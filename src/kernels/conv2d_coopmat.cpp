@@ -242,7 +242,8 @@ bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels, const CoopTar
   return std::max(2 * rows, c.shared_bytes(3, 3)) <= target.max_shared_bytes;
 }
 
-std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels,
+                                                     bool q8_output) {
   if (!coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
   // From the H100's exhaustive tuning of this family (bench/RESULTS.md, 2026-11-24, "up2"):
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile, 96 as two
@@ -255,11 +256,16 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // planes (OIDN's dec_conv1a: the 3- or 9-channel image concatenated at full resolution) on
   // 4x2 subgroups (2026-11-25 evening: dec_conv1a 0.51 -> 0.40 ms); with a wider one in row
   // steps (dec_conv2a: pool1, 32 channels) on 8x1 (2026-11-26: 0.232 -> 0.221 ms; 4x2 0.228).
+  // Writing an int8 (NHWC_Q8) output, a skip in slot planes runs faster on 8x1 too: the H100's
+  // tuner took it in every int8 plan (3 channels at 1280x720 to 3840x2160, 9 at 1920x1088;
+  // dec_conv1a 0.3838 against 0.3896 ms at 1920x1088 with 3; bench/RESULTS.md, 2026-11-27 fourth
+  // session), while with an fp16 output it kept 4x2. (Without a skip: not measured, 4x2 stays.)
   const int64_t full = round_up(s.c_out, 16);
   std::vector<Pick> picks;
   if (full <= 64) {
     const bool rows = skip_channels > kSkipPlaneChannels;  // row steps (up2_skip_rows)
-    picks = {{16, 16, rows ? 8 : 4, rows ? 1 : 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
+    const bool one_column = rows || (q8_output && skip_channels > 0);
+    picks = {{16, 16, one_column ? 8 : 4, one_column ? 1 : 2, full, 16, true, 2}, {8, 16, 4, 2, full, 16, true}};
   }
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});

@@ -127,8 +127,10 @@ bool coop_head_fits(const CoopConvConfig& config, const Conv2dShape& shape, cons
 std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
 // The up2 configuration (conv2d_coopmat_up2) for a 3x3 conv of an upsampled input, or nullopt.
-// `skip_channels`: the channels concatenated after the upsampled ones (0: none).
-std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
+// `skip_channels`: the channels concatenated after the upsampled ones (0: none). `q8_output`: the
+// conv writes NHWC_Q8 (the int8 precision's variant), which prefers another subgroup grid.
+std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels,
+                                                     bool q8_output = false);
 
 // Whether a one-phase up2 configuration stages a skip of `skip_channels` channels in row steps
 // (SKIP_ROWS in conv2d_coopmat_up2.comp: more than 12 channels) rather than as planes of slots.

@@ -248,7 +248,7 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
-                                         const std::optional<CoopTail>& tail, bool head) {
+                                         const std::optional<CoopTail>& tail, bool head, bool q8_output = false) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
   // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's
@@ -267,7 +267,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (!first && tail) first = choose_coop_tail_config(shape, *tail, target.coop);
   if (!first && head) first = choose_coop_head_config(shape, target.coop, pool);
   if (!first && !tail && !head)
-    first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels) : choose_coop_config(shape, target.coop, pool, plain);
+    first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
@@ -542,9 +542,17 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
               if (auto v = q8_x0_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
+          const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
           const std::vector<CoopConvConfig> configs =
-              coop_configs(op, *shape, target, f.pool != nullptr, space, up2, up2 ? up2_skip_channels(graph, *shape, f) : 0,
-                           !f.concat && !f.upsample, tail, f.head != nullptr);
+              coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail, f.head != nullptr);
+          // An up2 conv writing NHWC_Q8 has a heuristic configuration of its own (choose_coop_up2_config).
+          const bool up2_q8_out = up2 && std::any_of(variants.begin(), variants.end(), [](const Implementation& v) {
+                                    return v.output_layout == Layout::NHWC_Q8;
+                                  });
+          const std::vector<CoopConvConfig> q8_out_configs =
+              up2_q8_out ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
+                                          f.head != nullptr, true)
+                         : std::vector<CoopConvConfig>{};
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
@@ -570,13 +578,14 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             // was as fast or faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and
             // the layouts would otherwise double the tuning time.
             Implementation& variant = variants[v];
-            const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, configs.size()) : configs.size();
+            const std::vector<CoopConvConfig>& own = up2 && variant.output_layout == Layout::NHWC_Q8 ? q8_out_configs : configs;
+            const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, own.size()) : own.size();
             for (size_t k = 0; k < count; ++k) {
-              if (variant.output_layout == Layout::NHWC_Q8 && configs[k].tap_sum) continue;  // (no NHWC epilogue)
-              if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(configs[k], target.coop, target.coop_emulate)) continue;
-              variant.family = configs[k].family();
-              variant.coop.config = configs[k];
-              variant.config = configs[k].describe() + variant.layout_words();
+              if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
+              if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(own[k], target.coop, target.coop_emulate)) continue;
+              variant.family = own[k].family();
+              variant.coop.config = own[k];
+              variant.config = own[k].describe() + variant.layout_words();
               out.push_back(variant);
             }
           }

@@ -454,3 +454,31 @@ TEST_CASE("the int8 heuristic plan runs a 3-channel enc_conv0 in enc_conv1's HEA
     CHECK(families(plan).at("conv2d_coopmat_q8") >= 10);  // the other convs stay int8
   }
 }
+
+TEST_CASE("an up2 conv writing int8 takes 8x1 subgroups in the heuristic plan, one writing fp16 4x2", "[kernels][q8-plan]") {
+  // choose_coop_up2_config: OIDN's dec_conv1a (one phase, the image in slot planes) ran faster on
+  // 8x1 subgroups where it writes NHWC_Q8 (the H100's tuner took 8x1 in every int8 plan) and
+  // keeps 4x2 where it writes fp16 (the tuned fp16 plans kept it).
+  for (int channels : {3, 9}) {
+    for (bool int8 : {false, true}) {
+      INFO(channels << " channels, " << (int8 ? "int8" : "fp16"));
+      const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced, true, channels);
+      LoweringTarget target;
+      target.coop = h100_like();
+      target.coop.int8 = true;
+      if (int8) target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(g, {{random_tensor({1, channels, 40, 48}, 5)}}));
+      const plan::Plan plan = build_portable_plan(g, plan::Precision::F16, target);
+      int found = 0;
+      for (const auto& d : plan.dispatches) {
+        if (d.name.find("dec_conv1a") == std::string::npos) continue;
+        const plan::Pipeline& p = plan.pipelines[d.pipeline];
+        REQUIRE(define(p, "ONE_PHASE") == "1");
+        CHECK(define(p, "Y_Q8") == (int8 ? "1" : ""));
+        CHECK(define(p, "SG_M") == (int8 ? "8" : "4"));
+        CHECK(define(p, "SG_N") == (int8 ? "1" : "2"));
+        ++found;
+      }
+      CHECK(found == 1);
+    }
+  }
+}
