@@ -102,6 +102,12 @@
 #if POOL && (TILE_H % 2) != 0
 #error "conv2d_coopmat_q8: POOL needs an even TILE_H"
 #endif
+#ifndef PHASES
+#define PHASES 0
+#endif
+#if PHASES && !(UPSAMPLE0 && CONCAT && KH == 3 && KW == 3 && (TILE_W % 32) == 0 && (TILE_H % 2) == 0 && (SG_M % 4) == 0 && !POOL && !TAIL && !B_GLOBAL)
+#error "conv2d_coopmat_q8 PHASES: an upsample and a concat, 3x3, TILE_W a multiple of 32, an even TILE_H, SG_M a multiple of 4, no POOL, TAIL or B_GLOBAL"
+#endif
 
 #define WG_SIZE (SG_M * SG_N * SUBGROUP_SIZE)
 #define KK (KH * KW)
@@ -142,8 +148,26 @@
 #else
 #define SMEM_V MAIN_V
 #endif
+#if PHASES
+// X0's chunks (PHASES): the low-resolution patch (the tile's rows and columns halved, plus one on
+// each side) and 4 taps of weights per output phase (16 blocks); X1's chunks as without PHASES.
+#define PH0_H (TILE_H / 2 + 2)
+#define PH0_W (TILE_W / 2 + 2)
+#define PATCH0_ITEMS (PH0_H * PH0_W * VPP)
+#define PATCH0_V (PH0_H * PH0_W * A_STRIDE)
+#define W0_ITEMS (16 * NT * VPP)
+#define W0_V (16 * NT * A_STRIDE)
+#define STAGE0_V (PATCH0_V + W0_V)
+#undef MAIN_V
+#define MAIN_V (STAGE0_V > (PATCH_V + W_V) ? (STAGE0_V > OUT_V ? STAGE0_V : OUT_V) : ((PATCH_V + W_V) > OUT_V ? (PATCH_V + W_V) : OUT_V))
+#undef SMEM_V
+#define SMEM_V MAIN_V
+#define PATCH_PER_T (((PATCH_ITEMS > PATCH0_ITEMS ? PATCH_ITEMS : PATCH0_ITEMS) + WG_SIZE - 1) / WG_SIZE)
+#define W_PER_T (((W_ITEMS > W0_ITEMS ? W_ITEMS : W0_ITEMS) + WG_SIZE - 1) / WG_SIZE)
+#else
 #define PATCH_PER_T ((PATCH_ITEMS + WG_SIZE - 1) / WG_SIZE)
 #define W_PER_T ((W_ITEMS + WG_SIZE - 1) / WG_SIZE)
+#endif
 
 #define B_X1 1
 #define B_Y (1 + CONCAT)
@@ -224,6 +248,22 @@ int base0[PATCH_PER_T];
 int base1[PATCH_PER_T];
 #endif
 void fetch_bases(uint t, uint n, int iy0, int ix0) {
+#if PHASES
+  // X0's items over the low-resolution patch (rows from the tile's first row / 2 - 1: padding 1),
+  // X1's over the full-resolution one.
+  const int ly0 = (iy0 + 1) / 2 - 1, lx0 = (ix0 + 1) / 2 - 1;
+  LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
+    const uint e = t + i * WG_SIZE, p = e / VPP;
+    const int ly = ly0 + int(p / PH0_W), lx = lx0 + int(p % PH0_W);
+    const bool inside0 = ly >= 0 && ly < int(pc.h0) && lx >= 0 && lx < int(pc.w0);
+    base0[i] = e >= PATCH0_ITEMS ? -2 : inside0 ? int(((n * pc.h0 + uint(ly)) * pc.w0 + uint(lx)) * (pc.c0 / 16)) : -1;
+    const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
+    const bool inside = iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
+    base1[i] = e >= PATCH_ITEMS                                      ? -2
+               : inside && uint(iy) < pc.bh1 && uint(ix) < pc.bw1 ? int(((n * pc.h1 + uint(iy)) * pc.w1 + uint(ix)) * ((pc.c_in - pc.c0) / 16))
+                                                                   : -1;
+  }
+#else
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
     const uint e = t + i * WG_SIZE, p = e / VPP;
     const int iy = iy0 + int(p / HALO_W), ix = ix0 + int(p % HALO_W);
@@ -240,6 +280,7 @@ void fetch_bases(uint t, uint n, int iy0, int ix0) {
                                                                    : -1;
 #endif
   }
+#endif  // PHASES
 }
 
 // Chunk `chunk` (input channels chunk * CK ..) of the patch, 16 channels of a pixel per item,
@@ -317,6 +358,9 @@ void activated8(uint m, uint g8, const vec2 e[8], float act_a, float act_b, out 
 #if TAIL
 #include "conv2d_coopmat_q8_tail.glsl"
 #endif
+#if PHASES
+#include "conv2d_coopmat_q8_phases.glsl"
+#endif
 
 void main() {
   const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
@@ -325,13 +369,33 @@ void main() {
   const uint n = gl_WorkGroupID.z / co_tiles, ct = gl_WorkGroupID.z % co_tiles;
   const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
   const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
+#if PHASES
+  // X0's chunks, then X1's, each source from a chunk of its own; per channel tile the X0
+  // chunks' 16 phase blocks, then the X1 chunks' 9 taps.
+  const uint n0 = (pc.c0 + CK - 1) / CK, chunks = n0 + (pc.c_in - pc.c0 + CK - 1) / CK;
+  const uint w_base = ct * (n0 * W0_ITEMS + (chunks - n0) * W_ITEMS);
+  // A subgroup's fragments are one output phase's (SG_M a multiple of 4): fragment f is phase
+  // f / NF_PH, within it row rr of that phase's rows (tile row 2 rr + py) and 16 pixels of a
+  // 32-column segment (columns 2 i + px).
+#define NF_PH (TILE_H * FRAGS_W / 4)
+#define SEGS (TILE_W / 32)
+  const uint ph = (sm * FM) / NF_PH, py = ph >> 1, pxp = ph & 1;
+#ifdef PH_PROTO_CLAMP
+  const uint acc_phase = 0;
+#else
+  const uint acc_phase = ph * co_tiles * NT * 16;
+#endif
+#else
   const uint chunks = (pc.c_in + CK - 1) / CK;
   const uint w_base = ct * chunks * W_ITEMS;
+  const uint acc_phase = 0;
+#endif
 
-  // The accumulators start at the zero points' correction of their 16 channels.
+  // The accumulators start at the zero points' correction of their 16 channels (PHASES: of
+  // their phase).
   ACC_DECL;
   LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-    const uint a0 = (ct * (NT / 16) + sn * FN + j) * 256;
+    const uint a0 = acc_phase + (ct * (NT / 16) + sn * FN + j) * 256;
 #if COOP_EMULATE
     LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
       const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, at = a0 + (p / 8) * 16 + 2 * (p % 8);
@@ -348,6 +412,41 @@ void main() {
   tail_stage_w2(t);  // ordered before the tail by the chunks' barriers
 #endif
   fetch_bases(t, n, iy0, ix0);
+#if PHASES
+  for (uint chunk = 0; chunk < chunks; ++chunk) {
+    fetch_phases(chunk, n0, t, w_base);
+    barrier();  // the previous chunk's fragment loads are done
+    stash_phases(t, chunk < n0);
+    barrier();
+    if (chunk < n0) {
+      // X0: tap (a, b) of phase (py, px) reads low-resolution row rr + py + a - 1 (patch row
+      // rr + py + a), column 16 seg + i + px + b - 1; its weights are block 4 ph + 2 a + b.
+      LOOP_UNROLL for (uint tap = 0; tap < 4; ++tap) {
+        LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
+          uint a_at[FM];
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint q = (sm * FM + i) % NF_PH, rr = q / SEGS, seg = q % SEGS;
+            a_at[i] = ((rr + py + tap / 2) * PH0_W + 16 * seg + pxp + tap % 2) * A_STRIDE + s * 2;
+          }
+          K_STEP(a_at, A_STRIDE, PATCH0_V + ((4 * ph + tap) * NT + col0) * A_STRIDE + s * 2);
+        }
+      }
+    } else {
+      // X1 (full resolution): tap (ky, kx) of fragment row r = 2 rr + py reads patch row r + ky,
+      // columns 32 seg + px + kx + 2 i: every other pixel.
+      LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
+        LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
+          uint a_at[FM];
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            const uint q = (sm * FM + i) % NF_PH, rr = q / SEGS, seg = q % SEGS;
+            a_at[i] = ((2 * rr + py + tap / KW) * HALO_W + 32 * seg + pxp + tap % KW) * A_STRIDE + s * 2;
+          }
+          K_STEP(a_at, 2 * A_STRIDE, PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2);
+        }
+      }
+    }
+  }
+#else
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     fetch(chunk, t, w_base);
     barrier();  // the previous chunk's fragment loads are done
@@ -402,6 +501,7 @@ void main() {
       }
     }
   }
+#endif  // PHASES
 
   // Accumulators -> shared memory as fp16 times prescale, pixel-major (the patch is dead after
   // this barrier).
@@ -410,14 +510,23 @@ void main() {
 #if T_FOLD
   const float fold_a = uintBitsToFloat(pc.act_a), fold_b = uintBitsToFloat(pc.act_b);
 #endif
+#if PHASES
+#define M_ROWS 2u  // a fragment's rows are every other pixel of a tile row
+#else
+#define M_ROWS 1u
+#endif
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+#if PHASES
+    const uint q = (sm * FM + i) % NF_PH, m0 = (2 * (q / SEGS) + py) * TILE_W + 32 * (q % SEGS) + pxp;
+#else
     const uint f = sm * FM + i, m0 = (f / FRAGS_W) * TILE_W + (f % FRAGS_W) * 16;
+#endif
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sn * FN + j) * 16;
 #if COOP_EMULATE
       LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
         const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
-        const uint word = ((m0 + r) * OS * 16 + (n0 + c) * 2) / 4;
+        const uint word = ((m0 + M_ROWS * r) * OS * 16 + (n0 + c) * 2) / 4;
         vec2 pair = vec2(float(acc[i * FN + j][2 * k]) * prescale, float(acc[i * FN + j][2 * k + 1]) * prescale);
 #if T_FOLD
         pair = vec2(activate(pair.x, fold_a, fold_b), activate(pair.y, fold_a, fold_b));
@@ -430,7 +539,7 @@ void main() {
 #if T_FOLD
       for (int k = 0; k < f32.length(); ++k) f32[k] = activate(f32[k], fold_a, fold_b);
 #endif
-      coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(f32), smem, m0 * OS + n0 / 8, OS,
+      coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(f32), smem, m0 * OS + n0 / 8, M_ROWS * OS,
                    gl_CooperativeMatrixLayoutRowMajor);
 #endif
     }

@@ -365,7 +365,11 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
                                     std::to_string(multiple) + " for conv2d_coopmat_q8");
   }
   const int64_t c0 = io.x1 ? b.program().constant_value(b.extents4(io.x0)[1]) : shape.c_in;
-  Q8ConvConstants k = quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
+  // up2 (PHASES): an upsampled X0 and a concatenated X1, enumerated only where up2_applicable.
+  if (c.up2 && (!f.upsample || !io.x1 || f.pool || f.tail))
+    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 by phases needs a fused upsample and concat, no pool or tail");
+  Q8ConvConstants k = c.up2 ? quantize_q8_phases(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c)
+                            : quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
   // A tail after an activation that commutes with the channel factors (none, ReLU, LeakyReLU:
   // ACT codes 0-2) takes them into its weights (T_FOLD): its rows then need no per-channel pass
   // (fold_q8_epilogue says why).
@@ -383,6 +387,7 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   if (io.x1) spec.defines.push_back({"X1_ZP", how.q_x1.zero_point});
   if (y_q8) spec.defines.push_back({"Y_ZP", how.q_y.zero_point});
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
+  if (c.up2) spec.defines.push_back({"PHASES", 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   std::vector<plan::Binding> bindings = {b.read(io.x0, Layout::NHWC_Q8)};
   if (io.x1) bindings.push_back(b.read(*io.x1, Layout::NHWC_Q8));

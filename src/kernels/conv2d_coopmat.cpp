@@ -94,7 +94,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   const std::string tiles = std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" +
                             std::to_string(ck) + " sg" + std::to_string(sg_m) + "x" + std::to_string(sg_n);
-  if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8";
+  if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8" + (up2 ? " up2" : "");
   return tiles + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") + (b_global ? " bglobal" : "") +
          (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
          (tap_sum ? " tapsum" : "");

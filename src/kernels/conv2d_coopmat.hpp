@@ -45,7 +45,8 @@ struct CoopConvConfig {
   // 3-channel conv of a denoiser) and no fused pool, concat or upsample. sg_n is 1.
   bool tap_sum = false;
   // conv2d_coopmat_q8.comp: the int8 precision (NHWC_Q8 tensors, 16x16x32 int8 fragments, int32
-  // accumulators; conv2d_coopmat_q8.hpp). ck 32 or 64; no up2, one_phase, tap_sum or epi_passes.
+  // accumulators; conv2d_coopmat_q8.hpp). ck 32 or 64; no one_phase, tap_sum or epi_passes; up2
+  // there means its PHASES mode (an upsampled X0 by output phase, a full-resolution tile).
   bool q8 = false;
 
   bool operator==(const CoopConvConfig&) const = default;

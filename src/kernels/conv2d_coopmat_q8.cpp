@@ -10,19 +10,22 @@
 namespace denox::kernels {
 
 bool q8_config_valid(const CoopConvConfig& c) {
-  if (c.up2 || c.one_phase || c.tap_sum || c.epi_passes != 1) return false;
+  if (c.one_phase || c.tap_sum || c.epi_passes != 1) return false;
   if (c.tile_h < 1 || c.tile_w < 16 || c.tile_w % 16 != 0 || (c.ck != 32 && c.ck != 64)) return false;
   if (c.sg_m < 1 || c.sg_n < 1 || c.nt < 16 || c.nt % (16 * c.sg_n) != 0) return false;
+  if (c.up2 && (c.tile_w % 32 != 0 || c.tile_h % 2 != 0 || c.sg_m % 4 != 0 || c.b_global)) return false;
   return c.m_frags() % c.sg_m == 0;
 }
 
 int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw) {
   // In 16-byte vectors (the shader's SMEM_V): the patch and the staged weights, each row padded
-  // by one vector, or the fp16 accumulators (pixel rows of nt halves, padded likewise).
+  // by one vector, or the fp16 accumulators (pixel rows of nt halves, padded likewise). up2: also
+  // X0's stage, the low-resolution patch and 16 phase blocks of weights.
   const int64_t row = c.ck / 16 + 1;
   const int64_t stage = (c.tile_h + kh - 1) * (c.tile_w + kw - 1) * row + (c.b_global ? 0 : kh * kw * c.nt * row);
+  const int64_t stage0 = c.up2 ? (c.tile_h / 2 + 2) * (c.tile_w / 2 + 2) * row + 16 * c.nt * row : 0;
   const int64_t out = c.tile_h * c.tile_w * (c.nt / 8 + 1);
-  return 16 * std::max(stage, out);
+  return 16 * std::max({stage, stage0, out});
 }
 
 bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate) {
@@ -31,6 +34,7 @@ bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTar
   // The emulation's lanes hold accumulator pairs: 128 pairs a fragment, whole per lane.
   if (emulate && (target.subgroup_size > 128 || 128 % target.subgroup_size != 0)) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;
+  if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;  // (PHASES: no fused pool)
   return q8_shared_bytes(c, s.kh, s.kw) <= target.max_shared_bytes;
 }
 
@@ -42,7 +46,7 @@ int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s, cons
 }
 
 bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target, bool emulate) {
-  if (!q8_config_fits(c, s, target, false, emulate) || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2) return false;
+  if (!q8_config_fits(c, s, target, false, emulate) || c.up2 || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2) return false;
   if (tail.cout < 1 || tail.t_k > c.nt || tail.t_nt > 64) return false;
   return q8_tail_shared_bytes(c, s, tail) <= target.max_shared_bytes;
 }
@@ -55,6 +59,16 @@ CoopConvConfig q8_config(int64_t tile_h, int64_t tile_w, int64_t nt, int64_t ck,
   c.tile_h = tile_h, c.tile_w = tile_w, c.nt = nt, c.ck = ck, c.sg_m = sg_m, c.sg_n = sg_n, c.b_global = b_global;
   c.cm_n = 16, c.acc_f16 = false;
   return c;
+}
+
+// The largest |phase weight| (up2_phase_weight) of output channel n over X0's channels [0, c0).
+double max_phase_weight(std::span<const float> w, const Conv2dShape& s, int64_t n, int64_t c0) {
+  double m = 0.0;
+  for (int64_t k = 0; k < c0; ++k)
+    for (int64_t ph = 0; ph < 4; ++ph)
+      for (int64_t tap = 0; tap < 4; ++tap)
+        m = std::max(m, std::abs(up2_phase_weight<double>(&w[static_cast<size_t>((n * s.c_in + k) * 9)], ph, tap)));
+  return m;
 }
 
 }  // namespace
@@ -107,6 +121,35 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   std::vector<CoopConvConfig> out;
   for (const CoopConvConfig& c : order) {
     if (!fits(c) || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    out.push_back(c);
+    if (!all) break;
+  }
+  return out;
+}
+
+std::vector<CoopConvConfig> q8_phase_configs(const Conv2dShape& s, const CoopTarget& target, bool emulate, bool all) {
+  auto phases = [](CoopConvConfig c) {
+    c.up2 = true;
+    return c;
+  };
+  auto fits = [&](const CoopConvConfig& c) { return q8_config_fits(c, s, target, false, emulate); };
+  // X0's stage holds 16 blocks of phase weights: 32 output channels of them fit 48 KB beside
+  // the patch, 64 do not. On the H100 (OIDN balanced at 1920x1088, bench/RESULTS.md, 2026-11-27
+  // fourth session) 16x32 pixels on 16 or 8 subgroups of one column ran dec_conv2a in 0.155 ms
+  // against the plain int8 conv's best 0.168, dec_conv3a and 4a as fast as it; 8x32 tiles and
+  // 8 x 2 subgroups were slower. Emulated (q8_configs says why): one B fragment per subgroup.
+  if (emulate && !all) {
+    const CoopConvConfig c = phases(q8_config(8, 32, 32, 32, 4, 2, false));
+    return fits(c) ? std::vector<CoopConvConfig>{c} : std::vector<CoopConvConfig>{};
+  }
+  std::vector<CoopConvConfig> order = {phases(q8_config(16, 32, 32, 32, 16, 1, false)), phases(q8_config(16, 32, 32, 32, 8, 1, false))};
+  if (all)
+    for (const CoopConvConfig& c : {q8_config(16, 32, 32, 32, 8, 2, false), q8_config(8, 32, 32, 32, 4, 1, false),
+                                    q8_config(8, 32, 32, 32, 8, 1, false)})
+      order.push_back(phases(c));
+  std::vector<CoopConvConfig> out;
+  for (const CoopConvConfig& c : order) {
+    if (!fits(c)) continue;
     out.push_back(c);
     if (!all) break;
   }
@@ -173,6 +216,64 @@ std::optional<std::vector<float>> fold_q8_epilogue(Q8ConvConstants& k, int64_t c
   return factors;
 }
 
+Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const float> bias, const Conv2dShape& s, int64_t c0,
+                                   const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& c) {
+  if (!c.q8 || !c.up2 || s.kh != 3 || s.kw != 3 || c0 < 1 || c0 >= s.c_in)
+    fail(ErrorCode::Internal, "conv2d_coopmat_q8 by phases needs an up2 configuration, a 3x3 kernel and both sources");
+  const int64_t co_tiles = (s.c_out + c.nt - 1) / c.nt, n0 = (c0 + c.ck - 1) / c.ck, n1 = (s.c_in - c0 + c.ck - 1) / c.ck;
+  const int64_t x0_chunk = 16 * c.nt * c.ck, x1_chunk = 9 * c.nt * c.ck, tile_bytes = n0 * x0_chunk + n1 * x1_chunk;
+  // X1's channels are read as codes of X1's scale: folded into their weights (quantize_q8_conv).
+  const double ratio = static_cast<double>(x1.scale) / x0.scale;
+  auto x0_weight = [&](int64_t n, int64_t k, int64_t ph, int64_t tap) {
+    return up2_phase_weight<double>(&w[static_cast<size_t>((n * s.c_in + k) * 9)], ph, tap);
+  };
+  auto x1_weight = [&](int64_t n, int64_t k, int64_t tap) { return static_cast<double>(w[static_cast<size_t>((n * s.c_in + k) * 9 + tap)]) * ratio; };
+  std::vector<double> sw(static_cast<size_t>(s.c_out), 1.0);
+  double max_sw = 0.0;
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    double m = max_phase_weight(w, s, n, c0);
+    for (int64_t k = c0; k < s.c_in; ++k)
+      for (int64_t tap = 0; tap < 9; ++tap) m = std::max(m, std::abs(x1_weight(n, k, tap)));
+    sw[static_cast<size_t>(n)] = m > 0.0 && std::isfinite(m) ? m / 127.0 : 1.0;
+    max_sw = std::max(max_sw, sw[static_cast<size_t>(n)]);
+  }
+  Q8ConvConstants out;
+  out.prescale = static_cast<float>(x0.scale * max_sw);
+  out.packed.assign(static_cast<size_t>(co_tiles * tile_bytes), 0);
+  out.acc_start.assign(static_cast<size_t>(4 * co_tiles * c.nt * 16), 0);
+  out.epilogue.assign(static_cast<size_t>(co_tiles * c.nt * 2), 0.0f);
+  auto code = [](double v) { return static_cast<int8_t>(std::clamp(std::nearbyint(v), -127.0, 127.0)); };
+  for (int64_t n = 0; n < s.c_out; ++n) {
+    const int64_t ct = n / c.nt, nn = n % c.nt;
+    const double inv = 1.0 / sw[static_cast<size_t>(n)];
+    // X1's correction, the same for every phase.
+    int64_t x1_correction = 0;
+    for (int64_t k = c0; k < s.c_in; ++k)
+      for (int64_t tap = 0; tap < 9; ++tap) {
+        const int8_t q = code(x1_weight(n, k, tap) * inv);
+        x1_correction -= static_cast<int64_t>(q) * x1.zero_point;
+        const int64_t kc = k - c0, at = ct * tile_bytes + n0 * x0_chunk + (kc / c.ck) * x1_chunk + (tap * c.nt + nn) * c.ck + kc % c.ck;
+        std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
+      }
+    for (int64_t ph = 0; ph < 4; ++ph) {
+      int64_t correction = x1_correction;
+      for (int64_t k = 0; k < c0; ++k)
+        for (int64_t tap = 0; tap < 4; ++tap) {
+          const int8_t q = code(x0_weight(n, k, ph, tap) * inv);
+          correction -= static_cast<int64_t>(q) * x0.zero_point;
+          const int64_t at = ct * tile_bytes + (k / c.ck) * x0_chunk + ((ph * 4 + tap) * c.nt + nn) * c.ck + k % c.ck;
+          std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
+        }
+      for (int64_t row = 0; row < 16; ++row)
+        out.acc_start[static_cast<size_t>(((ph * co_tiles + ct) * (c.nt / 16) + nn / 16) * 256 + row * 16 + nn % 16)] =
+            static_cast<int32_t>(correction);
+    }
+    out.epilogue[static_cast<size_t>(2 * n)] = static_cast<float>(sw[static_cast<size_t>(n)] / max_sw);
+    out.epilogue[static_cast<size_t>(2 * n + 1)] = bias.empty() ? 0.0f : bias[static_cast<size_t>(n)];
+  }
+  return out;
+}
+
 bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate) {
   if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || (!target.int8 && !emulate)) return false;
   if (emulate && (target.subgroup_size == 0 || 256 % target.subgroup_size != 0)) return false;
@@ -196,10 +297,7 @@ Q8ConvConstants quantize_q8_up2(std::span<const float> w, std::span<const float>
   std::vector<double> sw(static_cast<size_t>(s.c_out), 1.0);
   double max_sw = 0.0;
   for (int64_t n = 0; n < s.c_out; ++n) {
-    double m = 0.0;
-    for (int64_t k = 0; k < c0; ++k)
-      for (int64_t ph = 0; ph < 4; ++ph)
-        for (int64_t tap = 0; tap < 4; ++tap) m = std::max(m, std::abs(phase_weight(n, k, ph, tap)));
+    const double m = max_phase_weight(w, s, n, c0);
     sw[static_cast<size_t>(n)] = m > 0.0 && std::isfinite(m) ? m / 127.0 : 0.0;
     max_sw = std::max(max_sw, sw[static_cast<size_t>(n)]);
   }

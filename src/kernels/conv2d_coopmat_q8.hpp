@@ -14,7 +14,10 @@
 namespace denox::kernels {
 
 // Structural validity of a q8 configuration: ck 32 or 64, tile_w a multiple of 16, nt of 16 *
-// sg_n, the A fragments divisible among sg_m, none of the fp16 family's up2 / tap-sum options.
+// sg_n, the A fragments divisible among sg_m, none of the fp16 family's one-phase / tap-sum
+// options. With up2 (PHASES in the shader: a 3x3 conv of an upsampled X0 concatenated with X1,
+// X0's channels by output phase; conv2d_coopmat_q8_phases.glsl): tile_w a multiple of 32, an even
+// tile_h, sg_m a multiple of 4 (a subgroup's fragments are one phase's), no B_GLOBAL.
 bool q8_config_valid(const CoopConvConfig& c);
 // Shared memory conv2d_coopmat_q8.comp declares for a kh x kw kernel (bytes).
 int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw);
@@ -31,6 +34,9 @@ bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopT
 // heuristic's first (`all`: the tuner's set, else only the heuristic's). Empty when none fits.
 std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
                                        const CoopTail* tail = nullptr);
+// The up2 (PHASES) configurations to try for a 3x3 conv of an upsampled input concatenated with
+// a full-resolution one (`all`: the tuner's set, else the heuristic's first), as q8_configs.
+std::vector<CoopConvConfig> q8_phase_configs(const Conv2dShape& shape, const CoopTarget& target, bool emulate, bool all);
 
 // One conv's constants for conv2d_coopmat_q8 (its bindings 2+CONCAT .. 4+CONCAT).
 struct Q8ConvConstants {
@@ -49,6 +55,13 @@ struct Q8ConvConstants {
 // is the conv of the dequantized inputs with the quantized weights.
 Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
                                  const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& config);
+// The same for an up2 (PHASES) configuration: X0's channels [0, c0) as 4 taps per output phase
+// (their weights summed as kernels::up2_phase_weight does), X1's as 9. Packed per channel tile:
+// ceil(c0 / ck) chunks of [phase][tap][nt][ck], then ceil((c_in - c0) / ck) chunks of
+// [tap][nt][ck]. Each phase has its own zero-point correction: acc_start is
+// [phase][co_tile][nt / 16][16][16].
+Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const float> bias, const Conv2dShape& shape, int64_t c0,
+                                   const TensorQuant& x0, const TensorQuant& x1, const CoopConvConfig& config);
 
 // For a conv with a TAIL whose activation commutes with a positive factor (none, ReLU,
 // LeakyReLU): moves each channel's bias into its accumulator start (rounded to the

@@ -557,9 +557,16 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
                 q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic, q8_tail);
+            // By output phase (an upsampled X0 and a concat, as conv2d_coopmat_up2 takes them): beside
+            // the plain configurations, the cost model prices them lower (4 taps for X0's channels).
+            const bool phases = f.concat && up2_applicable(graph, op, *shape, f);
+            if (phases)
+              for (const CoopConvConfig& qc : q8_phase_configs(*shape, target.coop, target.coop_emulate, space != ConfigSpace::Heuristic))
+                q8.push_back(qc);
             auto q8_fits = [&](const CoopConvConfig& qc) {
-              return qc.q8 && (q8_tail ? q8_tail_fits(qc, *shape, *q8_tail, target.coop, target.coop_emulate)
-                                       : q8_config_fits(qc, *shape, target.coop, f.pool != nullptr, target.coop_emulate));
+              return qc.q8 && (!qc.up2 || phases) &&
+                     (q8_tail ? q8_tail_fits(qc, *shape, *q8_tail, target.coop, target.coop_emulate)
+                              : q8_config_fits(qc, *shape, target.coop, f.pool != nullptr, target.coop_emulate));
             };
             if (target.force_config && q8_fits(*target.force_config)) q8 = {*target.force_config};
             // A configuration named for this conv (LoweringTarget::conv_configs) wins, as for fp16.
