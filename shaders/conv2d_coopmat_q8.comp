@@ -433,15 +433,16 @@ void main() {
       }
     } else {
       // X1 (full resolution): tap (ky, kx) of fragment row r = 2 rr + py reads patch row r + ky,
-      // columns 32 seg + px + kx + 2 i: every other pixel.
+      // columns 32 seg + px + kx + 2 i: every other pixel, consecutive in its parity's half.
       LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
         LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
           uint a_at[FM];
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
             const uint q = (sm * FM + i) % NF_PH, rr = q / SEGS, seg = q % SEGS;
-            a_at[i] = ((2 * rr + py + tap / KW) * HALO_W + 32 * seg + pxp + tap % KW) * A_STRIDE + s * 2;
+            const uint c = pxp + tap % KW;  // the first column: its parity's half of the row (x1_slot)
+            a_at[i] = ((2 * rr + py + tap / KW) * HALO_W + (c & 1u) * X1_HALF + 16 * seg + (c >> 1)) * A_STRIDE + s * 2;
           }
-          K_STEP(a_at, 2 * A_STRIDE, PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2);
+          K_STEP(a_at, A_STRIDE, PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2);
         }
       }
     }

@@ -4,9 +4,10 @@
 // X + px - 1 + b, a, b in {0, 1}: per phase a 2x2 conv of X0 whose weights are sums of the 3x3
 // ones (kernels::up2_phase_weight), so X0's channels take 4 taps instead of 9 and are staged at
 // low resolution, as conv2d_coopmat_up2 does in fp16. X1's channels take the 9 taps on the
-// full-resolution patch as without PHASES, their A fragments loaded every other pixel: a
-// subgroup's fragments all belong to one phase (16 pixels of one row parity and one column
-// parity), so its accumulators mix no phases and the epilogue stores their rows two pixels apart.
+// full-resolution patch as without PHASES (its rows split by column parity), their A fragments
+// taking every other pixel: a subgroup's fragments all belong to one phase (16 pixels of one row
+// parity and one column parity), so its accumulators mix no phases and the epilogue stores their
+// rows two pixels apart.
 // Chunks never mix the sources: X0's channels in ceil(c0 / CK) chunks (zero past c0), then X1's.
 
 // PHASES: X0's chunks (chunk < n0: X0's channels, zero past c0) with their 16 blocks of phase
@@ -35,11 +36,21 @@ void fetch_phases(uint chunk, uint n0, uint t, uint w_base) {
   }
 }
 
+// Each row of X1's patch is stored as its even columns, then its odd ones (HALO_W is even), so a
+// fragment's every-other-pixel rows are consecutive slots: on the H100 dec_conv2a 0.154 -> 0.148
+// ms, dec_conv3a 0.083 -> 0.078 against rows two slots apart (2-way bank conflicts in the
+// fragment loads; bench/RESULTS.md, 2026-11-27 fourth session).
+#define X1_HALF (HALO_W / 2)
+uint x1_slot(uint p) {
+  const uint col = p % HALO_W;
+  return p - col + (col & 1u) * X1_HALF + (col >> 1);
+}
+
 void stash_phases(uint t, bool x0c) {
   const uint patch_items = x0c ? PATCH0_ITEMS : PATCH_ITEMS, w_items = x0c ? W0_ITEMS : W_ITEMS, w_at = x0c ? PATCH0_V : PATCH_V;
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
-    if (e < patch_items) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
+    if (e < patch_items) smem[(x0c ? e / VPP : x1_slot(e / VPP)) * A_STRIDE + e % VPP] = px[i];
   }
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;

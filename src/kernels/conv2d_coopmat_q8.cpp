@@ -135,9 +135,10 @@ std::vector<CoopConvConfig> q8_phase_configs(const Conv2dShape& s, const CoopTar
   auto fits = [&](const CoopConvConfig& c) { return q8_config_fits(c, s, target, false, emulate); };
   // X0's stage holds 16 blocks of phase weights: 32 output channels of them fit 48 KB beside
   // the patch, 64 do not. On the H100 (OIDN balanced at 1920x1088, bench/RESULTS.md, 2026-11-27
-  // fourth session) 16x32 pixels on 16 or 8 subgroups of one column ran dec_conv2a in 0.155 ms
-  // against the plain int8 conv's best 0.168, dec_conv3a and 4a as fast as it; 8x32 tiles and
-  // 8 x 2 subgroups were slower. Emulated (q8_configs says why): one B fragment per subgroup.
+  // fourth session) 16x32 pixels on 16 subgroups of one column ran dec_conv2a in 0.148 ms against
+  // the plain int8 conv's best 0.167, dec_conv3a 0.078 (0.085), dec_conv4a 0.040 (0.043); 8 x 1
+  // subgroups were as fast before X1's parity split and 1-3% slower after it, 8x32 tiles and 8 x 2
+  // subgroups slower. Emulated (q8_configs says why): one B fragment per subgroup.
   if (emulate && !all) {
     const CoopConvConfig c = phases(q8_config(8, 32, 32, 32, 4, 2, false));
     return fits(c) ? std::vector<CoopConvConfig>{c} : std::vector<CoopConvConfig>{};

@@ -97,9 +97,9 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     // of its 0.404 ms (2026-11-26, the up2 ablation). Costed at the full ratio, the heuristic
     // kept dec_conv2a-4a in fp16 up2 where the plain int8 conv, with the same upsample and
     // concat fused, ran 0.69-0.89x its time (2026-11-26 fifth session, 2026-11-27).
-    // conv2d_coopmat_q8 by output phase (its up2) gets the same count; on the H100 it ran dec_conv2a
-    // 0.92x the plain int8 conv's time, dec_conv3a and 4a alike (2026-11-27 fourth session), so the
-    // count only has to order the two.
+    // conv2d_coopmat_q8 by output phase (its up2) gets the same count; on the H100 it ran dec_conv2a-4a
+    // in 0.88-0.94x the plain int8 conv's time (2026-11-27 fourth session), so the count only has to
+    // order the two.
     if (impl.kind == Kind::CoopConv && impl.coop.config.up2 && impl.fusion.upsample) {
       const auto& ws = g.tensor(w).shape;
       const double c_in = static_cast<double>(values->at(ws.at(1)));
