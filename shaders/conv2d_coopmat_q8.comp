@@ -30,6 +30,8 @@
 //   Y_Q8 (1: Y is NHWC_Q8 with zero point Y_ZP; 0: Y is NHWC fp16); B_GLOBAL (optional: B
 //   fragments from the weights buffer, only the patch staged); TAIL (optional: the next conv
 //   in the epilogue, below; T_COUT T_NT T_K T_HAS_BIAS T_ACT as conv2d_coopmat_tail.glsl);
+//   PHASES (optional: an upsampled X0 concatenated with X1 by output phase,
+//   conv2d_coopmat_q8_phases.glsl; its weights and accumulator starts per phase);
 //   COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for tests on devices
 //   without them).
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, epilogue (vec2 per output channel: factor,
@@ -380,11 +382,7 @@ void main() {
 #define NF_PH (TILE_H * FRAGS_W / 4)
 #define SEGS (TILE_W / 32)
   const uint ph = (sm * FM) / NF_PH, py = ph >> 1, pxp = ph & 1;
-#ifdef PH_PROTO_CLAMP
-  const uint acc_phase = 0;
-#else
-  const uint acc_phase = ph * co_tiles * NT * 16;
-#endif
+  const uint acc_phase = ph * co_tiles * NT * 16;  // acc_start is [phase][co_tile][NT / 16][16][16]
 #else
   const uint chunks = (pc.c_in + CK - 1) / CK;
   const uint w_base = ct * chunks * W_ITEMS;

@@ -28,11 +28,7 @@ void fetch_phases(uint chunk, uint n0, uint t, uint w_base) {
   const uint items = x0c ? W0_ITEMS : W_ITEMS, first = w_base + (x0c ? chunk * W0_ITEMS : n0 * W0_ITEMS + (chunk - n0) * W_ITEMS);
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
-#ifdef PH_PROTO_CLAMP
-    if (e < items) pw[i] = wv[min(first + e, uint(wv.length()) - 1u)];
-#else
     if (e < items) pw[i] = wv[first + e];
-#endif
   }
 }
 
