@@ -7,6 +7,7 @@ add_library(denox_lib SHARED
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_log.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_context.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_compile.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/api_plan_check.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_report.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_model.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/api/api_background.cpp

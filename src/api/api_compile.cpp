@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
+#include "api/api_plan_check.hpp"
 #include "api/api_report.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/schedule/schedule.hpp"
@@ -327,10 +329,38 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   t0 = std::chrono::steady_clock::now();
   progress("shaders", 0, p.pipelines.size(), "");
   kernels::compile_pipelines(p, ctx.compiler);
-  plan::validate_plan(p);
   times.shaders_ms = ms_since(t0);
+  // A tuned plan is checked against the heuristic one (api_plan_check.hpp says why): the faster
+  // of the two, both timed whole at the tune extent, is kept.
+  std::optional<autotune::Schedule> untuned;
+  PlanCheck check;
+  if (measurer) {
+    autotune::ScheduleOptions ho;
+    ho.precision = so.precision;
+    ho.target = so.target;
+    untuned = autotune::schedule_graph(graph, ho);
+    plan::Plan hp = autotune::lower_schedule(graph, *untuned, request.precision);
+    kernels::compile_pipelines(hp, ctx.compiler);
+    // (The test hook DENOX_TEST_PLAN_CHECK times the two even where they are the same plan.)
+    if (std::getenv("DENOX_TEST_PLAN_CHECK") != nullptr || plan::serialize_plan(hp) != plan::serialize_plan(p)) {
+      progress("check", 0, 1, "the tuned plan against the heuristic one");
+      try {
+        check = check_tuned_plan(*measurer, p, hp, request.width, request.height, measure::MeasureOptions{}.clock_warmup_ms);
+        spdlog::info("denox: the tuned plan takes {:.4f} ms, the heuristic one {:.4f} ms at {}x{}: keeping the {} plan", check.tuned_ms,
+                     check.heuristic_ms, request.width, request.height, check.kept_heuristic ? "heuristic" : "tuned");
+      } catch (const measure::Cancelled&) {
+        throw;
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::Vulkan) throw;  // a lost or hung device: nothing more should run on it
+        spdlog::warn("denox: could not time the tuned plan against the heuristic one ({}); keeping the tuned plan", e.what());
+        check = {};
+      }
+      if (check.kept_heuristic) p = std::move(hp);
+    }
+  }
+  plan::validate_plan(p);
   ctx.plans_compiled++;
-  const auto& r = schedule.report;
+  const auto& r = check.kept_heuristic ? untuned->report : schedule.report;
   spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,
@@ -341,7 +371,7 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   times.total_ms = model.import_ms + ms_since(start);
   progress("done", 1, 1, "");
   const size_t dispatches = p.dispatches.size();
-  return CompiledPlan{std::move(p), schedule_report_json(&r, times, tuning_key(request), dispatches)};
+  return CompiledPlan{std::move(p), schedule_report_json(&r, times, tuning_key(request), dispatches, measurer ? &check : nullptr)};
 }
 
 CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,

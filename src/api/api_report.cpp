@@ -12,7 +12,8 @@ nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : 
 
 }  // namespace
 
-std::string schedule_report_json(const autotune::ScheduleReport* r, const CompileTimes& t, const std::string& tuning, size_t dispatches) {
+std::string schedule_report_json(const autotune::ScheduleReport* r, const CompileTimes& t, const std::string& tuning, size_t dispatches,
+                                 const PlanCheck* check) {
   nlohmann::ordered_json j;
   j["from_cache"] = r == nullptr;
   j["tuning"] = tuning;
@@ -43,6 +44,16 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
   time["shaders"] = number(t.shaders_ms);
   time["total"] = number(t.total_ms);
   j["time_ms"] = time;
+  if (check) {
+    nlohmann::ordered_json c;
+    c["timed"] = check->timed;
+    if (check->timed) {
+      c["tuned_ms"] = number(check->tuned_ms);
+      c["heuristic_ms"] = number(check->heuristic_ms);
+      c["kept"] = check->kept_heuristic ? "heuristic" : "tuned";
+    }
+    j["check"] = std::move(c);
+  }
   if (r) {
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     for (const auto& s : r->steps) {

@@ -53,6 +53,12 @@ void print_table(const nlohmann::json& r) {
               r.at("implementations").get<int>(), r.at("structures").get<int>(), r.at("structures_kept").get<int>(),
               r.at("edges").get<int>(), r.at("measured_edges").get<int>(), r.at("cached_edges").get<int>(),
               r.at("failed_edges").get<int>());
+  if (r.contains("check") && r.at("check").at("timed").get<bool>()) {
+    const auto& c = r.at("check");
+    std::printf("checked against the heuristic plan, both timed whole: tuned %.4f ms, heuristic %.4f ms; kept the %s plan%s\n",
+                c.at("tuned_ms").get<double>(), c.at("heuristic_ms").get<double>(), c.at("kept").get<std::string>().c_str(),
+                c.at("kept") == "heuristic" ? " (the table above is its estimate)" : "");
+  }
   std::printf("time (ms): import %.1f, enumerate %.1f, prune %.1f, measure %.1f, select %.1f, lower %.1f, shaders %.1f, total %.1f\n",
               t.at("import").get<double>(), t.at("enumerate").get<double>(), t.at("prune").get<double>(), t.at("measure").get<double>(),
               t.at("select").get<double>(), t.at("lower").get<double>(), t.at("shaders").get<double>(), t.at("total").get<double>());

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/api_plan_check.hpp"
 #include "api_test_util.hpp"
 
 using namespace denox::test;
@@ -38,6 +39,16 @@ nlohmann::json load_measured(denox_context ctx, const fs::path& model_path, Prog
   o.progress_user_data = log;
   require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &o, out), "load (measure)");
   return report_of(*out);
+}
+
+// The (3-channel) model computes what the CPU reference computes at h x w; then the model and the
+// context go, and the validation layer must have stayed quiet.
+void check_and_close(denox_context ctx, denox_model model, const fs::path& model_path, int64_t h, int64_t w) {
+  const auto input = random_image(3, h, w, 5);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), reference_output(model_path, input).f32) <= 1e-4);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
 }
 
 }  // namespace
@@ -132,11 +143,7 @@ TEST_CASE("measured tuning with the clock keeper between edges (forced on the CP
   CHECK(submits >= 1);
   CHECK(submits <= 2 * measured);
   CHECK(line.find(" 0.0 ms of busy work") == std::string::npos);
-  const auto input = random_image(3, 19, 27, 5);
-  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), reference_output(model_path, input).f32) <= 1e-4);
-  denox_model_destroy(model);
-  denox_context_destroy(ctx);
-  CHECK(engine_device().validation_errors() == 0);
+  check_and_close(ctx, model, model_path, 19, 27);
 }
 
 TEST_CASE("tuning options are checked", "[api][tuning]") {
@@ -161,4 +168,43 @@ TEST_CASE("tuning options are checked", "[api][tuning]") {
   CHECK(r["schedule"].size() > 0);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
+}
+
+TEST_CASE("a tuned plan is checked against the heuristic one, both timed whole, and the faster kept", "[api][tuning]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 7);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  ProgressLog log;
+  denox_model model = nullptr;
+  // On lavapipe the tuned and the heuristic fp32 plans are the same: nothing is timed.
+  auto report = load_measured(ctx, model_path, &log, &model);
+  INFO(report.dump());
+  REQUIRE(report.contains("check"));
+  CHECK(report["check"]["timed"] == false);
+  CHECK(log.calls["check"] == 0);
+  denox_model_destroy(model);
+
+  // The test hook times the two anyway and keeps the heuristic plan: the report says so and
+  // the model computes what the CPU reference computes.
+  setenv("DENOX_TEST_PLAN_CHECK", "heuristic", 1);
+  report = load_measured(ctx, model_path, &log, &model);
+  unsetenv("DENOX_TEST_PLAN_CHECK");
+  INFO(report.dump());
+  CHECK(report["check"]["timed"] == true);
+  CHECK(report["check"]["kept"] == "heuristic");
+  const double tuned_ms = report["check"]["tuned_ms"], heuristic_ms = report["check"]["heuristic_ms"];
+  CHECK(tuned_ms > 0.0);
+  CHECK(heuristic_ms > 0.0);
+  CHECK(log.calls["check"] == 1);
+  check_and_close(ctx, model, model_path, 23, 41);
+}
+
+TEST_CASE("the plan check keeps the heuristic plan only beyond its margin", "[api][tuning]") {
+  // Each plan's faster median counts; the heuristic plan must win by more than 0.5%.
+  CHECK_FALSE(denox::api::decide_plan_check(1.000, 0.997, 1.010, 0.999).kept_heuristic);
+  CHECK(denox::api::decide_plan_check(1.000, 0.990, 1.002, 0.994).kept_heuristic);
+  const auto c = denox::api::decide_plan_check(0.723, 0.719, 0.725, 0.717);
+  CHECK(c.kept_heuristic);
+  CHECK(c.tuned_ms == 0.723);
+  CHECK(c.heuristic_ms == 0.717);
 }

@@ -273,7 +273,15 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   return results;
 }
 
-double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper) {
+double DeviceMeasurer::time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms) {
+  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const double ms = time_plan(std::move(plan), what, gpu ? warm_ms : 0, nullptr, width, height);
+  pool_ = {};  // as after measure(): the caller-side buffers are not kept
+  return ms;
+}
+
+double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper, uint32_t width,
+                                 uint32_t height) {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   const size_t dispatches = plan.dispatches.size();
@@ -286,7 +294,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   host_.model_ms += ms_since(t_model);
   const auto t_extent = Clock::now();
   if (keeper) keeper->start(ClockKeeper::Stretch::Setup);
-  model.set_extent(1, 1);  // every extent of an edge graph is a constant
+  model.set_extent(width, height);  // (1 x 1 for an edge graph: its extents are constants)
   host_.extent_ms += ms_since(t_extent);
   const auto t_inputs = Clock::now();
 

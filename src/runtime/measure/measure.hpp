@@ -96,11 +96,19 @@ class DeviceMeasurer : public autotune::Measurer {
                                           plan::Precision precision, uint32_t width, uint32_t height,
                                           const autotune::Progress& progress) override;
 
+  // The median latency of a whole network's plan (SPIR-V filled in) at width x height, its
+  // dispatches timed as an edge's are, after `warm_ms` of untimed runs on a GPU: how a tuned plan
+  // is checked against the heuristic one (api_compile.cpp). Nothing is stored; throws Cancelled
+  // or denox::Error as measure() does.
+  double time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms);
+
  private:
-  // Times one lowered edge plan (SPIR-V filled in); throws denox::Error on failure.
+  // Times one lowered edge plan (SPIR-V filled in) at width x height (edge graphs: 1 x 1, their
+  // extents are constants); throws denox::Error on failure.
   // The median latency of `plan`'s dispatches; with `warm_ms`, untimed runs for that long first.
   // With a `keeper`, its busy work (started after the previous edge) is waited for before the runs.
-  double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper);
+  double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper, uint32_t width = 1,
+                   uint32_t height = 1);
   bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void throw_if_cancelled() const {
     if (cancelled()) throw Cancelled();
