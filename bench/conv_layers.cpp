@@ -458,7 +458,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // FILE: "label ; DEF=V DEF=V ; /layer/Conv=config, /layer/Conv=config" (both parts may be
   // empty; '#' starts a comment): the defines are added to every conv2d_coopmat,
   // conv2d_coopmat_up2 and conv2d_coopmat_q8 pipeline (target.coop_head=0 and the like switch
-  // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision), the
+  // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision;
+  // bench.twice=1 runs every dispatch twice in a row, the second named "again ..."), the
   // configurations replace the heuristic's for those convs.
   // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
   // output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
@@ -493,6 +494,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       }
       std::istringstream defs(parts[1]);
       std::vector<std::pair<std::string, std::string>> extra;
+      bool twice = false;
       for (std::string d; defs >> d;) {
         const size_t eq = d.find('=');
         const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "1" : d.substr(eq + 1);
@@ -502,10 +504,23 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         else if (key == "target.coop_up2") t.coop_up2 = value != "0";
         else if (key == "target.nhwc") t.nhwc = value != "0";
         else if (key == "target.int8") t.int8 = value != "0" ? int8_table : nullptr;  // the int8 plan above
+        else if (key == "bench.twice") twice = value != "0";
         else extra.push_back({key, value});
       }
       plan::Plan p = compile(g, plan::Precision::F16, t);
       add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_q8"});
+      // bench.twice=1: every dispatch runs twice in a row, the second as "again <name>" (timing
+      // only: a tail's ring adds into its output twice), so that the second shows what the
+      // first paid for its start (instructions and weights not yet cached).
+      if (twice) {
+        std::vector<plan::Dispatch> doubled;
+        for (const plan::Dispatch& d : p.dispatches) {
+          doubled.push_back(d);
+          doubled.push_back(d);
+          doubled.back().name = "again " + d.name;
+        }
+        p.dispatches = std::move(doubled);
+      }
       if (plan_dir) {
         const std::vector<uint8_t> bytes = plan::serialize_plan(p);
         std::ofstream(std::string(plan_dir) + "/" + parts[0] + ".plan", std::ios::binary)
