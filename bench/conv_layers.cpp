@@ -459,7 +459,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // empty; '#' starts a comment): the defines are added to every conv2d_coopmat,
   // conv2d_coopmat_up2 and conv2d_coopmat_q8 pipeline (target.coop_head=0 and the like switch
   // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision;
-  // bench.twice=1 runs every dispatch twice in a row, the second named "again ..."), the
+  // bench.twice=1 runs every dispatch twice in a row, the second named "again ...";
+  // bench.prewarm=1 runs it on one workgroup first, named "warm ..."), the
   // configurations replace the heuristic's for those convs.
   // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
   // output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
@@ -494,7 +495,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       }
       std::istringstream defs(parts[1]);
       std::vector<std::pair<std::string, std::string>> extra;
-      bool twice = false;
+      bool twice = false, prewarm = false;
       for (std::string d; defs >> d;) {
         const size_t eq = d.find('=');
         const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "1" : d.substr(eq + 1);
@@ -505,6 +506,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         else if (key == "target.nhwc") t.nhwc = value != "0";
         else if (key == "target.int8") t.int8 = value != "0" ? int8_table : nullptr;  // the int8 plan above
         else if (key == "bench.twice") twice = value != "0";
+        else if (key == "bench.prewarm") prewarm = value != "0";
         else extra.push_back({key, value});
       }
       plan::Plan p = compile(g, plan::Precision::F16, t);
@@ -520,6 +522,20 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
           doubled.back().name = "again " + d.name;
         }
         p.dispatches = std::move(doubled);
+      }
+      // bench.prewarm=1: before every dispatch the same dispatch on one workgroup, named "warm
+      // <name>" (timing only): whether one workgroup's run leaves the full dispatch as fast as a
+      // second run (its code and weights then cached), the question for warming them early.
+      if (prewarm) {
+        const ValueId one = p.inputs.at(0).shape[0];  // the batch: a constant 1
+        std::vector<plan::Dispatch> warmed;
+        for (const plan::Dispatch& d : p.dispatches) {
+          warmed.push_back(d);
+          warmed.back().name = "warm " + d.name;
+          warmed.back().groups = {one, one, one};
+          warmed.push_back(d);
+        }
+        p.dispatches = std::move(warmed);
       }
       if (plan_dir) {
         const std::vector<uint8_t> bytes = plan::serialize_plan(p);
