@@ -341,8 +341,7 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
     untuned = autotune::schedule_graph(graph, ho);
     plan::Plan hp = autotune::lower_schedule(graph, *untuned, request.precision);
     kernels::compile_pipelines(hp, ctx.compiler);
-    // (The test hook DENOX_TEST_PLAN_CHECK times the two even where they are the same plan.)
-    if (std::getenv("DENOX_TEST_PLAN_CHECK") != nullptr || plan::serialize_plan(hp) != plan::serialize_plan(p)) {
+    if (plan_check_needed(p, hp)) {
       progress("check", 0, 1, "the tuned plan against the heuristic one");
       try {
         // (In the background the engine's frames keep the clock up: no warm-up runs there.)

@@ -39,10 +39,12 @@ inline PlanCheck decide_plan_check(double tuned1, double heuristic1, double tune
   return c;
 }
 
+// Whether the two plans need timing: they differ, or the test hook DENOX_TEST_PLAN_CHECK is set
+// (heuristic or tuned: that plan is kept whatever the times, even of two identical plans).
+bool plan_check_needed(const plan::Plan& tuned, const plan::Plan& heuristic);
+
 // Times `tuned` and `heuristic` (SPIR-V filled in) at width x height on the measurer's device,
-// interleaved, the GPU's clock warmed for `warm_ms` first. Test hook: DENOX_TEST_PLAN_CHECK=
-// heuristic (or tuned) keeps that plan whatever the times (and compile_plan checks even two
-// identical plans).
+// interleaved, the GPU's clock warmed for `warm_ms` first (the test hook above applies).
 PlanCheck check_tuned_plan(measure::DeviceMeasurer& measurer, const plan::Plan& tuned, const plan::Plan& heuristic, uint32_t width,
                            uint32_t height, uint32_t warm_ms);
 

@@ -61,6 +61,9 @@ CoopConvConfig q8_config(int64_t tile_h, int64_t tile_w, int64_t nt, int64_t ck,
   return c;
 }
 
+// A weight in units of its channel's scale as an int8 code (symmetric: -127..127).
+int8_t weight_code(double scaled) { return static_cast<int8_t>(std::clamp(std::nearbyint(scaled), -127.0, 127.0)); }
+
 // The largest |phase weight| (up2_phase_weight) of output channel n over X0's channels [0, c0).
 double max_phase_weight(std::span<const float> w, const Conv2dShape& s, int64_t n, int64_t c0) {
   double m = 0.0;
@@ -183,7 +186,7 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
     for (int64_t k = 0; k < s.c_in; ++k) {
       const int64_t z = k < c0 ? x0.zero_point : x1.zero_point, ch = k / c.ck, kc = k % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
-        const auto q = static_cast<int8_t>(std::clamp(std::nearbyint(weight(n, k, tap) * ratio(k) * inv), -127.0, 127.0));
+        const int8_t q = weight_code(weight(n, k, tap) * ratio(k) * inv);
         correction -= static_cast<int64_t>(q) * z;
         std::memcpy(&out.packed[static_cast<size_t>((((ct * chunks + ch) * kk + tap) * c.nt + nn) * c.ck + kc)], &q, 1);
       }
@@ -243,7 +246,6 @@ Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const flo
   out.packed.assign(static_cast<size_t>(co_tiles * tile_bytes), 0);
   out.acc_start.assign(static_cast<size_t>(4 * co_tiles * c.nt * 16), 0);
   out.epilogue.assign(static_cast<size_t>(co_tiles * c.nt * 2), 0.0f);
-  auto code = [](double v) { return static_cast<int8_t>(std::clamp(std::nearbyint(v), -127.0, 127.0)); };
   for (int64_t n = 0; n < s.c_out; ++n) {
     const int64_t ct = n / c.nt, nn = n % c.nt;
     const double inv = 1.0 / sw[static_cast<size_t>(n)];
@@ -251,7 +253,7 @@ Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const flo
     int64_t x1_correction = 0;
     for (int64_t k = c0; k < s.c_in; ++k)
       for (int64_t tap = 0; tap < 9; ++tap) {
-        const int8_t q = code(x1_weight(n, k, tap) * inv);
+        const int8_t q = weight_code(x1_weight(n, k, tap) * inv);
         x1_correction -= static_cast<int64_t>(q) * x1.zero_point;
         const int64_t kc = k - c0, at = ct * tile_bytes + n0 * x0_chunk + (kc / c.ck) * x1_chunk + (tap * c.nt + nn) * c.ck + kc % c.ck;
         std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
@@ -260,7 +262,7 @@ Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const flo
       int64_t correction = x1_correction;
       for (int64_t k = 0; k < c0; ++k)
         for (int64_t tap = 0; tap < 4; ++tap) {
-          const int8_t q = code(x0_weight(n, k, ph, tap) * inv);
+          const int8_t q = weight_code(x0_weight(n, k, ph, tap) * inv);
           correction -= static_cast<int64_t>(q) * x0.zero_point;
           const int64_t at = ct * tile_bytes + (k / c.ck) * x0_chunk + ((ph * 4 + tap) * c.nt + nn) * c.ck + k % c.ck;
           std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
@@ -334,7 +336,7 @@ Q8ConvConstants quantize_q8_up2(std::span<const float> w, std::span<const float>
       int64_t correction = 0;
       for (int64_t k = 0; k < c0; ++k)
         for (int64_t tap = 0; tap < 4; ++tap) {
-          const auto q = static_cast<int8_t>(std::clamp(std::nearbyint(phase_weight(n, k, ph, tap) * inv), -127.0, 127.0));
+          const int8_t q = weight_code(phase_weight(n, k, ph, tap) * inv);
           correction -= static_cast<int64_t>(q) * x0.zero_point;
           const int64_t at = ct * tile_bytes + ((((k / 32) * 4 + ph) * 4 + tap) * c.nt + nn) * 32 + k % 32;
           std::memcpy(&out.packed[static_cast<size_t>(at)], &q, 1);
