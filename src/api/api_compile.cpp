@@ -341,7 +341,21 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
     untuned = autotune::schedule_graph(graph, ho);
     plan::Plan hp = autotune::lower_schedule(graph, *untuned, request.precision);
     kernels::compile_pipelines(hp, ctx.compiler);
-    if (plan_check_needed(p, hp)) {
+    // The heuristic plan is a candidate only if each of its implementations measured fine on this
+    // device (the store has them, else they are measured now, under the crash journal): one that
+    // failed or crashed the process is never run again, here neither.
+    const bool needed = plan_check_needed(p, hp);
+    std::string failed;
+    if (needed) {
+      std::vector<const kernels::Implementation*> used;
+      for (size_t i : untuned->chosen)
+        if (untuned->impls[i].kind != kernels::Implementation::Kind::Free) used.push_back(&untuned->impls[i]);
+      const std::vector<autotune::Measured> m = measurer->measure(graph, used, request.precision, request.width, request.height, progress);
+      for (size_t i = 0; i < m.size() && failed.empty(); ++i)
+        if (!m[i].ok) failed = used[i]->name() + " [" + used[i]->family + " " + used[i]->config + "]: " + m[i].failure;
+      if (!failed.empty()) spdlog::info("denox: the heuristic plan is not a candidate ({} failed on this device)", failed);
+    }
+    if (needed && failed.empty()) {
       progress("check", 0, 1, "the tuned plan against the heuristic one");
       try {
         // (In the background the engine's frames keep the clock up: no warm-up runs there.)
@@ -361,7 +375,9 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   }
   plan::validate_plan(p);
   ctx.plans_compiled++;
-  const auto& r = check.kept_heuristic ? untuned->report : schedule.report;
+  // The tuning's counters stay; where the heuristic plan was kept, its steps and prediction.
+  autotune::ScheduleReport r = schedule.report;
+  if (check.kept_heuristic) r.steps = untuned->report.steps, r.predicted_ms = untuned->report.predicted_ms, r.dispatches = untuned->report.dispatches;
   spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,

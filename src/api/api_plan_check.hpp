@@ -5,7 +5,9 @@
 // sum of the fastest edges can come out slower than the heuristic plan. On an H100 the tuned
 // int8 plan of OIDN balanced at 1280x720 ran 0.723 ms against the heuristic plan's 0.717
 // (bench/RESULTS.md, 2026-11-27 fourth session). Timing both plans at the tune extent and keeping
-// the faster one means tuning never makes a model slower than not tuning it.
+// the faster one means tuning never makes a model slower than not tuning it. The heuristic plan
+// is a candidate only where every implementation it uses measured fine on the device: one the
+// tuner saw fail, or crash the process, is never brought back this way (compile_plan).
 #pragma once
 
 #include <algorithm>
