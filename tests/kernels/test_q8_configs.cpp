@@ -1,15 +1,20 @@
-// Every configuration the tuner may give a plain int8 conv (q8_configs' full set), with and
-// without a fused pool, on the GPU's int8 cooperative matrices against the fp32 CPU reference:
-// a tuned plan can hold any of them (issue 4: "every configuration the benchmarks use is checked
-// on the H100"). [q8]: skipped with a warning where the device has no int8 fragments.
+// Every configuration the tuner may give an int8 conv (q8_configs' full set): plain, with a fused
+// pool, with a tail. A tuned plan can hold any of them (issue 4: "every configuration the
+// benchmarks use is checked on the H100").
+//  - [q8-plan]: each lowers into a plan whose int8 dispatch has that configuration (H100-like
+//    target, host only).
+//  - [q8]: the same plans on the GPU's int8 cooperative matrices against the fp32 CPU reference
+//    (skipped with a warning where the device has no int8 fragments).
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "coop_support.hpp"
 #include "graph_builder.hpp"
+#include "compiler/calibrate/calibrate.hpp"
 #include "kernels/conv2d_coopmat_q8.hpp"
 #include "kernels/lower_portable.hpp"
 #include "q8_support.hpp"
@@ -39,36 +44,104 @@ GraphBuilder configs_graph(bool pool) {
   return b;
 }
 
+// x (16) -> conv0 16->64 (fp16, writing NHWC_Q8) -> conv1 64->32 (ReLU) -> conv_tail 32->3: conv1
+// in int8 with conv_tail in its epilogue (TAIL) and the ring pass.
+GraphBuilder tail_graph() {
+  GraphBuilder b;
+  const TensorId x = b.input("x", 16);
+  const TensorId c0 = b.activation("r0", b.conv("conv0", x, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 75), ActivationAttrs{});
+  const TensorId c1 = b.activation("r1", b.conv("conv1", c0, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 76), ActivationAttrs{});
+  b.output(b.conv("conv_tail", c1, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 77));
+  return b;
+}
+
+
+// conv1 of configs_graph(pool) in int8 on configuration `c`, picked by hand (select may keep it
+// in fp16: one 80-channel tile): conv0 in fp16 writing NHWC_Q8, conv1 in int8 writing fp16
+// NHWC, conv2 in fp16, copied to NCHW.
+plan::Plan plain_plan(const GraphBuilder& b, LoweringTarget target, const CoopConvConfig& c, bool pool) {
+  target.conv_configs["conv1"] = c;
+  const std::string conv1 = pool ? "conv1+r1+pool1" : "conv1+r1";
+  bool c0 = false, c1 = false, c2 = false;
+  plan::Plan plan = hand_picked(b, target, 4, [&](const Implementation& i) {
+    const std::string n = i.name(), w = i.layout_words();
+    return (n == "conv0+r0" && i.family == "conv2d_coopmat" && w == " q8(y)" && !std::exchange(c0, true)) ||
+           (n == conv1 && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)" && !std::exchange(c1, true)) ||
+           (n == "conv2" && i.family == "conv2d_coopmat" && w == " nhwc(x0,y)" && !std::exchange(c2, true)) ||
+           (i.kind == Implementation::Kind::Convert && i.tensor_name == "conv2_out" && i.pattern == "NHWC->NCHW");
+  });
+  const std::string th = std::to_string(c.tile_h), tw = std::to_string(c.tile_w), nt = std::to_string(c.nt),
+                    ck = std::to_string(c.ck), sm = std::to_string(c.sg_m), sn = std::to_string(c.sg_n);
+  CHECK(q8_dispatches_with(plan, {{"TILE_H", th.c_str()}, {"TILE_W", tw.c_str()}, {"NT", nt.c_str()}, {"CK", ck.c_str()},
+                                  {"SG_M", sm.c_str()}, {"SG_N", sn.c_str()}, {"POOL", pool ? "1" : "0"}}) == 1);
+  return plan;
+}
+
+// conv1 of tail_graph() on configuration `c` with the tail in its epilogue (select takes it).
+plan::Plan tail_plan(const GraphBuilder& b, LoweringTarget target, const CoopConvConfig& c) {
+  target.conv_configs["conv1"] = c;
+  plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  const std::string th = std::to_string(c.tile_h), tw = std::to_string(c.tile_w), sm = std::to_string(c.sg_m);
+  CHECK(q8_dispatches_with(plan, {{"TILE_H", th.c_str()}, {"TILE_W", tw.c_str()}, {"SG_M", sm.c_str()}, {"TAIL", "1"}}) == 1);
+  return plan;
+}
+
+// The tuner's configurations for those convs on `target`.
+std::vector<CoopConvConfig> plain_configs(const LoweringTarget& target, bool pool) {
+  return q8_configs(Conv2dShape{64, 80, 3, 3}, target.coop, pool, false, true);
+}
+std::vector<CoopConvConfig> tail_configs(const LoweringTarget& target) {
+  const CoopTail tail(3, 32);
+  return q8_configs(Conv2dShape{64, 32, 3, 3}, target.coop, false, false, true, &tail);
+}
+
+// An H100-like target (int8 fragments) calibrated for `b` on the CPU: plans built without a device.
+LoweringTarget h100_q8_target(const GraphBuilder& b) {
+  LoweringTarget target;
+  target.coop = h100_like();
+  target.coop.int8 = true;
+  target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 100)}));
+  return target;
+}
+
 }  // namespace
 
-TEST_CASE("every int8 configuration the tuner offers a plain conv, with and without a pool, on the GPU", "[kernels][q8]") {
+TEST_CASE("every int8 configuration the tuner offers lowers into a plan that has it (plain, pool, tail)", "[kernels][q8-plan]") {
+  for (bool pool : {false, true}) {
+    const GraphBuilder b = configs_graph(pool);
+    const LoweringTarget target = h100_q8_target(b);
+    const std::vector<CoopConvConfig> all = plain_configs(target, pool);
+    CHECK(all.size() >= 10);
+    for (const CoopConvConfig& c : all) {
+      INFO((pool ? "with a pool: " : "") << c.describe());
+      plain_plan(b, target, c, pool);
+    }
+  }
+  const GraphBuilder b = tail_graph();
+  const LoweringTarget target = h100_q8_target(b);
+  const std::vector<CoopConvConfig> all = tail_configs(target);
+  CHECK(all.size() >= 4);
+  for (const CoopConvConfig& c : all) {
+    INFO("with a tail: " << c.describe());
+    tail_plan(b, target, c);
+  }
+}
+
+TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) on the GPU against the CPU reference", "[kernels][q8]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
   for (bool pool : {false, true}) {
     const GraphBuilder b = configs_graph(pool);
-    LoweringTarget target = q8_target(b, false, caps);
-    const std::vector<CoopConvConfig> all = q8_configs(Conv2dShape{64, 80, 3, 3}, target.coop, pool, false, true);
-    CHECK(all.size() >= 10);
-    for (const CoopConvConfig& c : all) {
+    const LoweringTarget target = q8_target(b, false, caps);
+    for (const CoopConvConfig& c : plain_configs(target, pool)) {
       INFO((pool ? "with a pool: " : "") << c.describe());
-      target.conv_configs["conv1"] = c;
-      // Picked by hand (select may keep conv1 in fp16: one 80-channel tile): conv0 in fp16
-      // writing NHWC_Q8, conv1 in int8 writing fp16 NHWC, conv2 in fp16, copied to NCHW.
-      const std::string conv1 = pool ? "conv1+r1+pool1" : "conv1+r1";
-      bool c0 = false, c1 = false, c2 = false;
-      const plan::Plan plan = hand_picked(b, target, 4, [&](const Implementation& i) {
-        const std::string n = i.name(), w = i.layout_words();
-        return (n == "conv0+r0" && i.family == "conv2d_coopmat" && w == " q8(y)" && !std::exchange(c0, true)) ||
-               (n == conv1 && i.family == "conv2d_coopmat_q8" && w == " nhwc(y) q8(x0)" && !std::exchange(c1, true)) ||
-               (n == "conv2" && i.family == "conv2d_coopmat" && w == " nhwc(x0,y)" && !std::exchange(c2, true)) ||
-               (i.kind == Implementation::Kind::Convert && i.tensor_name == "conv2_out" && i.pattern == "NHWC->NCHW");
-      });
-      const std::string th = std::to_string(c.tile_h), tw = std::to_string(c.tile_w), nt = std::to_string(c.nt),
-                        ck = std::to_string(c.ck), sm = std::to_string(c.sg_m), sn = std::to_string(c.sg_n);
-      CHECK(q8_dispatches_with(plan, {{"TILE_H", th.c_str()}, {"TILE_W", tw.c_str()}, {"NT", nt.c_str()}, {"CK", ck.c_str()},
-                                      {"SG_M", sm.c_str()}, {"SG_N", sn.c_str()}, {"POOL", pool ? "1" : "0"}}) == 1);
-      check_sizes(coop_device(), b, plan, {{38, 30}, {67, 99}}, 74, 3e-2);
+      check_sizes(coop_device(), b, plain_plan(b, target, c, pool), {{38, 30}, {67, 99}}, 74, 3e-2);
     }
   }
+  const GraphBuilder b = tail_graph();
+  const LoweringTarget target = q8_target(b, false, caps);
+  for (const CoopConvConfig& c : tail_configs(target)) {
+    INFO("with a tail: " << c.describe());
+    check_sizes(coop_device(), b, tail_plan(b, target, c), {{37, 29}, {66, 98}}, 78, 3e-2);
+  }
 }
-
