@@ -96,10 +96,13 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
                        : padded(48) < std::min(padded(32), padded(64)) ? 48
                        : padded(64) <= padded(32)                        ? 64
                                                                          : 0;
-  // The emulation (COOP_EMULATE, tests on llvmpipe): with two B fragments per subgroup, Mesa
-  // 22.3's llvmpipe (8-wide subgroups) wrote garbage for workgroups that looped over more than one
-  // chunk, not understood (the H100 runs that configuration right, test [q8]), so emulated plans
-  // take one B fragment per subgroup: the same staging, packing and epilogue.
+  // The emulation (COOP_EMULATE, tests on llvmpipe): Mesa 22.3's llvmpipe (8-wide subgroups)
+  // writes garbage (inf or rel L2 ~1.9) where a subgroup holds 7 or more accumulator fragments
+  // (FM x FN: 224+ ints a lane) and the workgroup loops over more than one chunk; 6 fragments, or
+  // one chunk, come out right (2026-11-27 fifth session: 2x112 on 2 x 1 subgroups fails, 8x48 on
+  // 4 x 1 passes; unrolling the emulation's loops only changes the garbage). The H100 runs such
+  // configurations right (16x32 on 4 x 2 subgroups, 8 fragments: test [q8]). So emulated plans
+  // take one B fragment per subgroup and 4 fragments: the same staging, packing and epilogue.
   if (emulate && !all)
     for (const CoopConvConfig& c : {q8_config(8, 32, nt, 32, 4, nt / 16, false), q8_config(8, 16, nt, 32, 2, nt / 16, false)})
       if (fits(c)) return {c};
