@@ -85,15 +85,22 @@ void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const
   }
 }
 
+// An H100-like target with int8 fragments, without a device: int8 calibrated on `sample`, or
+// fp16 only where `sample` is empty.
+LoweringTarget h100_int8_target(const compiler::Graph& g, const std::vector<HostTensor>& sample) {
+  LoweringTarget target;
+  target.coop = h100_like();
+  target.coop.int8 = true;
+  if (!sample.empty()) target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(g, {sample}));
+  return target;
+}
+
 // The heuristic plan of OIDN balanced (pad/crop) with `channels` input channels on an H100-like
 // target, int8 (calibrated on one random image) or fp16.
 plan::Plan oidn_heuristic_plan(int channels, bool int8) {
   const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced, true, channels);
-  LoweringTarget target;
-  target.coop = h100_like();
-  target.coop.int8 = true;
-  if (int8) target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(g, {{random_tensor({1, channels, 40, 48}, 5)}}));
-  return build_portable_plan(g, plan::Precision::F16, target);
+  const std::vector<HostTensor> sample = int8 ? std::vector<HostTensor>{random_tensor({1, channels, 40, 48}, 5)} : std::vector<HostTensor>{};
+  return build_portable_plan(g, plan::Precision::F16, h100_int8_target(g, sample));
 }
 
 }  // namespace denox::testing

@@ -41,6 +41,10 @@ plan::Plan hand_picked(const GraphBuilder& b, const kernels::LoweringTarget& tar
 void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const plan::Plan& plan,
                  std::initializer_list<std::pair<int64_t, int64_t>> sizes, uint64_t seed, double limit);
 
+// An H100-like target with int8 fragments, built without a device: the int8 precision calibrated
+// on `sample` (one input set), or none (fp16 plans) where it is empty.
+kernels::LoweringTarget h100_int8_target(const compiler::Graph& g, const std::vector<HostTensor>& sample);
+
 // The heuristic plan of OIDN balanced (pad/crop) with `channels` input channels on an H100-like
 // target, int8 (calibrated on one random image) or fp16.
 plan::Plan oidn_heuristic_plan(int channels, bool int8);

@@ -7,18 +7,16 @@
 //    (skipped with a warning where the device has no int8 fragments).
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <string>
 #include <utility>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "coop_support.hpp"
 #include "graph_builder.hpp"
-#include "compiler/calibrate/calibrate.hpp"
 #include "kernels/conv2d_coopmat_q8.hpp"
+#include "kernels/implementations.hpp"
 #include "kernels/lower_portable.hpp"
 #include "q8_support.hpp"
-#include "kernels/implementations.hpp"
 
 using namespace denox;
 using namespace denox::compiler;
@@ -54,7 +52,6 @@ GraphBuilder tail_graph() {
   b.output(b.conv("conv_tail", c1, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 77));
   return b;
 }
-
 
 // conv1 of configs_graph(pool) in int8 on configuration `c`, picked by hand (select may keep it
 // in fp16: one 80-channel tile): conv0 in fp16 writing NHWC_Q8, conv1 in int8 writing fp16
@@ -95,21 +92,12 @@ std::vector<CoopConvConfig> tail_configs(const LoweringTarget& target) {
   return q8_configs(Conv2dShape{64, 32, 3, 3}, target.coop, false, false, true, &tail);
 }
 
-// An H100-like target (int8 fragments) calibrated for `b` on the CPU: plans built without a device.
-LoweringTarget h100_q8_target(const GraphBuilder& b) {
-  LoweringTarget target;
-  target.coop = h100_like();
-  target.coop.int8 = true;
-  target.int8 = std::make_shared<QuantTable>(autotune::calibrate_int8(b.g, {random_inputs(b, 26, 34, 100)}));
-  return target;
-}
-
 }  // namespace
 
 TEST_CASE("every int8 configuration the tuner offers lowers into a plan that has it (plain, pool, tail)", "[kernels][q8-plan]") {
   for (bool pool : {false, true}) {
     const GraphBuilder b = configs_graph(pool);
-    const LoweringTarget target = h100_q8_target(b);
+    const LoweringTarget target = h100_int8_target(b.g, random_inputs(b, 26, 34, 100));
     const std::vector<CoopConvConfig> all = plain_configs(target, pool);
     CHECK(all.size() >= 10);
     for (const CoopConvConfig& c : all) {
@@ -118,7 +106,7 @@ TEST_CASE("every int8 configuration the tuner offers lowers into a plan that has
     }
   }
   const GraphBuilder b = tail_graph();
-  const LoweringTarget target = h100_q8_target(b);
+  const LoweringTarget target = h100_int8_target(b.g, random_inputs(b, 26, 34, 100));
   const std::vector<CoopConvConfig> all = tail_configs(target);
   CHECK(all.size() >= 4);
   for (const CoopConvConfig& c : all) {
