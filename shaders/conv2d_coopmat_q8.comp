@@ -118,6 +118,15 @@
 #define FRAGS_W (TILE_W / 16)
 #define FM (TILE_H * FRAGS_W / SG_M)  // A fragments (16 pixels of a row) per subgroup
 #define FN (NT / 16 / SG_N)           // B fragments (16 channels) per subgroup
+// Q8_A_REUSE (default 1; taken where the tile allows, as conv2d_coopmat's A_REUSE): a subgroup's FM
+// fragments are one 16-pixel column segment of FM consecutive tile rows, so the A fragment of
+// patch row r0 + p at kernel column kx serves kernel row p - i of fragment i. Per (kx, 32-channel
+// step) a subgroup loads FM + KH - 1 A fragments instead of FM * KH and holds that column's
+// KH * FN B fragments: 16x32 pixels on 8 x 1 subgroups load 36 fragments per chunk, not 54.
+#ifndef Q8_A_REUSE
+#define Q8_A_REUSE 1
+#endif
+#define A_REUSE_ON (Q8_A_REUSE && !PHASES && FM >= 2 && KH >= 2 && (TILE_H % FM) == 0 && SG_M == (TILE_H / FM) * FRAGS_W)
 // Shared memory in 16-byte vectors: the patch (pixel rows of VPP vectors, padded by one), the
 // chunk's weights (rows (tap, n) likewise) and, after the last chunk, the fp16 accumulators
 // (pixel rows of NT halves, padded by one vector).
@@ -227,6 +236,48 @@ int wts_byte(uint at) { return byte_at(wv[at >> 4], at & 15u); }
 #define LOOP_UNROLL [[unroll]]
 #define ACC_MAT coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define ACC_DECL ACC_MAT acc[FM * FN]
+#endif
+
+// Tile row r and first column cx of fragment i (16 pixels of one tile row) of subgroup row sm.
+void frag_pos(uint sm, uint i, out uint r, out uint cx) {
+#if A_REUSE_ON
+  r = (sm / FRAGS_W) * FM + i, cx = (sm % FRAGS_W) * 16;
+#else
+  const uint f = sm * FM + i;
+  r = f / FRAGS_W, cx = (f % FRAGS_W) * 16;
+#endif
+}
+
+// Where B fragment (tap, output columns col0 .., 32-channel step s) of chunk `chunk` starts, in
+// 16-byte vectors, and the stride of its columns (B is column-major).
+#if B_GLOBAL
+#define B_STRIDE VPP
+uint b_frag_at(uint ct, uint chunks, uint chunk, uint tap, uint col0, uint s) {
+  return ((ct * chunks + chunk) * KK * NT + tap * NT + col0) * VPP + s * 2;
+}
+#else
+#define B_STRIDE A_STRIDE
+uint b_frag_at(uint ct, uint chunks, uint chunk, uint tap, uint col0, uint s) { return PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2; }
+#endif
+
+#if COOP_EMULATE && !PHASES
+// One emulated 16x16x32 multiply-add into accumulator pairs c: A rows from the patch at a_at,
+// B columns at b_at (shared memory, or the weights buffer with B_GLOBAL).
+void emu_mul_add(inout int c[2 * EMU_PAIRS], uint a_at, uint b_at) {
+  LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
+    const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, col = 2 * (p % 8);
+    int s0 = c[2 * k], s1 = c[2 * k + 1];
+    for (uint q = 0; q < 32; ++q) {
+      const int av = smem_byte((a_at + r * A_STRIDE) * 16 + q);
+#if B_GLOBAL
+      s0 += av * wts_byte((b_at + col * B_STRIDE) * 16 + q), s1 += av * wts_byte((b_at + (col + 1) * B_STRIDE) * 16 + q);
+#else
+      s0 += av * smem_byte((b_at + col * B_STRIDE) * 16 + q), s1 += av * smem_byte((b_at + (col + 1) * B_STRIDE) * 16 + q);
+#endif
+    }
+    c[2 * k] = s0, c[2 * k + 1] = s1;
+  }
+}
 #endif
 
 uvec4 px[PATCH_PER_T];
@@ -451,13 +502,56 @@ void main() {
     barrier();  // the previous chunk's fragment loads are done
     stash(t);
     barrier();
+#if A_REUSE_ON
+    uint r0, cx0;
+    frag_pos(sm, 0, r0, cx0);
+    LOOP_UNROLL for (uint kx = 0; kx < KW; ++kx) {
+      LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
+        // Kernel column kx's B fragments (KH x FN), held while the column's A fragments pass.
+        uint b_at[KH * FN];
+        LOOP_UNROLL for (uint ky = 0; ky < KH; ++ky) {
+          LOOP_UNROLL for (uint j = 0; j < FN; ++j) b_at[ky * FN + j] = b_frag_at(ct, chunks, chunk, ky * KW + kx, (sn * FN + j) * 16, s);
+        }
+#if !COOP_EMULATE
+        coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b[KH * FN];
+        LOOP_UNROLL for (uint q = 0; q < KH * FN; ++q) {
+#if B_GLOBAL
+          coopMatLoad(b[q], wv, b_at[q], B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+#else
+          coopMatLoad(b[q], smem, b_at[q], B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+        }
+#endif
+        // Patch row r0 + p: kernel row p - i of fragment i.
+        LOOP_UNROLL for (uint p = 0; p < FM + KH - 1; ++p) {
+          const uint a_at = ((r0 + p) * HALO_W + cx0 + kx) * A_STRIDE + s * 2;
+#if !COOP_EMULATE
+          coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA> a;
+          coopMatLoad(a, smem, a_at, A_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+#endif
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+            if (p >= i && p - i < KH) {
+              LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
+#if COOP_EMULATE
+                emu_mul_add(acc[i * FN + j], a_at, b_at[(p - i) * FN + j]);
+#else
+                acc[i * FN + j] = coopMatMulAdd(a, b[(p - i) * FN + j], acc[i * FN + j]);
+#endif
+              }
+            }
+          }
+        }
+      }
+    }
+#else
     LOOP_UNROLL for (uint tap = 0; tap < KK; ++tap) {
       const uint ky = tap / KW, kx = tap % KW;
       LOOP_UNROLL for (uint s = 0; s < CK / 32; ++s) {
         // A fragment i: 16 pixels of patch row r + ky from column cx + kx, 32 channels (2 vectors).
         uint a_at[FM];
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-          const uint f = sm * FM + i, r = f / FRAGS_W, cx = (f % FRAGS_W) * 16;
+          uint r, cx;
+          frag_pos(sm, i, r, cx);
           a_at[i] = ((r + ky) * HALO_W + cx + kx) * A_STRIDE + s * 2;
         }
 #if !COOP_EMULATE
@@ -465,40 +559,22 @@ void main() {
         LOOP_UNROLL for (uint i = 0; i < FM; ++i) coopMatLoad(a[i], smem, a_at[i], A_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
 #endif
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
-          const uint col0 = (sn * FN + j) * 16;
-#if B_GLOBAL
-          const uint b_at = ((ct * chunks + chunk) * KK * NT + tap * NT + col0) * VPP + s * 2, b_stride = VPP;
-#else
-          const uint b_at = PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2, b_stride = A_STRIDE;
-#endif
+          const uint b_at = b_frag_at(ct, chunks, chunk, tap, (sn * FN + j) * 16, s);
 #if COOP_EMULATE
-          LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-            LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
-              const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, c = 2 * (p % 8);
-              int s0 = acc[i * FN + j][2 * k], s1 = acc[i * FN + j][2 * k + 1];
-              for (uint q = 0; q < 32; ++q) {
-                const int av = smem_byte((a_at[i] + r * A_STRIDE) * 16 + q);
-#if B_GLOBAL
-                s0 += av * wts_byte((b_at + c * b_stride) * 16 + q), s1 += av * wts_byte((b_at + (c + 1) * b_stride) * 16 + q);
-#else
-                s0 += av * smem_byte((b_at + c * b_stride) * 16 + q), s1 += av * smem_byte((b_at + (c + 1) * b_stride) * 16 + q);
-#endif
-              }
-              acc[i * FN + j][2 * k] = s0, acc[i * FN + j][2 * k + 1] = s1;
-            }
-          }
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) emu_mul_add(acc[i * FN + j], a_at[i], b_at);
 #else
           coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b;
 #if B_GLOBAL
-          coopMatLoad(b, wv, b_at, b_stride, gl_CooperativeMatrixLayoutColumnMajor);
+          coopMatLoad(b, wv, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
 #else
-          coopMatLoad(b, smem, b_at, b_stride, gl_CooperativeMatrixLayoutColumnMajor);
+          coopMatLoad(b, smem, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
 #endif
         }
       }
     }
+#endif  // A_REUSE_ON
   }
 #endif  // PHASES
 
@@ -518,7 +594,9 @@ void main() {
 #if PHASES
     const uint q = (sm * FM + i) % NF_PH, m0 = (2 * (q / SEGS) + py) * TILE_W + 32 * (q % SEGS) + pxp;
 #else
-    const uint f = sm * FM + i, m0 = (f / FRAGS_W) * TILE_W + (f % FRAGS_W) * 16;
+    uint r, cx;
+    frag_pos(sm, i, r, cx);
+    const uint m0 = r * TILE_W + cx;
 #endif
     LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
       const uint n0 = (sn * FN + j) * 16;

@@ -37,9 +37,10 @@ void tail_stage_w2(uint t) {
   for (uint e = t; e < T_K * T_NT / 8; e += WG_SIZE) smem[T_W2_V + (e / (T_NT / 8)) * (T_NTS / 8) + e % (T_NT / 8)] = w2[e];
 }
 
-// Tile pixel m0 of fragment f (16 pixels of one tile row) and its row and column.
-void tail_frag(uint f, out uint m0, out uint r, out uint cx) {
-  r = f / FRAGS_W, cx = (f % FRAGS_W) * 16;
+// Tile pixel m0 of subgroup sm's fragment i (16 pixels of one tile row: frag_pos) and its row
+// and column.
+void tail_frag(uint sm, uint i, out uint m0, out uint r, out uint cx) {
+  frag_pos(sm, i, r, cx);
   m0 = r * TILE_W + cx;
 }
 
@@ -59,7 +60,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   if (uint(oy0) + TILE_H > pc.oh || uint(ox0) + TILE_W > pc.ow) {
     LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
       uint m0, r, cx;
-      tail_frag(sm * FM + i, m0, r, cx);
+      tail_frag(sm, i, m0, r, cx);
       for (uint e = gl_SubgroupInvocationID; e < 16 * (NT / 8); e += SUBGROUP_SIZE) {
         const uint k = e / (NT / 8), g8 = e % (NT / 8);
         if (uint(oy0) + r >= pc.oh || uint(ox0) + cx + k >= pc.ow) smem[(m0 + k) * OS + g8] = uvec4(0u);
@@ -75,7 +76,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   if (lane_g8_fixed) epi8(8 * (gl_SubgroupInvocationID % (NT / 8)), ep);  // one channel tile: co = 8 g8
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     uint m0, r, cx;
-    tail_frag(sm * FM + i, m0, r, cx);
+    tail_frag(sm, i, m0, r, cx);
     for (uint e = gl_SubgroupInvocationID; e < 16 * (NT / 8); e += SUBGROUP_SIZE) {
       const uint k = e / (NT / 8), g8 = e % (NT / 8);
       uvec4 packed = uvec4(0u);
@@ -103,7 +104,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
       coopMatLoad(b2[j], smem, T_W2_V + (kc * 16 * T_NTS + j * 16) / 8, T_NTS / 8, gl_CooperativeMatrixLayoutRowMajor);
     [[unroll]] for (uint i = 0; i < FM; ++i) {
       uint m0, r, cx;
-      tail_frag(sm * FM + i, m0, r, cx);
+      tail_frag(sm, i, m0, r, cx);
       coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a;
       coopMatLoad(a, smem, m0 * OS + kc * 2, OS, gl_CooperativeMatrixLayoutRowMajor);
       [[unroll]] for (uint j = 0; j < T_FN; ++j) z[i * T_FN + j] = coopMatMulAdd(a, b2[j], z[i * T_FN + j]);
@@ -113,7 +114,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   subgroupBarrier();  // every lane is done reading the rows Z replaces
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     uint m0, r, cx;
-    tail_frag(sm * FM + i, m0, r, cx);
+    tail_frag(sm, i, m0, r, cx);
     [[unroll]] for (uint j = 0; j < T_FN; ++j)
       coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(z[i * T_FN + j]), smem, m0 * OS + j * 2, OS,
                    gl_CooperativeMatrixLayoutRowMajor);
@@ -124,7 +125,7 @@ void tail_own_rows(uint sm, int oy0, int ox0) {
   // 2 (p % 8) + 1), so each lane writes whole 32-bit words.
   LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
     uint m0, r, cx;
-    tail_frag(sm * FM + i, m0, r, cx);
+    tail_frag(sm, i, m0, r, cx);
     vec2 z[T_FN][EMU_PAIRS];
     LOOP_UNROLL for (uint j = 0; j < T_FN; ++j)
       LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
