@@ -125,7 +125,11 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
           // 16 subgroups of 2 fragments: enc_conv4 (64 -> 80 + pool, 1/8 resolution) 0.0214 ->
           // 0.0196 ms on the H100, where fewer registers a subgroup (97, not 131) matter; slower on
           // the larger layers (bench/RESULTS.md, 2026-11-27 fifth session).
-          q8_config(16, 32, nt, 32, 16, 1, false)})
+          q8_config(16, 32, nt, 32, 16, 1, false),
+          // 8x16 pixels on 4 subgroups of 2 x 2 fragments (staged B, ~22 KB: two workgroups an SM):
+          // dec_conv4b (1/8 resolution) 0.0367 -> 0.0347 ms on the H100; 20-60% slower on the
+          // larger layers (bench/RESULTS.md, 2026-11-27 sixth session).
+          q8_config(8, 16, nt, 32, 4, 1, false)})
       order.push_back(c);
   }
   std::vector<CoopConvConfig> out;
