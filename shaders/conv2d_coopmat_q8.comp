@@ -32,8 +32,9 @@
 //   in the epilogue, below; T_COUT T_NT T_K T_HAS_BIAS T_ACT as conv2d_coopmat_tail.glsl);
 //   PHASES (optional: an upsampled X0 concatenated with X1 by output phase,
 //   conv2d_coopmat_q8_phases.glsl; its weights and accumulator starts per phase);
-//   COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for tests on devices
-//   without them).
+//   Q8_A_REUSE (default 1: the A-fragment reuse below where the tile allows; 0 switches it off
+//   for measurements); COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for
+//   tests on devices without them).
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, epilogue (vec2 per output channel: factor,
 //   bias), accumulator start ([co_tile][NT/16][16][16] int32); with TAIL then the tail's packed
 //   weights, [its bias], the ring's partial sums.
