@@ -250,14 +250,19 @@ void frag_pos(uint sm, uint i, out uint r, out uint cx) {
 }
 
 // Where B fragment (tap, output columns col0 .., 32-channel step s) of chunk `chunk` starts, in
-// 16-byte vectors, and the stride of its columns (B is column-major).
+// 16-byte vectors, the stride of its columns (B is column-major) and the array it is in (B_SRC;
+// B_BYTE reads one of its bytes, emulated).
 #if B_GLOBAL
 #define B_STRIDE VPP
+#define B_SRC wv
+#define B_BYTE wts_byte
 uint b_frag_at(uint ct, uint chunks, uint chunk, uint tap, uint col0, uint s) {
   return ((ct * chunks + chunk) * KK * NT + tap * NT + col0) * VPP + s * 2;
 }
 #else
 #define B_STRIDE A_STRIDE
+#define B_SRC smem
+#define B_BYTE smem_byte
 uint b_frag_at(uint ct, uint chunks, uint chunk, uint tap, uint col0, uint s) { return PATCH_V + (tap * NT + col0) * A_STRIDE + s * 2; }
 #endif
 
@@ -270,11 +275,7 @@ void emu_mul_add(inout int c[2 * EMU_PAIRS], uint a_at, uint b_at) {
     int s0 = c[2 * k], s1 = c[2 * k + 1];
     for (uint q = 0; q < 32; ++q) {
       const int av = smem_byte((a_at + r * A_STRIDE) * 16 + q);
-#if B_GLOBAL
-      s0 += av * wts_byte((b_at + col * B_STRIDE) * 16 + q), s1 += av * wts_byte((b_at + (col + 1) * B_STRIDE) * 16 + q);
-#else
-      s0 += av * smem_byte((b_at + col * B_STRIDE) * 16 + q), s1 += av * smem_byte((b_at + (col + 1) * B_STRIDE) * 16 + q);
-#endif
+      s0 += av * B_BYTE((b_at + col * B_STRIDE) * 16 + q), s1 += av * B_BYTE((b_at + (col + 1) * B_STRIDE) * 16 + q);
     }
     c[2 * k] = s0, c[2 * k + 1] = s1;
   }
@@ -515,13 +516,7 @@ void main() {
         }
 #if !COOP_EMULATE
         coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b[KH * FN];
-        LOOP_UNROLL for (uint q = 0; q < KH * FN; ++q) {
-#if B_GLOBAL
-          coopMatLoad(b[q], wv, b_at[q], B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
-#else
-          coopMatLoad(b[q], smem, b_at[q], B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
-#endif
-        }
+        LOOP_UNROLL for (uint q = 0; q < KH * FN; ++q) coopMatLoad(b[q], B_SRC, b_at[q], B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
         // Patch row r0 + p: kernel row p - i of fragment i.
         LOOP_UNROLL for (uint p = 0; p < FM + KH - 1; ++p) {
@@ -565,11 +560,7 @@ void main() {
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) emu_mul_add(acc[i * FN + j], a_at[i], b_at);
 #else
           coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b;
-#if B_GLOBAL
-          coopMatLoad(b, wv, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
-#else
-          coopMatLoad(b, smem, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
-#endif
+          coopMatLoad(b, B_SRC, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
 #endif
         }
