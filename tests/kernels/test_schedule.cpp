@@ -136,6 +136,43 @@ TEST_CASE("measured costs choose the schedule, failures drop implementations and
       }
     CHECK(found);
   }
+  SECTION("a configuration outside the heuristic's set must beat it by more than the tuning margin") {
+    // dec_conv1b's step as the heuristic plan has it, then another configuration of the same
+    // fusion and layouts made 1% faster (kept out: within the tuner's noise) or 5% (taken).
+    // (NHWC convs a little cheaper: their NCHW twins are measured with the heuristic's configuration only.)
+    auto base = [](const Implementation& i) { return i.layout_words().empty() ? 1.0 : 0.9; };
+    m.rule = [&](const Implementation& i) { return ok(base(i)); };
+    std::string step_name, heuristic_config;
+    for (const auto& step : autotune::schedule_graph(g, o).report.steps)
+      if (step.name.find("/dec_conv1b/Conv") != std::string::npos) step_name = step.name, heuristic_config = step.config;
+    REQUIRE_FALSE(step_name.empty());
+    std::set<std::string> heuristic_configs;
+    for (const auto& i : enumerate_implementations(g, plan::Precision::F16, o.target, ConfigSpace::Heuristic))
+      if (i.name() == step_name) heuristic_configs.insert(i.config);
+    CHECK(heuristic_configs.count(heuristic_config) == 1);
+    std::string other;
+    auto layouts = [](const std::string& config) {  // the layout words after the configuration (" nhwc(x0,y)")
+      const size_t at = config.find(" nhwc(");
+      return at == std::string::npos ? std::string() : config.substr(at);
+    };
+    for (const auto& i : enumerate_implementations(g, plan::Precision::F16, o.target, ConfigSpace::Pruned))
+      if (i.name() == step_name && i.family == "conv2d_coopmat" && !heuristic_configs.count(i.config) && layouts(i.config) == layouts(heuristic_config))
+        other = i.config;
+    REQUIRE_FALSE(other.empty());
+    for (const auto& [factor, want] : {std::pair{0.99, heuristic_config}, std::pair{0.95, other}}) {
+      m.rule = [&, f = factor](const Implementation& i) { return ok(base(i) * (i.name() == step_name && i.config == other ? f : 1.0)); };
+      const autotune::Schedule s = autotune::schedule_graph(g, o);
+      double total = 0;
+      for (const auto& step : s.report.steps) {
+        total += step.ms;
+        if (step.name == step_name) {
+          INFO("measured " << factor << " for " << other);
+          CHECK(step.config == want);
+        }
+      }
+      CHECK(s.report.predicted_ms == Approx(total));  // the steps' own times, without the margin
+    }
+  }
   SECTION("failures of every fused structure of an op fall back to the structures pruning dropped") {
     // Every implementation that fuses enc_conv1's pool fails (as a configuration that crashed a
     // measuring process is recorded): the network still schedules, with the pool on its own.
