@@ -147,16 +147,16 @@ TEST_CASE("measured costs choose the schedule, failures drop implementations and
       if (step.name.find("/dec_conv1b/Conv") != std::string::npos) step_name = step.name, heuristic_config = step.config;
     REQUIRE_FALSE(step_name.empty());
     std::set<std::string> heuristic_configs;
+    std::string heuristic_layouts;  // the chosen implementation's tensor layouts (layout_words)
     for (const auto& i : enumerate_implementations(g, plan::Precision::F16, o.target, ConfigSpace::Heuristic))
-      if (i.name() == step_name) heuristic_configs.insert(i.config);
+      if (i.name() == step_name) {
+        heuristic_configs.insert(i.config);
+        if (i.config == heuristic_config) heuristic_layouts = i.layout_words();
+      }
     CHECK(heuristic_configs.count(heuristic_config) == 1);
     std::string other;
-    auto layouts = [](const std::string& config) {  // the layout words after the configuration (" nhwc(x0,y)")
-      const size_t at = config.find(" nhwc(");
-      return at == std::string::npos ? std::string() : config.substr(at);
-    };
     for (const auto& i : enumerate_implementations(g, plan::Precision::F16, o.target, ConfigSpace::Pruned))
-      if (i.name() == step_name && i.family == "conv2d_coopmat" && !heuristic_configs.count(i.config) && layouts(i.config) == layouts(heuristic_config))
+      if (i.name() == step_name && i.family == "conv2d_coopmat" && !heuristic_configs.count(i.config) && i.layout_words() == heuristic_layouts)
         other = i.config;
     REQUIRE_FALSE(other.empty());
     for (const auto& [factor, want] : {std::pair{0.99, heuristic_config}, std::pair{0.95, other}}) {

@@ -54,15 +54,22 @@ constexpr double kTunedMargin = 0.02;
 
 std::string implementation_key(const kernels::Implementation& impl) { return impl.name() + "|" + impl.family + "|" + impl.config; }
 
-// Select's costs: the measured or estimated ones, those of measured implementations outside the
-// heuristic's set raised by kTunedMargin.
-std::vector<double> select_costs(const compiler::Graph& graph, const ScheduleOptions& opt, const std::vector<kernels::Implementation>& impls,
-                                 const std::vector<double>& cost, const std::vector<bool>& measured) {
-  std::vector<double> out = cost;
-  if (!opt.measurer || opt.space == kernels::ConfigSpace::Heuristic) return out;
-  std::set<std::string> heuristic;
+// The keys of the implementations the heuristic chooses among (ConfigSpace::Heuristic), which
+// kTunedMargin spares; empty (no margin) unless measuring in another space.
+std::set<std::string> heuristic_keys(const compiler::Graph& graph, const ScheduleOptions& opt) {
+  std::set<std::string> keys;
+  if (!opt.measurer || opt.space == kernels::ConfigSpace::Heuristic) return keys;
   for (const kernels::Implementation& impl : kernels::enumerate_implementations(graph, opt.precision, opt.target, kernels::ConfigSpace::Heuristic))
-    heuristic.insert(implementation_key(impl));
+    keys.insert(implementation_key(impl));
+  return keys;
+}
+
+// Select's costs: the measured or estimated ones, those of measured implementations outside the
+// heuristic's set (`heuristic`, heuristic_keys; empty: none) raised by kTunedMargin.
+std::vector<double> select_costs(const std::vector<kernels::Implementation>& impls, const std::vector<double>& cost,
+                                 const std::vector<bool>& measured, const std::set<std::string>& heuristic) {
+  std::vector<double> out = cost;
+  if (heuristic.empty()) return out;
   for (size_t i = 0; i < impls.size(); ++i)
     if (measured[i] && !heuristic.count(implementation_key(impls[i]))) out[i] *= 1.0 + kTunedMargin;
   return out;
@@ -136,7 +143,8 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   r.measure_ms = ms_since(t0);
 
   progress("select", 0, 1, "");
-  Supergraph sg = build_supergraph(graph, impls, select_costs(graph, opt, impls, cost, measured), keep);
+  const std::set<std::string> heuristic = heuristic_keys(graph, opt);
+  Supergraph sg = build_supergraph(graph, impls, select_costs(impls, cost, measured, heuristic), keep);
   select::SelectStats stats;
   select::Selection sel = select::select_min_latency(sg.graph, &stats);
   if (!sel.feasible && opt.structural_prune) {
@@ -152,7 +160,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
       }
     if (!todo.empty()) measure(todo);
     spdlog::warn("denox: failed implementations left no minimum-dispatch schedule; selecting among the structurally pruned ones too");
-    sg = build_supergraph(graph, impls, select_costs(graph, opt, impls, cost, measured), keep);
+    sg = build_supergraph(graph, impls, select_costs(impls, cost, measured, heuristic), keep);
     sel = select::select_min_latency(sg.graph, &stats);
   }
   r.edges = static_cast<size_t>(std::count_if(sg.impl_of_edge.begin(), sg.impl_of_edge.end(),
