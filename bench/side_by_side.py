@@ -40,17 +40,18 @@ def main():
     for r in torch:
         key = (r["arch"], r["width"], r["height"])
         table.setdefault(key, {})[f'torch {r["mode"]}'] = r["median_ms"]
-    cols = ["fp16 heuristic", "fp16 measure", "int8 heuristic", "int8 measure", "torch eager", "torch cuda-graph", "torch compile-maxat"]
+    denox_cols = ["fp16 heuristic", "fp16 measure", "int8 heuristic", "int8 measure"]
+    torch_cols = ["torch eager", "torch cuda-graph", "torch compile-maxat"]
     heads = ["fp16 heur", "fp16 tuned", "int8 heur", "int8 tuned", "torch eager", "torch graph", "torch compile", "torch/fp16", "torch/int8"]
     print("## side by side, median ms (denox: Vulkan timestamps; PyTorch: CUDA events, fp16 NHWC cuDNN)")
     print(f"{'arch':10} {'size':>10} " + " ".join(f"{h:>13}" for h in heads))
     for (arch, w, h), cells in sorted(table.items(), key=lambda kv: (kv[0][0], kv[0][1] * kv[0][2])):
-        torch_best = min((cells[c] for c in cols[4:] if c in cells), default=None)
+        torch_best = min((cells[c] for c in torch_cols if c in cells), default=None)
 
         def ratio(col):
             return f"{torch_best / cells[col]:12.2f}x" if torch_best and col in cells else f"{'-':>13}"
 
-        values = [f"{cells[c]:13.3f}" if c in cells else f"{'-':>13}" for c in cols]
+        values = [f"{cells[c]:13.3f}" if c in cells else f"{'-':>13}" for c in denox_cols + torch_cols]
         print(f"{arch:10} {f'{w}x{h}':>10} " + " ".join(values) + " " + ratio("fp16 measure") + " " + ratio("int8 measure"))
 
 
