@@ -14,12 +14,9 @@ work=${WORK:-/tmp/denox-int8-oidn3-work}
 mkdir -p "$out" "$work"
 model="$work/oidn_balanced_3ch.onnx"
 denox make-model "$model" --arch balanced --channels 3 --pad-crop --seed 7
-args=()
-for i in 1 2 3 4 5 6 7 8; do
-  denox make-image "$work/sample$i.pfm" --size 256x256 --seed "$i" >/dev/null
-  args+=(-i "$work/sample$i.pfm")
-done
-denox calibrate "$model" "${args[@]}" -o "$out/calibration-oidn3.json" | tee "$out/calibrate-oidn3.txt"
+source bench/calibration_images.sh
+calibration_images "$work"
+denox calibrate "$model" "${calib_args[@]}" -o "$out/calibration-oidn3.json" | tee "$out/calibrate-oidn3.txt"
 rm -f "$work/cache.sqlite3"
 common=(--size "${SIZE:-1920x1088}" --cache "$work/cache.sqlite3")
 denox compile "$model" "${common[@]}" --quiet --precision fp16 | tee "$out/compile-oidn3-fp16-tuned.txt"

@@ -7,7 +7,7 @@
 #         [".device"]); DENOX_SKIP_TORCH=1 skips the PyTorch part.
 # Knobs (to split the run over calls): ARCHS ("balanced small"), SIZES ("1280x720 1920x1088
 # 3840x2160"), PRECISIONS ("fp16 int8"; int8 is calibrated per network on 8 random 256x256
-# images, as bench/int8_tuned_oidn3.sh does). The last table puts denox and PyTorch side by side
+# images, bench/calibration_images.sh). The last table puts denox and PyTorch side by side
 # (bench/side_by_side.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,13 +35,9 @@ sizes=${SIZES:-1280x720 1920x1088 3840x2160}
 precisions=${PRECISIONS:-fp16 int8}
 rm -f "$out/denox.jsonl"
 # int8 plans need a calibration of the model (`denox calibrate`): 8 random images of 256x256.
+source bench/calibration_images.sh
 calib_args=()
-if [[ " $precisions " == *" int8 "* ]]; then
-  for i in 1 2 3 4 5 6 7 8; do
-    denox make-image "$work/calib$i.pfm" --size 256x256 --seed "$i" >/dev/null
-    calib_args+=(-i "$work/calib$i.pfm")
-  done
-fi
+if [[ " $precisions " == *" int8 "* ]]; then calibration_images "$work"; fi
 echo "## denox (fp16: cooperative-matrix convolutions where the device has them; int8: the opt-in int8 precision, calibrated), Vulkan timestamps, median of 30 after 500 ms of clock warm-up (denox bench --warmup-ms) and 5 warm-up runs"
 echo "## tuning: heuristic (cost model, nothing measured) and measure (tuned on this GPU at that size, pruned configs)"
 printf '%-10s %10s %-9s %-10s %10s %10s %10s %12s\n' arch size precision tuning median_ms min_ms max_ms record_us
@@ -63,10 +59,10 @@ for arch in $archs; do
       for tuning in heuristic measure; do
         json=$(denox bench "$work/models/oidn-$arch.onnx" --size "$size" "${prec_args[@]}" --tuning "$tuning" --runs 30 --warmup 5 --json) ||
           { echo "$arch $size $precision $tuning FAILED"; continue; }
-        # One parse: the row of the table, and the JSON line with the arch and tuning it lacks.
-        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j["arch"]=sys.argv[2]; j["tuning"]=sys.argv[4]
-print("%-10s %10s %-9s %-10s %10.3f %10.3f %10.3f %12.1f" % (sys.argv[2], sys.argv[3], j["precision"], sys.argv[4], j["median_ms"], j["min_ms"], j["max_ms"], j["record_host_us"]))
-open(sys.argv[5], "a").write(json.dumps(j) + "\n")' "$json" "$arch" "$size" "$tuning" "$out/denox.jsonl"
+        # One parse: the row of the table, and the JSON line with the arch it lacks.
+        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j["arch"]=sys.argv[2]
+print("%-10s %10s %-9s %-10s %10.3f %10.3f %10.3f %12.1f" % (sys.argv[2], sys.argv[3], j["precision"], j["tuning"], j["median_ms"], j["min_ms"], j["max_ms"], j["record_host_us"]))
+open(sys.argv[4], "a").write(json.dumps(j) + "\n")' "$json" "$arch" "$size" "$out/denox.jsonl"
       done
     done
   done

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cli/commands.hpp"
+#include "cli/print_json.hpp"
 #include "cli/gpu_session.hpp"
 
 namespace denox::cli {
@@ -32,23 +33,34 @@ int bench(BenchOptions o) {
   const double record_us = s.record_host_us(std::max(o.runs, 20));
   const auto st = s.stats();
   const std::string label = precision_label(s.model());
-  const char* precision = label.c_str();
   if (o.json) {
-    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"width\": %u, \"height\": %u, \"precision\": \"%s\", ", o.model.c_str(),
-                info.device_name, w, h, precision);
-    std::printf("\"dispatches\": %u, \"runs\": %d, \"clock_warmup_ms\": %.1f, \"clock_warmup_runs\": %d, \"clock_warmup_submits\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, ",
-                s.model().dispatch_count(), t.runs, warmed.ms, warmed.runs, warmed.submits, t.median_ms, t.min_ms, t.max_ms);
-    std::printf("\"record_host_us\": %.2f, \"load_ms\": %.1f, \"plans_compiled\": %llu, \"shaders_compiled\": %llu, "
-                "\"plan_cache_hits\": %llu, \"shipped_plan_hits\": %llu, \"per_dispatch\": [",
-                record_us, s.load_ms(), static_cast<unsigned long long>(st.plans_compiled),
-                static_cast<unsigned long long>(st.shaders_compiled), static_cast<unsigned long long>(st.plan_cache_hits),
-                static_cast<unsigned long long>(st.shipped_plan_hits));
-    for (size_t i = 0; i < per.size(); ++i)
-      std::printf("%s{\"name\": \"%s\", \"ms\": %.4f}", i ? ", " : "", per[i].name.c_str(), per[i].median_ms);
-    std::printf("]}\n");
+    nlohmann::json j = {{"model", o.model},
+                        {"device", info.device_name},
+                        {"width", w},
+                        {"height", h},
+                        {"precision", label},
+                        {"tuning", o.gpu.tuning},
+                        {"dispatches", s.model().dispatch_count()},
+                        {"runs", t.runs},
+                        {"clock_warmup_ms", warmed.ms},
+                        {"clock_warmup_runs", warmed.runs},
+                        {"clock_warmup_submits", warmed.submits},
+                        {"median_ms", t.median_ms},
+                        {"min_ms", t.min_ms},
+                        {"max_ms", t.max_ms},
+                        {"record_host_us", record_us},
+                        {"load_ms", s.load_ms()},
+                        {"plans_compiled", st.plans_compiled},
+                        {"shaders_compiled", st.shaders_compiled},
+                        {"plan_cache_hits", st.plan_cache_hits},
+                        {"shipped_plan_hits", st.shipped_plan_hits},
+                        {"per_dispatch", nlohmann::json::array()}};
+    for (const auto& d : per) j["per_dispatch"].push_back({{"name", d.name}, {"ms", d.median_ms}});
+    print_json(j);
     return 0;
   }
-  std::printf("%s on %s, %ux%u, %s, %u dispatches\n", o.model.c_str(), info.device_name, w, h, precision, s.model().dispatch_count());
+  std::printf("%s on %s, %ux%u, %s, tuning %s, %u dispatches\n", o.model.c_str(), info.device_name, w, h, label.c_str(),
+              o.gpu.tuning.c_str(), s.model().dispatch_count());
   std::printf("%-28s %10s\n", "", "ms");
   std::printf("%-28s %10.3f\n", "GPU median", t.median_ms);
   std::printf("%-28s %10.3f\n", "GPU min", t.min_ms);

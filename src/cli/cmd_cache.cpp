@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "cli/commands.hpp"
+#include "cli/print_json.hpp"
 #include "runtime/cache/cache_admin.hpp"
 #include "runtime/cache/plan_cache.hpp"
 
@@ -38,17 +39,21 @@ int list(const CacheOptions& o) {
   const std::filesystem::path path = o.file.empty() ? cache_path(o) : std::filesystem::path(o.file);
   const auto c = cache::list_cache(path);
   if (o.json) {
-    std::printf("{\"path\": \"%s\", \"plans\": [", path.string().c_str());
-    for (size_t i = 0; i < c.plans.size(); ++i) {
-      const auto& p = c.plans[i];
-      std::printf("%s{\"key\": \"%s\", \"model_hash\": \"%s\", \"device\": \"%s\", \"device_digest\": \"%s\", \"options\": \"%s\", "
-                  "\"bytes\": %llu, \"intact\": %s}",
-                  i ? ", " : "", p.key_digest.c_str(), p.model_hash.c_str(), p.device.c_str(), p.device_digest.c_str(), p.options.c_str(),
-                  static_cast<unsigned long long>(p.bytes), p.intact ? "true" : "false");
-    }
-    std::printf("], \"spirv_rows\": %llu, \"pipeline_cache_rows\": %llu, \"measurement_rows\": %llu}\n",
-                static_cast<unsigned long long>(c.spirv_rows), static_cast<unsigned long long>(c.pipeline_cache_rows),
-                static_cast<unsigned long long>(c.measurement_rows));
+    nlohmann::json plans = nlohmann::json::array();
+    for (const auto& p : c.plans)
+      plans.push_back({{"key", p.key_digest},
+                       {"model_hash", p.model_hash},
+                       {"device", p.device},
+                       {"device_digest", p.device_digest},
+                       {"options", p.options},
+                       {"bytes", p.bytes},
+                       {"intact", p.intact}});
+    const nlohmann::json j = {{"path", path.string()},
+                              {"plans", std::move(plans)},
+                              {"spirv_rows", c.spirv_rows},
+                              {"pipeline_cache_rows", c.pipeline_cache_rows},
+                              {"measurement_rows", c.measurement_rows}};
+    print_json(j);
     return 0;
   }
   std::printf("%s\n%zu plan(s), %llu SPIR-V module(s) (%llu KiB), %llu pipeline cache(s) (%llu KiB), %llu measurement(s)\n",

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cli/commands.hpp"
+#include "cli/print_json.hpp"
 #include "cli/gpu_session.hpp"
 
 namespace denox::cli {
@@ -67,11 +68,19 @@ int info(const InfoOptions& o) {
   const Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   const auto i = ctx.info();
   if (o.json) {
-    std::printf("{\"device\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, \"api_version\": \"%u.%u.%u\", \"fp16\": %s, "
-                "\"cooperative_matrix\": %s, \"int8\": %s, \"timestamps\": %s, \"cache\": \"%s\", \"shipped_cache\": \"%s\"}\n",
-                i.device_name, i.vendor_id, i.device_id, VK_API_VERSION_MAJOR(i.api_version), VK_API_VERSION_MINOR(i.api_version),
-                VK_API_VERSION_PATCH(i.api_version), i.fp16_supported ? "true" : "false", i.cooperative_matrix ? "true" : "false",
-                i.int8_supported ? "true" : "false", i.timestamps_supported ? "true" : "false", i.cache_enabled ? i.cache_path : "", i.shipped_cache_path);
+    const nlohmann::json j = {{"device", i.device_name},
+                              {"vendor_id", i.vendor_id},
+                              {"device_id", i.device_id},
+                              {"api_version", std::to_string(VK_API_VERSION_MAJOR(i.api_version)) + "." +
+                                                  std::to_string(VK_API_VERSION_MINOR(i.api_version)) + "." +
+                                                  std::to_string(VK_API_VERSION_PATCH(i.api_version))},
+                              {"fp16", bool(i.fp16_supported)},
+                              {"cooperative_matrix", bool(i.cooperative_matrix)},
+                              {"int8", bool(i.int8_supported)},
+                              {"timestamps", bool(i.timestamps_supported)},
+                              {"cache", i.cache_enabled ? i.cache_path : ""},
+                              {"shipped_cache", i.shipped_cache_path}};
+    print_json(j);
     return 0;
   }
   std::printf("denox %s\n", denox_version_string());

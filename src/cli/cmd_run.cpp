@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/print_json.hpp"
 #include "cli/gpu_session.hpp"
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
@@ -61,16 +62,21 @@ int run_vulkan(const RunOptions& o) {
   if (st.validation_errors > 0)
     fail(ErrorCode::Vulkan, "the validation layer reported " + std::to_string(st.validation_errors) + " error(s) (see the log)");
   if (o.json) {
-    std::printf("{\"backend\": \"vulkan\", \"device\": \"%s\", \"precision\": \"%s\", \"output_shape\": \"%s\", "
-                "\"load_ms\": %.1f, \"run_ms\": %.1f, \"plans_compiled\": %llu, \"plan_cache_hits\": %llu, "
-                "\"shaders_compiled\": %llu, \"shader_cache_hits\": %llu, \"pipeline_cache_hits\": %llu, "
-                "\"shipped_plan_hits\": %llu, \"shipped_shader_hits\": %llu, \"shipped_pipeline_cache_hits\": %llu}\n",
-                info.device_name, precision_label(s.model()).c_str(), out.shape_string().c_str(),
-                s.load_ms(), run_ms, static_cast<unsigned long long>(st.plans_compiled),
-                static_cast<unsigned long long>(st.plan_cache_hits), static_cast<unsigned long long>(st.shaders_compiled),
-                static_cast<unsigned long long>(st.shader_cache_hits), static_cast<unsigned long long>(st.pipeline_cache_hits),
-                static_cast<unsigned long long>(st.shipped_plan_hits), static_cast<unsigned long long>(st.shipped_shader_hits),
-                static_cast<unsigned long long>(st.shipped_pipeline_cache_hits));
+    const nlohmann::json j = {{"backend", "vulkan"},
+                              {"device", info.device_name},
+                              {"precision", precision_label(s.model())},
+                              {"output_shape", out.shape_string()},
+                              {"load_ms", s.load_ms()},
+                              {"run_ms", run_ms},
+                              {"plans_compiled", st.plans_compiled},
+                              {"plan_cache_hits", st.plan_cache_hits},
+                              {"shaders_compiled", st.shaders_compiled},
+                              {"shader_cache_hits", st.shader_cache_hits},
+                              {"pipeline_cache_hits", st.pipeline_cache_hits},
+                              {"shipped_plan_hits", st.shipped_plan_hits},
+                              {"shipped_shader_hits", st.shipped_shader_hits},
+                              {"shipped_pipeline_cache_hits", st.shipped_pipeline_cache_hits}};
+    print_json(j);
     return 0;
   }
   std::printf("output: %s -> %s\n", out.shape_string().c_str(), o.outputs[0].c_str());
