@@ -34,7 +34,7 @@ int bench(BenchOptions o) {
   const auto st = s.stats();
   const std::string label = precision_label(s.model());
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},
+    nlohmann::ordered_json j = {{"model", o.model},
                         {"device", info.device_name},
                         {"width", w},
                         {"height", h},
@@ -54,7 +54,7 @@ int bench(BenchOptions o) {
                         {"shaders_compiled", st.shaders_compiled},
                         {"plan_cache_hits", st.plan_cache_hits},
                         {"shipped_plan_hits", st.shipped_plan_hits},
-                        {"per_dispatch", nlohmann::json::array()}};
+                        {"per_dispatch", nlohmann::ordered_json::array()}};
     for (const auto& d : per) j["per_dispatch"].push_back({{"name", d.name}, {"ms", d.median_ms}});
     print_json(j);
     return 0;

@@ -39,7 +39,7 @@ int list(const CacheOptions& o) {
   const std::filesystem::path path = o.file.empty() ? cache_path(o) : std::filesystem::path(o.file);
   const auto c = cache::list_cache(path);
   if (o.json) {
-    nlohmann::json plans = nlohmann::json::array();
+    nlohmann::ordered_json plans = nlohmann::ordered_json::array();
     for (const auto& p : c.plans)
       plans.push_back({{"key", p.key_digest},
                        {"model_hash", p.model_hash},
@@ -48,7 +48,7 @@ int list(const CacheOptions& o) {
                        {"options", p.options},
                        {"bytes", p.bytes},
                        {"intact", p.intact}});
-    const nlohmann::json j = {{"path", path.string()},
+    const nlohmann::ordered_json j = {{"path", path.string()},
                               {"plans", std::move(plans)},
                               {"spirv_rows", c.spirv_rows},
                               {"pipeline_cache_rows", c.pipeline_cache_rows},

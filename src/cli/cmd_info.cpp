@@ -68,7 +68,7 @@ int info(const InfoOptions& o) {
   const Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   const auto i = ctx.info();
   if (o.json) {
-    const nlohmann::json j = {{"device", i.device_name},
+    const nlohmann::ordered_json j = {{"device", i.device_name},
                               {"vendor_id", i.vendor_id},
                               {"device_id", i.device_id},
                               {"api_version", std::to_string(VK_API_VERSION_MAJOR(i.api_version)) + "." +

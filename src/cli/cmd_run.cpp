@@ -62,7 +62,7 @@ int run_vulkan(const RunOptions& o) {
   if (st.validation_errors > 0)
     fail(ErrorCode::Vulkan, "the validation layer reported " + std::to_string(st.validation_errors) + " error(s) (see the log)");
   if (o.json) {
-    const nlohmann::json j = {{"backend", "vulkan"},
+    const nlohmann::ordered_json j = {{"backend", "vulkan"},
                               {"device", info.device_name},
                               {"precision", precision_label(s.model())},
                               {"output_shape", out.shape_string()},
