@@ -194,7 +194,8 @@ DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, c
 
 /* denox creates its own instance and device (tools, tests, headless use). device_index -1
  * picks the first discrete GPU, else the first device. `validation`: enable the Khronos
- * validation layer (its errors are logged and counted in denox_context_stats). */
+ * validation layer with synchronization validation where the layer has it (its errors are
+ * logged and counted in denox_context_stats). */
 DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
                                                      const denox_context_options* options, denox_context* out_context);
 

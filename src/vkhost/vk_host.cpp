@@ -33,6 +33,14 @@ bool has_layer(const char* name) {
   return std::any_of(layers.begin(), layers.end(), [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
 }
 
+bool layer_has_extension(const char* layer, const char* extension) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, exts.data()) != VK_SUCCESS) return false;
+  return std::any_of(exts.begin(), exts.begin() + n, [&](const auto& e) { return std::strcmp(e.extensionName, extension) == 0; });
+}
+
 void init_volk() {
   static const VkResult r = volkInitialize();
   check(r, "volkInitialize (is libvulkan1 installed?)");
@@ -68,8 +76,17 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
       throw std::runtime_error("the Khronos validation layer is not installed (Debian: vulkan-validationlayers)");
     layers.push_back("VK_LAYER_KHRONOS_validation");
     exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    // Synchronization validation as well: it is what reports a barrier denox failed to record.
+    if (!layer_has_extension("VK_LAYER_KHRONOS_validation", VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME))
+      throw std::runtime_error("the Khronos validation layer lacks VK_EXT_validation_features (synchronization validation)");
+    exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   }
+  const VkValidationFeatureEnableEXT sync_validation = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync_validation;
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  if (validation) ici.pNext = &features;
   ici.pApplicationInfo = &app;
   ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
   ici.ppEnabledLayerNames = layers.data();

@@ -129,7 +129,8 @@ std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::ve
 }
 
 std::vector<HostTensor> run_model_on(const runtime::DeviceContext& ctx, runtime::ExecutableModel& model,
-                                     const std::vector<HostTensor>& inputs) {
+                                     const std::vector<HostTensor>& inputs,
+                                     const std::function<void(runtime::ExecutableModel&)>& before_record) {
   auto device_buffer = [&](VkDeviceSize size) { return device_buffer_on(ctx, size); };
   const auto& shape0 = inputs.at(0).shape;
   model.set_extent(static_cast<uint32_t>(shape0.at(3)), static_cast<uint32_t>(shape0.at(2)));
@@ -147,6 +148,7 @@ std::vector<HostTensor> run_model_on(const runtime::DeviceContext& ctx, runtime:
     out_buffers.push_back(device_buffer(std::max<size_t>(outputs[i].f32.size() * 4, 4)));
     model.bind_output(i, {chw_f32_source(out_buffers.back(), model.output_channels(i))});
   }
+  if (before_record) before_record(model);
   runtime::submit_and_wait(ctx, "test inference", [&](VkCommandBuffer cmd) { model.record(cmd); });
   for (size_t i = 0; i < outputs.size(); ++i)
     runtime::download(ctx, out_buffers[i].handle(), 0, outputs[i].f32.data(), outputs[i].f32.size() * 4);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -43,9 +44,11 @@ runtime::Buffer device_buffer_on(const runtime::DeviceContext& ctx, VkDeviceSize
 // Runs the model once: NCHW fp32 caller buffers (one per input/output), set_extent from input
 // 0's H and W, record, submit, wait, read back.
 std::vector<HostTensor> run_model(runtime::ExecutableModel& model, const std::vector<HostTensor>& inputs);
-// The same on any context (the model must have been made on `ctx`).
+// The same on any context (the model must have been made on `ctx`); `before_record` runs after
+// the bindings, just before record().
 std::vector<HostTensor> run_model_on(const runtime::DeviceContext& ctx, runtime::ExecutableModel& model,
-                                     const std::vector<HostTensor>& inputs);
+                                     const std::vector<HostTensor>& inputs,
+                                     const std::function<void(runtime::ExecutableModel&)>& before_record = {});
 
 // compiled_plan + ExecutableModel (denox-owned memory) + run_model.
 std::vector<HostTensor> run_on_gpu(const compiler::Graph& graph, plan::Precision precision, const std::vector<HostTensor>& inputs);

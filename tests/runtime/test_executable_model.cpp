@@ -129,3 +129,29 @@ TEST_CASE("a context over the caller's device (from_external) runs a model and a
   CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(b.g, inputs).at(0)) <= tolerance(plan::Precision::F16));
   CHECK(own.validation_errors() == 0);
 }
+
+TEST_CASE("the validation layer's synchronization checks see a barrier left out of a model", "[runtime][model][sync]") {
+  // The tests count validation errors as failures; this checks that a missing barrier between
+  // two of denox's dispatches (compute, push descriptors) is among them, i.e. that
+  // synchronization validation is on. Its own context, so the shared device's count stays clean.
+  runtime::OwnDeviceOptions options;
+  options.validation = true;
+  const auto ctx = runtime::DeviceContext::create_own(options);
+  const compiler::Graph g = small_unet();
+  runtime::ExecutableModel model(*ctx, compiled_plan(g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+  const std::vector<HostTensor> inputs = {random_tensor({1, 3, 19, 26}, 77)};
+  const HostTensor expected = reference::run_reference(g, inputs).at(0);
+  CHECK(relative_l2(run_model_on(*ctx, model, inputs).at(0), expected) <= 1e-4);
+  REQUIRE(ctx->validation_errors() == 0);
+
+  // Leave out the first derived barrier after the first command (the recording's own leading
+  // barrier stays): the dispatch after it reads or overwrites what the one before wrote.
+  size_t dropped = 0;
+  run_model_on(*ctx, model, inputs, [&](runtime::ExecutableModel& m) {
+    for (size_t i = 1; i < m.command_count() && dropped == 0; ++i)
+      if (m.drop_barrier_for_testing(i)) dropped = i;
+  });
+  INFO("barrier dropped before command " << dropped << " of " << model.command_count());
+  REQUIRE(dropped > 0);
+  CHECK(ctx->validation_errors() > 0);
+}

@@ -117,6 +117,15 @@ uint32_t compute_queue_family(VkPhysicalDevice pd, uint32_t* timestamp_bits) {
   fail(ErrorCode::MissingFeature, "the Vulkan device has no compute queue");
 }
 
+bool layer_has_extension(const char* layer, const char* extension) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, exts.data()) != VK_SUCCESS) return false;
+  exts.resize(n);
+  return has_extension(exts, extension);
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                      VkDebugUtilsMessageTypeFlagsEXT,
                                                      const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
@@ -152,13 +161,23 @@ VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* 
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
+  // Synchronization validation too: denox derives its own barriers, and only this part of the
+  // layer reports a missing one (a read-after-write hazard between two dispatches).
+  const VkValidationFeatureEnableEXT sync_validation = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync_validation;
+  features.pNext = messenger_info;
+  const bool sync = validation && layer_has_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+  if (sync) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+  if (validation && !sync) spdlog::warn("the validation layer lacks VK_EXT_validation_features: no synchronization validation");
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
   info.enabledLayerCount = static_cast<uint32_t>(layers.size());
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  info.pNext = validation ? messenger_info : nullptr;
+  info.pNext = sync ? static_cast<const void*>(&features) : validation ? messenger_info : nullptr;
   VkInstance instance = VK_NULL_HANDLE;
   vk_check(vkCreateInstance(&info, nullptr, &instance), "vkCreateInstance");
   volkLoadInstanceOnly(instance);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/plan/plan.hpp"
@@ -112,6 +113,10 @@ class ExecutableModel {
   bool external_memory() const { return external_memory_; }
   size_t barrier_count() const;
   std::vector<std::string> command_names() const;
+  // Tests only: drops the derived barrier before command `index`, if it has one (returns
+  // whether it had): a missing barrier that the validation layer's synchronization checks must
+  // report. Undone by the next set_extent() or bind_*().
+  bool drop_barrier_for_testing(size_t index) { return std::exchange(commands_.at(index).barrier_before, false); }
 
  private:
   // One recorded dispatch with everything vkCmdPushDescriptorSetKHR and vkCmdDispatch need.
