@@ -457,7 +457,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // DENOX_BENCH_VARIANTS=FILE: kernel experiments on the fused (heuristic) plan. Each line of
   // FILE: "label ; DEF=V DEF=V ; /layer/Conv=config, /layer/Conv=config" (both parts may be
   // empty; '#' starts a comment): the defines are added to every conv2d_coopmat,
-  // conv2d_coopmat_up2 and conv2d_coopmat_q8 pipeline (target.coop_head=0 and the like switch
+  // conv2d_coopmat_up2, conv2d_coopmat_q8 and conv_tail_ring pipeline (target.coop_head=0 and the like switch
   // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision;
   // bench.twice=1 runs every dispatch twice in a row, the second named "again ...";
   // bench.prewarm=1 runs it on one workgroup first, named "warm ..."), the
@@ -510,7 +510,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         else extra.push_back({key, value});
       }
       plan::Plan p = compile(g, plan::Precision::F16, t);
-      add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_q8"});
+      add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_q8", "conv_tail_ring"});
       // bench.twice=1: every dispatch runs twice in a row, the second as "again <name>" (timing
       // only: a tail's ring adds into its output twice), so that the second shows what the
       // first paid for its start (instructions and weights not yet cached).

@@ -286,7 +286,7 @@ void dispatch_tail_ring(PlanBuilder& b, const ConvIo& io, const CoopConvConfig& 
   if (tail.bias) bindings.push_back(*tail.bias);
   spec.binding_count = static_cast<uint32_t>(bindings.size());
   spec.push_constant_count = static_cast<uint32_t>(tail.push.size());
-  spec.local_size = {128, 1, 1};
+  spec.local_size = {64, 1, 1};  // the shader's RING_THREADS
   b.dispatch(io.name + " (tail ring)", b.pipeline(spec), std::move(bindings), {tail.push.begin(), tail.push.end()}, tail.ring_groups);
 }
 
