@@ -57,6 +57,7 @@ int bench(BenchOptions o) {
                         {"per_dispatch", nlohmann::ordered_json::array()}};
     for (const auto& d : per) j["per_dispatch"].push_back({{"name", d.name}, {"ms", d.median_ms}});
     print_json(j);
+    fail_on_validation_errors(st);
     return 0;
   }
   std::printf("%s on %s, %ux%u, %s, tuning %s, %u dispatches\n", o.model.c_str(), info.device_name, w, h, label.c_str(),
@@ -78,6 +79,7 @@ int bench(BenchOptions o) {
     for (const auto& d : per) std::printf("%-48s %10.4f %6.1f%%\n", d.name.c_str(), d.median_ms, 100.0 * d.median_ms / total);
     std::printf("%-48s %10.4f\n", "sum", total);
   }
+  fail_on_validation_errors(st);
   return 0;
 }
 
@@ -93,7 +95,7 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--shipped-cache", g.shipped_cache_path,
                   "A read-only cache shipped with an application (`denox cache export`), read after the writable one, never "
                   "written; an error if it is missing or not a denox cache");
-  cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer");
+  cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer, synchronization validation included; its errors fail the command");
   cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model), measure (tuned on this GPU, cached) or exhaustive")
       ->check(CLI::IsMember({"heuristic", "measure", "exhaustive"}));
 }

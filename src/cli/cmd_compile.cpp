@@ -85,9 +85,10 @@ int compile(const CompileOptions& o) {
   }
   if (o.json) {
     std::printf("%s\n", report.c_str());
-    return 0;
+  } else {
+    print_table(nlohmann::json::parse(report));
   }
-  print_table(nlohmann::json::parse(report));
+  fail_on_validation_errors(ctx.stats());
   return 0;
 }
 

@@ -59,8 +59,7 @@ int run_vulkan(const RunOptions& o) {
   write_tensor(o.outputs[0], out);
   const auto st = s.stats();
   const auto info = s.context().info();
-  if (st.validation_errors > 0)
-    fail(ErrorCode::Vulkan, "the validation layer reported " + std::to_string(st.validation_errors) + " error(s) (see the log)");
+  fail_on_validation_errors(st);
   if (o.json) {
     const nlohmann::ordered_json j = {{"backend", "vulkan"},
                               {"device", info.device_name},

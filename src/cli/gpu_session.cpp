@@ -21,6 +21,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void fail_on_validation_errors(const denox_stats& stats) {
+  if (stats.validation_errors > 0)
+    fail(ErrorCode::Vulkan, "the validation layer reported " + std::to_string(stats.validation_errors) + " error(s) (see the log)");
+}
+
 denox_context_options context_options(const GpuOptions& options) {
   denox_context_options co{};
   co.cache_path = options.cache_path.empty() ? nullptr : options.cache_path.c_str();

@@ -29,6 +29,9 @@ struct GpuOptions {
 
 // The context options of --cache, --no-cache and --shipped-cache; points into `options`.
 denox_context_options context_options(const GpuOptions& options);
+// --validation: the layer's errors (synchronization hazards included) were logged as they came;
+// after a command's output, any at all fail it (exit status 1).
+void fail_on_validation_errors(const denox_stats& stats);
 
 // "fp32", "fp16", "int8", else auto.
 denox_precision parse_precision(const std::string& p);
