@@ -4,8 +4,8 @@ events) per network and size, with PyTorch's time over denox's.
 
   side_by_side.py DENOX_JSONL [TORCH_JSONL]
 
-DENOX_JSONL: one `denox bench --json` object per line, with the fields run_gpu.sh adds ("arch",
-"tuning": heuristic or measure). TORCH_JSONL: bench/torch_oidn.py --json lines (optional; the
+DENOX_JSONL: one `denox bench --json` object per line (its "tuning": heuristic or measure), with
+the "arch" that run_gpu.sh adds. TORCH_JSONL: bench/torch_oidn.py --json lines (optional; the
 PyTorch columns stay empty without it). Where a run is missing its cell is "-": the table never
 invents a number. The ratio columns divide PyTorch's best mode (the lowest median of eager,
 CUDA graph and torch.compile) by denox's tuned plan, fp16 and int8.

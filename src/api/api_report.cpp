@@ -71,7 +71,8 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
     }
     j["schedule"] = std::move(steps);
   }
-  return j.dump();
+  // Node names come from the model: bytes that are not UTF-8 become U+FFFD instead of throwing.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace denox::api

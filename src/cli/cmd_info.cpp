@@ -81,6 +81,7 @@ int info(const InfoOptions& o) {
                               {"cache", i.cache_enabled ? i.cache_path : ""},
                               {"shipped_cache", i.shipped_cache_path}};
     print_json(j);
+    fail_on_validation_errors(ctx.stats());
     return 0;
   }
   std::printf("denox %s\n", denox_version_string());
@@ -98,6 +99,7 @@ int info(const InfoOptions& o) {
   std::printf("\nWhat an engine enables at device creation for denox:\n");
   for (uint32_t k = 0; k < n; ++k) std::printf("  %-9s %-56s %s\n", reqs[k].required ? "required" : "optional", reqs[k].name, reqs[k].why);
   print_devices(i);
+  fail_on_validation_errors(ctx.stats());
   return 0;
 }
 

@@ -22,8 +22,9 @@ void check(VkResult r, const char* what);
 
 class Device {
  public:
-  // Creates an instance (with the Khronos validation layer when `validation`; its errors are
-  // counted and printed) and a device with every extension and feature denox lists as
+  // Creates an instance (with the Khronos validation layer and its synchronization validation
+  // when `validation`, refused if the layer lacks VK_EXT_validation_features: the tests rely on
+  // it; its errors are counted and printed) and a device with every extension and feature denox lists as
   // required or optional that the physical device supports. device_index -1: the first
   // discrete GPU, else the first device. `bare`: enable no extension and no feature (tests of
   // denox's missing-feature errors).

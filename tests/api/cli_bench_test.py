@@ -16,7 +16,7 @@ import sys
 def bench(denox, model, *extra, env=None):
     args = [denox, "bench", model, "--size", "37x29", "--runs", "2", "--warmup", "1", "--json", "--no-cache", "--validation", *extra]
     p = subprocess.run(args, capture_output=True, text=True, env=env)
-    if p.returncode != 0 or "validation error" in p.stderr:
+    if p.returncode != 0 or ("validation error" in p.stderr or "vulkan validation" in p.stderr):
         sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
     return json.loads(p.stdout)
 

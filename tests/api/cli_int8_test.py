@@ -18,7 +18,7 @@ import numpy as np
 
 def run(args, env=None, ok=True):
     p = subprocess.run(args, capture_output=True, text=True, env=env)
-    if ok and (p.returncode != 0 or "validation error" in p.stderr):
+    if ok and (p.returncode != 0 or ("validation error" in p.stderr or "vulkan validation" in p.stderr)):
         sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
     if not ok and p.returncode == 0:
         sys.exit(f"FAILED (should have been refused): {' '.join(args)}\n{p.stdout}")
