@@ -35,26 +35,26 @@ int bench(BenchOptions o) {
   const std::string label = precision_label(s.model());
   if (o.json) {
     nlohmann::ordered_json j = {{"model", o.model},
-                        {"device", info.device_name},
-                        {"width", w},
-                        {"height", h},
-                        {"precision", label},
-                        {"tuning", o.gpu.tuning},
-                        {"dispatches", s.model().dispatch_count()},
-                        {"runs", t.runs},
-                        {"clock_warmup_ms", warmed.ms},
-                        {"clock_warmup_runs", warmed.runs},
-                        {"clock_warmup_submits", warmed.submits},
-                        {"median_ms", t.median_ms},
-                        {"min_ms", t.min_ms},
-                        {"max_ms", t.max_ms},
-                        {"record_host_us", record_us},
-                        {"load_ms", s.load_ms()},
-                        {"plans_compiled", st.plans_compiled},
-                        {"shaders_compiled", st.shaders_compiled},
-                        {"plan_cache_hits", st.plan_cache_hits},
-                        {"shipped_plan_hits", st.shipped_plan_hits},
-                        {"per_dispatch", nlohmann::ordered_json::array()}};
+                                {"device", info.device_name},
+                                {"width", w},
+                                {"height", h},
+                                {"precision", label},
+                                {"tuning", o.gpu.tuning},
+                                {"dispatches", s.model().dispatch_count()},
+                                {"runs", t.runs},
+                                {"clock_warmup_ms", warmed.ms},
+                                {"clock_warmup_runs", warmed.runs},
+                                {"clock_warmup_submits", warmed.submits},
+                                {"median_ms", t.median_ms},
+                                {"min_ms", t.min_ms},
+                                {"max_ms", t.max_ms},
+                                {"record_host_us", record_us},
+                                {"load_ms", s.load_ms()},
+                                {"plans_compiled", st.plans_compiled},
+                                {"shaders_compiled", st.shaders_compiled},
+                                {"plan_cache_hits", st.plan_cache_hits},
+                                {"shipped_plan_hits", st.shipped_plan_hits},
+                                {"per_dispatch", nlohmann::ordered_json::array()}};
     for (const auto& d : per) j["per_dispatch"].push_back({{"name", d.name}, {"ms", d.median_ms}});
     print_json(j);
     fail_on_validation_errors(st);
@@ -95,7 +95,8 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
   cmd->add_option("--shipped-cache", g.shipped_cache_path,
                   "A read-only cache shipped with an application (`denox cache export`), read after the writable one, never "
                   "written; an error if it is missing or not a denox cache");
-  cmd->add_flag("--validation", g.validation, "Enable the Khronos validation layer, synchronization validation included; its errors fail the command");
+  cmd->add_flag("--validation", g.validation,
+                "Enable the Khronos validation layer, synchronization validation included; its errors fail the command");
   cmd->add_option("--tuning", g.tuning, "Schedule: heuristic (cost model), measure (tuned on this GPU, cached) or exhaustive")
       ->check(CLI::IsMember({"heuristic", "measure", "exhaustive"}));
 }

@@ -49,10 +49,10 @@ int list(const CacheOptions& o) {
                        {"bytes", p.bytes},
                        {"intact", p.intact}});
     const nlohmann::ordered_json j = {{"path", path.string()},
-                              {"plans", std::move(plans)},
-                              {"spirv_rows", c.spirv_rows},
-                              {"pipeline_cache_rows", c.pipeline_cache_rows},
-                              {"measurement_rows", c.measurement_rows}};
+                                      {"plans", std::move(plans)},
+                                      {"spirv_rows", c.spirv_rows},
+                                      {"pipeline_cache_rows", c.pipeline_cache_rows},
+                                      {"measurement_rows", c.measurement_rows}};
     print_json(j);
     return 0;
   }

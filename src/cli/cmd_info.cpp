@@ -69,17 +69,17 @@ int info(const InfoOptions& o) {
   const auto i = ctx.info();
   if (o.json) {
     const nlohmann::ordered_json j = {{"device", i.device_name},
-                              {"vendor_id", i.vendor_id},
-                              {"device_id", i.device_id},
-                              {"api_version", std::to_string(VK_API_VERSION_MAJOR(i.api_version)) + "." +
-                                                  std::to_string(VK_API_VERSION_MINOR(i.api_version)) + "." +
-                                                  std::to_string(VK_API_VERSION_PATCH(i.api_version))},
-                              {"fp16", bool(i.fp16_supported)},
-                              {"cooperative_matrix", bool(i.cooperative_matrix)},
-                              {"int8", bool(i.int8_supported)},
-                              {"timestamps", bool(i.timestamps_supported)},
-                              {"cache", i.cache_enabled ? i.cache_path : ""},
-                              {"shipped_cache", i.shipped_cache_path}};
+                                      {"vendor_id", i.vendor_id},
+                                      {"device_id", i.device_id},
+                                      {"api_version", std::to_string(VK_API_VERSION_MAJOR(i.api_version)) + "." +
+                                                      std::to_string(VK_API_VERSION_MINOR(i.api_version)) + "." +
+                                                      std::to_string(VK_API_VERSION_PATCH(i.api_version))},
+                                      {"fp16", bool(i.fp16_supported)},
+                                      {"cooperative_matrix", bool(i.cooperative_matrix)},
+                                      {"int8", bool(i.int8_supported)},
+                                      {"timestamps", bool(i.timestamps_supported)},
+                                      {"cache", i.cache_enabled ? i.cache_path : ""},
+                                      {"shipped_cache", i.shipped_cache_path}};
     print_json(j);
     fail_on_validation_errors(ctx.stats());
     return 0;
