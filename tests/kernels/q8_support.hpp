@@ -13,6 +13,7 @@
 #include "graph_builder.hpp"
 #include "kernels/implementations.hpp"
 #include "kernels/lower_portable.hpp"
+#include "modelgen/oidn_unet.hpp"
 #include "runtime/vulkan/device_context.hpp"
 
 namespace denox::testing {
@@ -45,8 +46,9 @@ void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const
 // on `sample` (one input set), or none (fp16 plans) where it is empty.
 kernels::LoweringTarget h100_int8_target(const compiler::Graph& g, const std::vector<HostTensor>& sample);
 
-// The heuristic plan of OIDN balanced (pad/crop) with `channels` input channels on an H100-like
-// target, int8 (calibrated on one random image) or fp16.
-plan::Plan oidn_heuristic_plan(int channels, bool int8);
+// The heuristic plan of OIDN balanced (or `size`; pad/crop) with `channels` input channels on an
+// H100-like target, int8 (calibrated on one random image) or fp16.
+plan::Plan oidn_heuristic_plan(int channels, bool int8,
+                               modelgen::OidnUnetOptions::Size size = modelgen::OidnUnetOptions::Size::Balanced);
 
 }  // namespace denox::testing

@@ -385,3 +385,25 @@ TEST_CASE("the int8 heuristic plan runs a 3-channel enc_conv0 in enc_conv1's HEA
     CHECK(families(plan).at("conv2d_coopmat_q8") >= 10);  // the other convs stay int8
   }
 }
+
+TEST_CASE("the int8 heuristic plan reads dec_conv1a's upsampled input as int8 only with at most 32 output channels", "[kernels][q8-plan]") {
+  // The cost model's X0_Q8 factors (cost_model.cpp): on the H100 OIDN small's dec_conv1a (32 + 3
+  // -> 32 channels) ran 0.167-0.172 ms with an int8 X0 against 0.198 in fp16 at 1920x1088, and
+  // the tuner kept balanced's (64 + 3 -> 64) in fp16. With one factor for both, the small
+  // network's heuristic plan read it in fp16.
+  using Size = modelgen::OidnUnetOptions::Size;
+  for (Size size : {Size::Small, Size::Balanced}) {
+    const bool small = size == Size::Small;
+    INFO((small ? "small" : "balanced"));
+    const plan::Plan plan = oidn_heuristic_plan(3, true, size);
+    int up2 = 0;
+    for (const auto& d : plan.dispatches) {
+      const plan::Pipeline& p = plan.pipelines[d.pipeline];
+      if (p.family != "conv2d_coopmat_up2") continue;
+      ++up2;
+      CHECK_THAT(d.name, Catch::Contains("dec_conv1a"));
+      CHECK(define(p, "X0_Q8") == (small ? "1" : ""));
+    }
+    CHECK(up2 == 1);
+  }
+}
