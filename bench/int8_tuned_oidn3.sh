@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Measured tuning of OIDN balanced (or ARCH) with a 3-channel input (random weights, the issue's gate model,
-# as bench/conv_layers.cpp's end-to-end plan) in fp16 and in int8 through the CLI, on the GPU
-# machine (~2 minutes): calibration on 8 random 256x256 images, `denox compile` (measure) on a
-# fresh cache, then `denox bench --tuning measure` of each plan.
+# Measured tuning of an OIDN U-Net with a 3-channel input (random weights; ARCH=balanced, the
+# default, is the issue's gate model and bench/conv_layers.cpp's end-to-end plan) in fp16 and in
+# int8 through the CLI, on the GPU machine (~2 minutes): calibration on 8 random 256x256 images,
+# `denox compile` (measure) on a fresh cache, then `denox bench --tuning measure` of each plan.
 #
 # Here:   stage as bench/int8_product.sh says (denox, denox_pathtracer -> .device)
 # There:  source .device/env.sh; bash bench/int8_tuned_oidn3.sh     (device tool, carry [".device"])
-# Knobs: ARCH (balanced; small), SIZE (1920x1088), RUNS (50), OUT, WORK. The heuristic schedules are
-# printed too (`compile --no-measure`), to compare the configurations with the tuned ones.
+# Knobs: ARCH (balanced or small), SIZE (1920x1088), RUNS (50), OUT (/tmp/denox-int8-oidn3-ARCH),
+# WORK. The heuristic schedules go to $OUT/compile-oidn3-{fp16,int8}-heuristic.txt
+# (`compile --no-measure`), to compare their configurations with the tuned ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/denox-int8-oidn3}
+arch=${ARCH:-balanced}
+out=${OUT:-/tmp/denox-int8-oidn3-$arch}
 work=${WORK:-/tmp/denox-int8-oidn3-work}
 mkdir -p "$out" "$work"
-arch=${ARCH:-balanced}
 model="$work/oidn_${arch}_3ch.onnx"
 denox make-model "$model" --arch "$arch" --channels 3 --pad-crop --seed 7
 source bench/calibration_images.sh

@@ -95,8 +95,8 @@ LoweringTarget h100_int8_target(const compiler::Graph& g, const std::vector<Host
   return target;
 }
 
-// The heuristic plan of OIDN balanced (pad/crop) with `channels` input channels on an H100-like
-// target, int8 (calibrated on one random image) or fp16.
+// The heuristic plan of OIDN `size` (balanced by default; pad/crop) with `channels` input channels
+// on an H100-like target, int8 (calibrated on one random image) or fp16.
 plan::Plan oidn_heuristic_plan(int channels, bool int8, modelgen::OidnUnetOptions::Size size) {
   const compiler::Graph g = oidn(size, true, channels);
   const std::vector<HostTensor> sample = int8 ? std::vector<HostTensor>{random_tensor({1, channels, 40, 48}, 5)} : std::vector<HostTensor>{};

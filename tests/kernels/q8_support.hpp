@@ -46,8 +46,8 @@ void check_sizes(const runtime::DeviceContext& ctx, const GraphBuilder& b, const
 // on `sample` (one input set), or none (fp16 plans) where it is empty.
 kernels::LoweringTarget h100_int8_target(const compiler::Graph& g, const std::vector<HostTensor>& sample);
 
-// The heuristic plan of OIDN balanced (or `size`; pad/crop) with `channels` input channels on an
-// H100-like target, int8 (calibrated on one random image) or fp16.
+// The heuristic plan of OIDN `size` (balanced by default; pad/crop) with `channels` input channels
+// on an H100-like target, int8 (calibrated on one random image) or fp16.
 plan::Plan oidn_heuristic_plan(int channels, bool int8,
                                modelgen::OidnUnetOptions::Size size = modelgen::OidnUnetOptions::Size::Balanced);
 

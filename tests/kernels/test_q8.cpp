@@ -394,7 +394,7 @@ TEST_CASE("the int8 heuristic plan reads dec_conv1a's upsampled input as int8 on
   using Size = modelgen::OidnUnetOptions::Size;
   for (Size size : {Size::Small, Size::Balanced}) {
     const bool small = size == Size::Small;
-    INFO((small ? "small" : "balanced"));
+    INFO((small ? "small" : "balanced"));  // (the macro streams its argument)
     const plan::Plan plan = oidn_heuristic_plan(3, true, size);
     int up2 = 0;
     for (const auto& d : plan.dispatches) {

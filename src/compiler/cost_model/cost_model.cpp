@@ -26,14 +26,17 @@ constexpr double kCoopQ8 = 0.65;
 // conv2d_coopmat_up2 with an int8 X0 (X0_Q8): int8 multiplies for the upsampled channels, fp16
 // ones for the skip. Measured slower than fp16 on the H100 (OIDN balanced 1920x1088, heuristic
 // configurations: dec_conv1a 0.446 ms against 0.409, dec_conv2a 0.253 against 0.221, dec_conv3a
-// and 4a alike; bench/RESULTS.md, 2026-11-26 fifth session), so the heuristic leaves it to
-// measured tuning. With at most 32 output channels it is the faster one: OIDN small's dec_conv1a
-// (32 + 3 -> 32 channels, 16x16 one-phase tiles) took 0.167 ms against 0.198 at 1920x1088 and
-// 0.077 against 0.091 at 1280x720 (the tuner's picks against the heuristic's; bench/RESULTS.md,
-// 2026-11-28), where balanced's (64 + 3 -> 64) stays in fp16 in every tuned plan.
+// and 4a alike; bench/RESULTS.md, 2026-11-26 fifth session), so above 32 output channels the
+// heuristic leaves it to measured tuning. With at most 32 it was the faster one: OIDN small's
+// dec_conv1a (32 + 3 -> 32 channels, 16x16 one-phase tiles) took 0.167-0.172 ms against 0.198 at
+// 1920x1088 and 0.077-0.080 against 0.091 at 1280x720 (bench/RESULTS.md, 2026-11-28), where
+// balanced's (64 + 3 -> 64) stays in fp16 in every tuned plan. That is one layer on each side;
+// the output channels stand in for what differs with them (X0's channels, the channel tile, the
+// shared memory a workgroup takes). Both factors multiply the NHWC input's: the time relative to
+// the NHWC fp16 conv.
 constexpr double kCoopUp2Q8X0 = 1.1;
-constexpr double kCoopUp2Q8X0Narrow = 0.85;  // at most 32 output channels
-constexpr int64_t kUp2Q8X0NarrowChannels = 32;
+constexpr double kCoopUp2Q8X0Cout32 = 0.85;  // at most kUp2Q8X0MaxCout output channels
+constexpr int64_t kUp2Q8X0MaxCout = 32;
 // A conv of a narrow input (at most 12 channels, e.g. the image a denoiser's enc_conv0 reads) is
 // bound by neither its multiplies nor its bytes but by each small workgroup's image loads and
 // barriers: on the H100 OIDN's enc_conv0 at 1920x1088 took 0.095 ms with 3 channels (NARROW, one
@@ -134,8 +137,8 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
       tflops = kCoopTflops;
       if (impl.input_layout(0) == kernels::Layout::NHWC || impl.fusion.head) tflops /= kCoopNhwcInput;
       if (impl.input_layout(0) == kernels::Layout::NHWC_Q8) {
-        const bool narrow_out = values->at(g.tensor(w).shape.at(0)) <= kUp2Q8X0NarrowChannels;
-        tflops /= kCoopNhwcInput * (narrow_out ? kCoopUp2Q8X0Narrow : kCoopUp2Q8X0);
+        const int64_t c_out = values->at(g.tensor(w).shape.at(0));
+        tflops /= kCoopNhwcInput * (c_out <= kUp2Q8X0MaxCout ? kCoopUp2Q8X0Cout32 : kCoopUp2Q8X0);
       }
       if (impl.output_layout == kernels::Layout::NHWC) tflops /= kCoopNhwcOutput;
     }
