@@ -243,10 +243,10 @@ int x0_q8_pipelines(const plan::Plan& plan) {
 
 }  // namespace
 
-TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 9- and a 16-channel fp16 skip, fp16 or int8 output, emulated", "[kernels][q8-emulate]") {
+TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 3-, 9- and 16-channel fp16 skip, fp16 or int8 output, emulated", "[kernels][q8-emulate]") {
   const auto& caps = device().caps();
   if (!fp16_available(caps)) return;
-  for (int64_t skip : {9, 16})
+  for (int64_t skip : {3, 9, 16})  // (3: OIDN small's dec_conv1a, whose heuristic int8 plan takes X0_Q8)
     for (bool y_q8 : {false, true}) {
       INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output");
       // 32 output channels: one B fragment per subgroup, as emulated plans take (up2_q8_fits).
@@ -261,7 +261,7 @@ TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 9- and a 16-channel fp16 skip, 
 TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices", "[kernels][q8]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
-  for (int64_t skip : {9, 16})
+  for (int64_t skip : {3, 9, 16})
     for (bool y_q8 : {false, true})
       for (int64_t c_out : {32, 64}) {
         INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output, " << c_out << " output channels");
