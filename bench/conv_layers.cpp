@@ -460,7 +460,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // conv2d_coopmat_up2, conv2d_coopmat_q8 and conv_tail_ring pipeline (target.coop_head=0 and the like switch
   // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision;
   // bench.twice=1 runs every dispatch twice in a row, the second named "again ...";
-  // bench.prewarm=1 runs it on one workgroup first, named "warm ..."), the
+  // bench.prewarm=1 runs it on one workgroup first, named "warm ..."; bench.overlap_warm=1 runs
+  // the next one on one workgroup right after it, with no barrier between them), the
   // configurations replace the heuristic's for those convs.
   // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
   // output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
