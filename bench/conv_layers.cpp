@@ -85,6 +85,7 @@ struct Timing {
   double ms = 0;  // sum over the commands but the io adapters and "mk*" (serialized), or the total
   std::vector<std::pair<std::string, double>> commands;  // per command, adapters included
   std::vector<uint16_t> output;      // fp16 CHW output 0, when asked for
+  size_t barriers = 0;               // the barriers record() derives (serialize adds more)
 };
 
 // Builds `plan` into a model, binds fp16 CHW buffers (inputs[i] for input i, `out` for output
@@ -109,9 +110,23 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   std::vector<std::vector<double>> per(model.command_count());
   std::vector<double> totals;
   const auto names = model.command_names();
+  // DENOX_BENCH_BRACKET=1: the end-to-end (not serialized) runs write only a first and a last
+  // timestamp around record(), no timestamp between commands: the NVIDIA driver makes commands
+  // after a timestamp wait for it, so per-command timestamps would order dispatches that no
+  // barrier orders (bench.overlap_warm). The per-command times then read 0 but the last, the whole.
+  const bool bracket = !serialize && std::getenv("DENOX_BENCH_BRACKET") && std::string(std::getenv("DENOX_BENCH_BRACKET")) == "1";
   auto submit_records = [&] {
     runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) {
-      for (VkQueryPool pool : pools) model.record(cmd, pool, serialize);
+      for (VkQueryPool pool : pools) {
+        if (!bracket) {
+          model.record(cmd, pool, serialize);
+          continue;
+        }
+        vk.vkCmdResetQueryPool(cmd, pool, 0, queries);
+        vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 0);
+        model.record(cmd);
+        vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, queries - 1);
+      }
     });
   };
   // Warm-up: the clock drops while the host builds a model (new pipelines compile for seconds),
@@ -124,9 +139,16 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
     submit_records();
     for (VkQueryPool pool : pools) {
       std::vector<uint64_t> stamps(queries);
-      runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, 0, queries, stamps.size() * 8, stamps.data(), 8,
-                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                        "vkGetQueryPoolResults");
+      if (bracket) {  // only the first and the last query were written; the others read as the first
+        for (uint32_t q : {0u, queries - 1})
+          runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, q, 1, 8, &stamps[q], 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                            "vkGetQueryPoolResults");
+        for (uint32_t q = 1; q + 1 < queries; ++q) stamps[q] = stamps[0];
+      } else {
+        runtime::vk_check(vk.vkGetQueryPoolResults(ctx.device(), pool, 0, queries, stamps.size() * 8, stamps.data(), 8,
+                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                          "vkGetQueryPoolResults");
+      }
       const double ns = ctx.caps().timestamp_period_ns;
       double sum = 0;
       for (size_t i = 0; i + 1 < queries; ++i) {
@@ -140,6 +162,7 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   for (VkQueryPool pool : pools) vk.vkDestroyQueryPool(ctx.device(), pool, nullptr);
   Timing t;
   t.ms = median(totals);
+  t.barriers = model.barrier_count();
   for (size_t i = 0; i < per.size(); ++i) t.commands.emplace_back(names[i], median(per[i]));
   if (read_output) {
     const auto shape = model.output_shape(0);
@@ -540,9 +563,12 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         p.dispatches = std::move(warmed);
       }
       // bench.overlap_warm=1 (experiment): right after every dispatch, the next one on one
-      // workgroup with every scratch binding moved to a shadow tensor nobody else touches, so no
-      // barrier separates it from the dispatch before it: does warming code and weights while the
-      // previous dispatch drains pay end to end? Named "warm <name>".
+      // workgroup with every scratch binding moved to a shadow tensor nobody else touches, so
+      // record() derives no barrier between it and the dispatch before it where that dispatch
+      // starts a barrier window (every dispatch of a chain like OIDN's; the variant line prints
+      // the barrier count, which must not grow): does warming code and weights while the
+      // previous dispatch drains pay end to end? Named "warm <name>". Time it with
+      // DENOX_BENCH_BRACKET=1 (measure above).
       if (overlap_warm) {
         const ValueId one = p.inputs.at(0).shape[0];
         ValueId biggest = p.scratch.at(0).size_bytes;
@@ -569,8 +595,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       }
       const Timing e2e = measure(ctx, p, W, H, {&in}, out, false, 3, true);
       if (first_out.empty()) first_out = e2e.output;
-      std::printf("%-24s %8.3f ms  rel L2 %.1e  (%s | %s)\n", parts[0].c_str(), e2e.ms, rel_l2(e2e.output, first_out), parts[1].c_str(),
-                  parts[2].c_str());
+      std::printf("%-24s %8.3f ms  rel L2 %.1e  %zu barriers  (%s | %s)\n", parts[0].c_str(), e2e.ms, rel_l2(e2e.output, first_out),
+                  e2e.barriers, parts[1].c_str(), parts[2].c_str());
       std::fflush(stdout);
       labels.push_back(parts[0]);
       serial.push_back(measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false));

@@ -11,7 +11,9 @@
 #         of the fused plan (coop pipelines without MMAs / without global loads),
 #         DENOX_BENCH_VARIANTS=FILE compares kernel variants (extra defines, per-conv configs;
 #         format in bench/conv_layers.cpp) per dispatch, DENOX_BENCH_PLAN_DIR keeps their plans,
-#         DENOX_BENCH_REPEAT=N measures each end-to-end plan N more times. Every measurement
+#         DENOX_BENCH_REPEAT=N measures each end-to-end plan N more times, DENOX_BENCH_BRACKET=1
+#         times end to end with only a first and a last timestamp (as `denox bench`; the
+#         per-command ones order the commands on NVIDIA's driver). Every measurement
 #         first keeps the GPU busy for 0.3 s (the clock drops while pipelines compile).
 set -uo pipefail
 cd "$(dirname "$0")/.."
