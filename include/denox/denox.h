@@ -496,7 +496,10 @@ DENOX_API void denox_cmd_output_barrier(denox_context context, VkCommandBuffer c
 /* For benchmarks: records like denox_model_record plus a timestamp after each dispatch (query 0
  * before the first) into `query_pool`, which must hold at least denox_model_dispatch_count() + 1
  * timestamp queries (denox resets them in `cmd`). `serialize`: a barrier before every dispatch,
- * so that consecutive timestamps are per-dispatch times. Not a frame boundary: it records the
+ * so that consecutive timestamps are per-dispatch times. Without it the timestamps still order
+ * the dispatches on NVIDIA's driver (commands after a timestamp wait for it), which costs 1-2% on
+ * an H100: to time a whole frame, write your own first and last timestamp around
+ * denox_model_record() instead (as `denox bench` does). Not a frame boundary: it records the
  * running plan and never swaps (the pool was sized for it). */
 DENOX_API uint32_t denox_model_dispatch_count(denox_model model);
 DENOX_API denox_result denox_model_record_timed(denox_model model, VkCommandBuffer cmd, VkQueryPool query_pool,

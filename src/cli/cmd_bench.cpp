@@ -1,6 +1,8 @@
 // `denox bench MODEL.onnx --size WxH`: GPU time of one model at one resolution, measured with
 // Vulkan timestamp queries (median of --runs after --warmup-ms of back-to-back inferences and
-// --warmup runs), plus a per-dispatch table and the host cost of record(). `--json` prints one
+// --warmup runs; a timestamp before and after each frame only, since per-dispatch ones order
+// the dispatches on NVIDIA's driver), plus a per-dispatch table (serialized) and the host cost
+// of record(). `--json` prints one
 // object for scripts (bench/).
 #include <cstdio>
 #include <random>

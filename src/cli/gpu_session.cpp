@@ -146,12 +146,9 @@ HostTensor GpuSession::run(const HostTensor& input) {
 }
 
 Timing GpuSession::time_model(int warmup, int runs) {
-  const uint32_t n = model_.dispatch_count();
-  auto all = vkhost::timed_runs(*dev_, n + 1, warmup + runs, [&](VkCommandBuffer cmd, VkQueryPool pool) {
-    model_.record_timed(cmd, pool, false);
-  });
-  std::vector<double> totals;
-  for (size_t r = static_cast<size_t>(warmup); r < all.size(); ++r) totals.push_back(all[r].back());
+  // A frame as an engine records it: the timestamps only around it (vkhost::timed_frames).
+  const std::vector<double> all = vkhost::timed_frames(*dev_, warmup + runs, [&](VkCommandBuffer cmd) { model_.record(cmd); });
+  const std::vector<double> totals(all.begin() + warmup, all.end());
   Timing t;
   t.runs = runs;
   t.median_ms = median(totals);

@@ -126,6 +126,12 @@ class Image {
 std::vector<std::vector<double>> timed_runs(const Device& dev, uint32_t query_count, int runs,
                                            const std::function<void(VkCommandBuffer, VkQueryPool)>& fn);
 
+// Whole-frame times in ms: records `fn` `runs` times, each between a first and a last
+// timestamp of its own, with none in between. That is what an engine's frame pays: on NVIDIA's
+// driver commands after a timestamp wait for it, so per-dispatch timestamps
+// (denox_model_record_timed) order the dispatches and add 1-2% on an H100.
+std::vector<double> timed_frames(const Device& dev, int runs, const std::function<void(VkCommandBuffer)>& fn);
+
 // fp32 <-> IEEE half.
 uint16_t to_half(float f);
 float from_half(uint16_t h);

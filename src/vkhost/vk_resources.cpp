@@ -194,4 +194,16 @@ std::vector<std::vector<double>> timed_runs(const Device& dev, uint32_t query_co
   return out;
 }
 
+std::vector<double> timed_frames(const Device& dev, int runs, const std::function<void(VkCommandBuffer)>& fn) {
+  std::vector<double> out;
+  for (const std::vector<double>& ms : timed_runs(dev, 2, runs, [&](VkCommandBuffer cmd, VkQueryPool pool) {
+         vkCmdResetQueryPool(cmd, pool, 0, 2);
+         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 0);
+         fn(cmd);
+         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 1);
+       }))
+    out.push_back(ms[1]);
+  return out;
+}
+
 }  // namespace denox::vkhost
