@@ -2,8 +2,7 @@
 // Vulkan timestamp queries (median of --runs after --warmup-ms of back-to-back inferences and
 // --warmup runs; a timestamp before and after each frame only, since per-dispatch ones order
 // the dispatches on NVIDIA's driver), plus a per-dispatch table (serialized) and the host cost
-// of record(). `--json` prints one
-// object for scripts (bench/).
+// of record(). `--json` prints one object for scripts (bench/).
 #include <cstdio>
 #include <random>
 
