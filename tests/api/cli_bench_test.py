@@ -2,7 +2,7 @@
 """`denox bench`'s clock warm-up: on a CPU device (lavapipe) it does nothing and --json says
 clock_warmup_ms 0; forced there (DENOX_TEST_WARM_CPU), several inferences recorded back to back
 into one command buffer run under the validation layer without an error, for at least the
-wall time asked; a negative --warmup-ms is refused.
+wall time asked; the frame time covers the frame's dispatches; a negative --warmup-ms is refused.
 
   cli_bench_test.py DENOX_BINARY WORK_DIR
 """
@@ -38,6 +38,15 @@ def main():
         sys.exit("FAILED: no clock warm-up on a GPU")
     if not plain["median_ms"] > 0:
         sys.exit("FAILED: no GPU time")
+
+    # The frame time brackets the whole frame (vkhost::timed_frames: a timestamp before and after
+    # record(), none between): not less than half the serialized dispatches' sum, which leaves out
+    # the io adapters and the barriers between them.
+    timed = bench(denox, model, "--per-dispatch")
+    dispatch_sum = sum(d["ms"] for d in timed["per_dispatch"])
+    print(f"frame {timed['median_ms']:.3f} ms, serialized dispatches {dispatch_sum:.3f} ms")
+    if not (dispatch_sum > 0 and timed["median_ms"] >= 0.5 * dispatch_sum):
+        sys.exit("FAILED: the frame time does not cover the frame's dispatches")
 
     # Forced, each submit holds at least two inferences.
     asked = 3 * plain["median_ms"]
