@@ -31,6 +31,10 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
     j["cached_edges"] = r->cached_edges;
     j["failed_edges"] = r->failed_edges;
     j["select_states"] = r->select_states;
+    if (r->pipelines) {  // measured plans (share_pipelines)
+      j["pipelines"] = r->pipelines;
+      j["pipeline_swaps"] = r->pipeline_swaps;
+    }
     j["total_ms"] = number(r->predicted_ms);
     time["enumerate"] = number(r->enumerate_ms);
     time["prune"] = number(r->prune_ms);

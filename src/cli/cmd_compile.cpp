@@ -53,6 +53,17 @@ void print_table(const nlohmann::json& r) {
               r.at("implementations").get<int>(), r.at("structures").get<int>(), r.at("structures_kept").get<int>(),
               r.at("edges").get<int>(), r.at("measured_edges").get<int>(), r.at("cached_edges").get<int>(),
               r.at("failed_edges").get<int>());
+  if (r.contains("pipelines")) {
+    const auto& swaps = r.at("pipeline_swaps");
+    // A step moves to another step's configuration when the cold pipeline it would add
+    // costs more than the measured difference (src/compiler/schedule/share_pipelines.hpp).
+    if (swaps.empty())
+      std::printf("pipelines: %d distinct; no step moved to share one\n", r.at("pipelines").get<int>());
+    else
+      std::printf("pipelines: %d distinct; %zu step%s moved to share one (a cold pipeline costs more than the difference):\n",
+                  r.at("pipelines").get<int>(), swaps.size(), swaps.size() == 1 ? "" : "s");
+    for (const auto& s : swaps) std::printf("  %s\n", s.get<std::string>().c_str());
+  }
   if (r.contains("check") && r.at("check").at("timed").get<bool>()) {
     const auto& c = r.at("check");
     std::printf("checked against the heuristic plan, both timed whole: tuned %.4f ms, heuristic %.4f ms; kept the %s plan%s\n",

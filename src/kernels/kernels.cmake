@@ -50,6 +50,7 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/prune/prune.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/cost_model/cost_model.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/compiler/schedule/schedule.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/compiler/schedule/share_pipelines.cpp
   ${DENOX_EMBEDDED_SHADERS_CPP}
 )
 target_include_directories(denox_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})

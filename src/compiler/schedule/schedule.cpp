@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/prune/prune.hpp"
+#include "compiler/schedule/share_pipelines.hpp"
 #include "compiler/supergraph/supergraph.hpp"
 
 namespace denox::autotune {
@@ -167,11 +168,26 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
                                               [](size_t i) { return i != Supergraph::kNoImplementation; }));
   r.select_states = stats.states;
   if (!sel.feasible) fail_infeasible(graph, impls, keep, failures);
-  r.predicted_ms = 0;  // the chosen edges' own costs (sel.cost has the tuning margin in it)
   for (uint32_t e : sel.edges) {
     const size_t i = sg.impl_of_edge[e];
-    if (i == Supergraph::kNoImplementation) continue;  // a written value read as is
-    s.chosen.push_back(i);
+    if (i != Supergraph::kNoImplementation) s.chosen.push_back(i);  // else a written value read as is
+  }
+  if (opt.measurer) {
+    // Measured edges were timed warm; a pipeline no other dispatch runs starts cold
+    // (share_pipelines.hpp). Measured plans only: the heuristic plan stays what the cost model says.
+    std::vector<bool> usable(impls.size());
+    for (size_t i = 0; i < impls.size(); ++i) usable[i] = keep[i] && (measured[i] || !measurable(i));
+    try {
+      const std::vector<double> costs = select_costs(impls, cost, measured, heuristic);
+      for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
+        r.pipeline_swaps.push_back(describe_swap(impls, swap));
+    } catch (const Error& e) {
+      // The selection itself does not lower: lower_schedule reports that with its context.
+      spdlog::debug("denox: pipeline sharing skipped: {}", e.what());
+    }
+  }
+  r.predicted_ms = 0;  // the chosen edges' own costs (sel.cost has the tuning margin in it)
+  for (const size_t i : s.chosen) {
     const kernels::Implementation& impl = impls[i];
     ScheduledStep step;
     step.name = impl.name();

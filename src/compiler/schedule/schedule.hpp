@@ -68,6 +68,9 @@ struct ScheduleReport {
   double predicted_ms = 0;
   double enumerate_ms = 0, prune_ms = 0, measure_ms = 0, select_ms = 0, lower_ms = 0;
   size_t select_states = 0;
+  // Measured plans: distinct pipelines after share_pipelines (0: not counted), and its swaps.
+  size_t pipelines = 0;
+  std::vector<std::string> pipeline_swaps;
   std::vector<ScheduledStep> steps;
 };
 

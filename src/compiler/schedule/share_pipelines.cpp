@@ -1,0 +1,84 @@
+#include "compiler/schedule/share_pipelines.hpp"
+
+#include <cstdio>
+
+#include "common/error.hpp"
+
+namespace denox::autotune {
+
+namespace {
+
+// Whether `b` can stand in for `a` in a selection: the same ops from the same values to the
+// same value, every tensor in the same layout.
+bool equivalent(const kernels::Implementation& a, const kernels::Implementation& b) {
+  if (a.kind != b.kind || a.ops != b.ops || a.inputs != b.inputs || a.output != b.output || a.output_layout != b.output_layout) return false;
+  for (size_t k = 0; k < a.inputs.size(); ++k)
+    if (a.input_layout(k) != b.input_layout(k)) return false;
+  return a.kind != kernels::Implementation::Kind::Convert || a.tensor_name == b.tensor_name;
+}
+
+}  // namespace
+
+size_t count_pipelines(const compiler::Graph& graph, plan::Precision precision, const std::vector<kernels::Implementation>& impls,
+                       const std::vector<size_t>& chosen) {
+  std::vector<const kernels::Implementation*> ptrs;
+  for (size_t i : chosen) ptrs.push_back(&impls.at(i));
+  return kernels::lower_implementations(graph, precision, ptrs).pipelines.size();
+}
+
+std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Precision precision,
+                                          const std::vector<kernels::Implementation>& impls, const std::vector<double>& cost,
+                                          const std::vector<bool>& usable, std::vector<size_t>& chosen, double cold_ms,
+                                          size_t* pipelines) {
+  std::vector<PipelineSwap> swaps;
+  size_t count = count_pipelines(graph, precision, impls, chosen);
+  // Per position, the alternatives that could pay: a swap drops at most the pipelines of the
+  // dispatches it replaces, so one costing cold_ms per dispatch more or above cannot.
+  auto candidates_of = [&](size_t p) {
+    std::vector<size_t> out;
+    const kernels::Implementation& a = impls.at(chosen[p]);
+    if (a.kind == kernels::Implementation::Kind::Free) return out;
+    for (size_t j = 0; j < impls.size(); ++j)
+      if (j != chosen[p] && usable[j] && equivalent(a, impls[j]) && cost[j] - cost[chosen[p]] < cold_ms * a.dispatches) out.push_back(j);
+    return out;
+  };
+  std::vector<std::vector<size_t>> candidates(chosen.size());
+  for (size_t p = 0; p < chosen.size(); ++p) candidates[p] = candidates_of(p);
+  for (;;) {
+    PipelineSwap best;
+    double best_gain = 0;
+    size_t best_at = chosen.size();
+    for (size_t p = 0; p < chosen.size(); ++p) {
+      for (size_t j : candidates[p]) {
+        std::vector<size_t> trial = chosen;
+        trial[p] = j;
+        size_t n = 0;
+        try {
+          n = count_pipelines(graph, precision, impls, trial);
+        } catch (const Error&) {
+          continue;  // an alternative that does not lower in this selection is no alternative
+        }
+        const double extra = cost[j] - cost[chosen[p]];
+        const double gain = cold_ms * (static_cast<double>(count) - static_cast<double>(n)) - extra;
+        if (gain > best_gain) best_gain = gain, best_at = p, best = {chosen[p], j, extra, count, n};
+      }
+    }
+    if (best_at == chosen.size()) break;
+    chosen[best_at] = best.to;
+    count = best.pipelines_after;
+    swaps.push_back(best);
+    candidates[best_at] = candidates_of(best_at);
+  }
+  if (pipelines) *pipelines = count;
+  return swaps;
+}
+
+std::string describe_swap(const std::vector<kernels::Implementation>& impls, const PipelineSwap& swap) {
+  const kernels::Implementation& a = impls.at(swap.from);
+  const kernels::Implementation& b = impls.at(swap.to);
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " (%+.4f ms alone, %zu -> %zu pipelines)", swap.extra_ms, swap.pipelines_before, swap.pipelines_after);
+  return a.name() + ": " + a.family + " " + a.config + " -> " + b.family + " " + b.config + tail;
+}
+
+}  // namespace denox::autotune

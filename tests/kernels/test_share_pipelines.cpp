@@ -1,0 +1,119 @@
+// share_pipelines (src/compiler/schedule/share_pipelines.hpp): after select, a step moves to an
+// equivalent implementation whose pipeline another dispatch runs exactly when that costs less
+// than the cold code it saves, and the measured schedule reports its distinct pipelines.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "compiler/schedule/schedule.hpp"
+#include "compiler/schedule/share_pipelines.hpp"
+#include "coop_support.hpp"
+
+using namespace denox;
+using namespace denox::kernels;
+using namespace denox::testing;
+using Size = modelgen::OidnUnetOptions::Size;
+
+namespace {
+
+// Coop convolutions with NHWC tensors 0.9 ms (only they come in every configuration), NCHW ones 1,
+// portable ones 2.
+class FlatMeasurer : public autotune::Measurer {
+ public:
+  std::vector<autotune::Measured> measure(const compiler::Graph&, const std::vector<const Implementation*>& impls, plan::Precision,
+                                          uint32_t, uint32_t, const autotune::Progress&) override {
+    std::vector<autotune::Measured> out(impls.size());
+    for (size_t i = 0; i < impls.size(); ++i) out[i].ok = true, out[i].ms = impls[i]->family == "conv2d" ? 2.0 : impls[i]->layout_words().empty() ? 1.0 : 0.9;
+    return out;
+  }
+};
+
+bool covers(const Implementation& impl, const std::string& op_name) {
+  for (const compiler::Op* op : impl.ops)
+    if (op->name == op_name) return true;
+  return false;
+}
+
+// Same ops, same tensors in the same layouts (what share_pipelines may swap).
+bool same_step(const Implementation& a, const Implementation& b) {
+  return a.kind == b.kind && a.ops == b.ops && a.inputs == b.inputs && a.input_layouts == b.input_layouts && a.output == b.output &&
+         a.output_layout == b.output_layout;
+}
+
+}  // namespace
+
+TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when the cold code costs more", "[kernels][schedule]") {
+  const compiler::Graph g = oidn(Size::Balanced);
+  autotune::ScheduleOptions o;
+  o.precision = plan::Precision::F16;
+  o.target.coop = h100_like();
+  o.space = ConfigSpace::Pruned;
+  FlatMeasurer m;
+  o.measurer = &m;
+  const autotune::Schedule s = autotune::schedule_graph(g, o);
+  const std::vector<Implementation>& impls = s.impls;
+  // The measured schedule counts its pipelines: those of its plan.
+  CHECK(s.report.pipelines == autotune::count_pipelines(g, o.precision, impls, s.chosen));
+  CHECK(s.report.pipelines == autotune::lower_schedule(g, s, o.precision).pipelines.size());
+
+  // enc_conv5a (80 -> 96) and enc_conv5b (96 -> 96) have the same fusion (conv + ReLU): one
+  // configuration in the same layouts is one pipeline (channel counts are push constants).
+  size_t at_a = s.chosen.size(), at_b = s.chosen.size();
+  for (size_t p = 0; p < s.chosen.size(); ++p) {
+    if (covers(impls[s.chosen[p]], "/enc_conv5a/Conv")) at_a = p;
+    if (covers(impls[s.chosen[p]], "/enc_conv5b/Conv")) at_b = p;
+  }
+  REQUIRE(at_a < s.chosen.size());
+  REQUIRE(at_b < s.chosen.size());
+  const Implementation& a = impls[s.chosen[at_a]];
+  REQUIRE(a.family == "conv2d_coopmat");
+  REQUIRE_FALSE(a.layout_words().empty());
+  size_t shared = impls.size(), other = impls.size();
+  for (size_t j = 0; j < impls.size(); ++j) {
+    if (!same_step(impls[j], impls[s.chosen[at_b]]) || impls[j].family != a.family || impls[j].layout_words() != a.layout_words()) continue;
+    if (impls[j].config == a.config) shared = j;
+    else if (other == impls.size()) other = j;
+  }
+  REQUIRE(shared < impls.size());
+  REQUIRE(other < impls.size());
+
+  // enc_conv5b on `other`; the only affordable alternative anywhere is its `shared`, `extra` ms dearer.
+  std::vector<size_t> start = s.chosen;
+  start[at_b] = other;
+  const size_t before = autotune::count_pipelines(g, o.precision, impls, start);
+  CHECK(before == autotune::count_pipelines(g, o.precision, impls, s.chosen) + 1);
+  const std::vector<bool> usable(impls.size(), true);
+  for (const double extra : {0.001, 0.003}) {
+    INFO("shared configuration dearer by " << extra << " ms");
+    // Every step as chosen 1 ms, every alternative out of reach but enc_conv5b's `shared`.
+    std::vector<double> cost(impls.size(), 2.0);
+    for (size_t i : start) cost[i] = 1.0;
+    cost[shared] = 1.0 + extra;
+    std::vector<size_t> chosen = start;
+    size_t after = 0;
+    const auto swaps = autotune::share_pipelines(g, o.precision, impls, cost, usable, chosen, autotune::kColdPipelineMs, &after);
+    CHECK(after == autotune::count_pipelines(g, o.precision, impls, chosen));
+    bool moved = false;
+    for (const auto& swap : swaps) {
+      CHECK(swap.pipelines_after < swap.pipelines_before);
+      CHECK(swap.extra_ms < autotune::kColdPipelineMs * (swap.pipelines_before - swap.pipelines_after));
+      if (swap.from == other) {
+        moved = true;
+        CHECK(swap.to == shared);
+        CHECK(autotune::describe_swap(impls, swap).find("/enc_conv5b/Conv") == 0);
+      }
+    }
+    if (extra < autotune::kColdPipelineMs) {
+      CHECK(moved);
+      CHECK(chosen[at_b] == shared);
+      CHECK(after < before);
+    } else {
+      CHECK_FALSE(moved);
+      CHECK(chosen[at_b] == other);
+    }
+    // Without a cost per pipeline nothing moves.
+    std::vector<size_t> unchanged = start;
+    CHECK(autotune::share_pipelines(g, o.precision, impls, cost, usable, unchanged, 0.0).empty());
+    CHECK(unchanged == start);
+  }
+}
