@@ -261,7 +261,10 @@ void add_coop_defines(plan::Plan& p, const std::vector<std::pair<std::string, st
   if (defines.empty()) return;
   for (auto& pipe : p.pipelines) {
     if (std::find(families.begin(), families.end(), pipe.family) == families.end()) continue;
-    for (const auto& d : defines) pipe.defines.push_back(d);
+    for (const auto& d : defines) {  // a variant's value replaces the lowering's (TILES_REVERSED=0)
+      std::erase_if(pipe.defines, [&](const auto& e) { return e.first == d.first; });
+      pipe.defines.push_back(d);
+    }
     std::sort(pipe.defines.begin(), pipe.defines.end());
     pipe.spirv.clear();
   }

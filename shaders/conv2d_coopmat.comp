@@ -76,6 +76,8 @@
 //                      padding 1) as a tap-sum in the epilogue, Y being its output (NCHW); its
 //                      macros T_COUT T_NT T_K T_HAS_BIAS T_ACT, bindings and push constants in
 //                      conv2d_coopmat_tail.glsl. Needs NT >= c_out (one channel tile).
+//   TILES_REVERSED     (optional, default 0) 1: the workgroups take their tiles last to first
+//                      (tile_order.glsl: L2 reuse; the lowering sets it with TAIL)
 //   HEAD               (optional, default 0) 1: X0 is an image of at most 4 channels and the conv
 //                      before this one (3x3, padding 1) is computed into the staged patch per
 //                      chunk (conv2d_coopmat_head.glsl: macros H_K H_HAS_BIAS H_ACT, bindings and
@@ -109,6 +111,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #endif
 #include "common.glsl"
+#include "tile_order.glsl"
 #ifndef STORAGE_F16
 #error "conv2d_coopmat needs STORAGE_F16 (fp16 plans only)"
 #endif
@@ -393,8 +396,8 @@ void main() {
   const uint sg_m = sg % SG_M, sg_n = sg / SG_M;
 
   const uint co_tiles = (pc.c_out + NT - 1) / NT;
-  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
-  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const uint ct = TILE_WG.z % co_tiles, n = TILE_WG.z / co_tiles;
+  const int oy0 = int(TILE_WG.y * TILE_H), ox0 = int(TILE_WG.x * TILE_W);
   const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
 #if NARROW
   const uint chunks = (pc.c_in + CHUNK_C - 1) / CHUNK_C;

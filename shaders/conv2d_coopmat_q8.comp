@@ -32,6 +32,7 @@
 //   in the epilogue, below; T_COUT T_NT T_K T_HAS_BIAS T_ACT as conv2d_coopmat_tail.glsl);
 //   PHASES (optional: an upsampled X0 concatenated with X1 by output phase,
 //   conv2d_coopmat_q8_phases.glsl; its weights and accumulator starts per phase);
+//   TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; set with TAIL);
 //   Q8_A_REUSE (default 1: the A-fragment reuse below where the tile allows; 0 switches it off
 //   for measurements); COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for
 //   tests on devices without them).
@@ -65,6 +66,7 @@
 #endif
 #include "common.glsl"
 #include "quant.glsl"
+#include "tile_order.glsl"
 
 #ifndef ACT
 #define ACT 0
@@ -421,8 +423,8 @@ void main() {
   const uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID;
   const uint sm = sg % SG_M, sn = sg / SG_M;
   const uint co_tiles = (pc.c_out + NT - 1) / NT;
-  const uint n = gl_WorkGroupID.z / co_tiles, ct = gl_WorkGroupID.z % co_tiles;
-  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const uint n = TILE_WG.z / co_tiles, ct = TILE_WG.z % co_tiles;
+  const int oy0 = int(TILE_WG.y * TILE_H), ox0 = int(TILE_WG.x * TILE_W);
   const int iy0 = oy0 - pc.pad_top, ix0 = ox0 - pc.pad_left;
 #if PHASES
   // X0's chunks, then X1's, each source from a chunk of its own; per channel tile the X0

@@ -10,6 +10,7 @@
 // t_out_w t_crop_top t_crop_left t_act_a t_act_b, and `f16vec4 tail_z4(uint at)`: Z's halves
 // [4 at, 4 at + 4).
 #include "conv_tail_ring.glsl"
+#include "tile_order.glsl"
 
 // The tail's values at window position (wy, wx), every channel, from this tile's Z (fp32 sums).
 // Tap t's T_COUT channels are consecutive halves of one Z row: one 8-byte load, or two where
@@ -34,7 +35,7 @@ void tail_window_sums(int wy, int wx, const bool checked, out float s[T_COUT]) {
 // (ring_position). Two loops, so that a subgroup takes the unchecked taps of the interior
 // or the checked ones of the ring, never both.
 void tail_sums(uint t, uint n, int oy0, int ox0) {
-  const uint tile = (n * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint tile = (n * gl_NumWorkGroups.y + TILE_WG.y) * gl_NumWorkGroups.x + TILE_WG.x;
   const float a2 = uintBitsToFloat(pc.t_act_a), b2 = uintBitsToFloat(pc.t_act_b);
   float bias[T_COUT];
   [[unroll]] for (uint co = 0; co < T_COUT; ++co) {
