@@ -8,8 +8,9 @@
 # There:  source .device/env.sh; bash bench/ab_libs.sh [OUT]   (device tool: carry [".device"])
 # Knobs: ARCH (balanced), SIZE (1920x1088), PRECISIONS ("int8 fp16"), ROUNDS (2).
 # Per precision: the staged build (B) tunes, then build A schedules from a copy of that cache
-# without its plans (every edge from the cache, nothing measured again), then both run
-# `denox bench --tuning measure` in turn, ROUNDS times. Compile outputs and a summary land in OUT.
+# without its plans (every edge from the cache where both builds have the same shaders: check
+# A's "measured" count), then both run `denox bench --tuning measure` in turn, ROUNDS times,
+# alternating which goes first. Compile outputs and a summary land in OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-/tmp/denox-ab}}
@@ -19,7 +20,7 @@ lib_a=$PWD/.device/lib-a
 [ -f "$lib_a/libdenox.so.0" ] || { echo "ab_libs: no $lib_a/libdenox.so.0 (build A's library)"; exit 1; }
 mkdir -p "$out" "$work/models"
 model=$work/models/oidn-$arch.onnx
-denox make-model --arch "$arch" --channels 3 --pad-crop "$model" >/dev/null
+denox make-model --arch "$arch" --channels 3 --pad-crop "$model" >/dev/null || { echo "ab_libs: make-model failed"; exit 1; }
 source bench/calibration_images.sh
 calibration_images "$work"
 denox calibrate "$model" "${calib_args[@]}" -o "$work/calibration.json" >/dev/null || { echo "ab_libs: calibration failed"; exit 1; }
@@ -36,7 +37,8 @@ for precision in ${PRECISIONS:-int8 fp16}; do
   grep -h "edges:" "$out/compile-$precision-a.txt" | sed 's/^/A /'
   sleep 3
   for round in $(seq "${ROUNDS:-2}"); do
-    for build in a b; do
+    order="a b"; [ $((round % 2)) = 0 ] && order="b a"  # neither build always goes first
+    for build in $order; do
       "run_$build" denox bench "${args[@]}" --tuning measure --runs 30 --warmup 5 --json |
         python3 -c 'import json,sys; j=json.load(sys.stdin); print("%s %s %s round %s  median %.4f  min %.4f  max %.4f ms  plans compiled %d" % (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], j["median_ms"], j["min_ms"], j["max_ms"], j["plans_compiled"]))' \
           "$arch $size" "$precision" "$build" "$round" | tee -a "$out/summary.txt"

@@ -377,7 +377,10 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   ctx.plans_compiled++;
   // The tuning's counters stay; where the heuristic plan was kept, its steps and prediction.
   autotune::ScheduleReport r = schedule.report;
-  if (check.kept_heuristic) r.steps = untuned->report.steps, r.predicted_ms = untuned->report.predicted_ms, r.dispatches = untuned->report.dispatches;
+  if (check.kept_heuristic) {
+    r.steps = untuned->report.steps, r.predicted_ms = untuned->report.predicted_ms, r.dispatches = untuned->report.dispatches;
+    r.pipelines = p.pipelines.size(), r.pipeline_swaps.clear();  // the swaps were the discarded plan's
+  }
   spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,

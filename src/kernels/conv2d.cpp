@@ -242,8 +242,9 @@ TailLowering lower_tail(PlanBuilder& b, const compiler::Op& conv, const Conv2dSh
   defines.insert(defines.end(), {{"TAIL", 1}, {"T_COUT", ts.c_out}, {"T_NT", tail.t_nt}, {"T_K", tail.t_k},
                                  {"T_HAS_BIAS", out.bias ? 1 : 0}, {"T_ACT", out.act.code}});
   if (!fold.empty()) defines.push_back({"T_FOLD", 1});
-  // A tail conv is the network's last full-resolution conv: it reads the largest tensor, just
-  // written by the conv before it, so it starts where that one ended (shaders/tile_order.glsl).
+  // In a U-Net the tail conv is the last full-resolution one (OIDN: dec_conv1b): it reads the
+  // largest tensor, just written by the conv before it, so it starts where that one ended
+  // (shaders/tile_order.glsl; the result is the same either way).
   defines.push_back({"TILES_REVERSED", 1});
   bindings.push_back({plan::Resource::Weights, packed, plan::Access::Read});
   if (out.bias) bindings.push_back(*out.bias);

@@ -43,6 +43,9 @@ def main():
     for key in ("import", "enumerate", "prune", "measure", "select", "lower", "shaders", "total"):
         check(key in first["time_ms"], f"time_ms has {key}")
     check(os.path.getsize(f"{work}/m3.plan") > 1000, "--plan wrote the plan")
+    # Measured plans count their distinct pipelines (select's step 7b, share_pipelines.hpp).
+    check(0 < first["pipelines"] <= first["dispatches"], f"pipelines counted: {first}")
+    check(isinstance(first["pipeline_swaps"], list), f"pipeline_swaps listed: {first}")
 
     again = json.loads(run(denox, "compile", m3, *args).stdout)
     check(again["measured_edges"] == 0 and again["cached_edges"] == first["edges"], f"second compile measures nothing: {again}")
@@ -54,9 +57,10 @@ def main():
 
     heur = json.loads(run(denox, "compile", m3, "--size", "37x29", "--no-cache", "--no-measure", "--json", "--quiet").stdout)
     check(heur["measured_edges"] == 0 and heur["tuning"] == "heuristic", f"--no-measure: {heur}")
+    check("pipelines" not in heur, f"a heuristic plan moves no step to share a pipeline: {heur}")
 
     table = run(denox, "compile", m3, "--size", "37x29", "--cache", cache, "--precision", "fp32", "--quiet").stdout
-    check("dispatches, predicted" in table and "-> " in table, f"the table:\n{table}")
+    check("dispatches, predicted" in table and "-> " in table and "pipelines: " in table, f"the table:\n{table}")
 
     bad = run(denox, "compile", m3, "--size", "37by29", ok=False)
     check(bad.returncode != 0 and "--size" in bad.stderr, f"bad --size is named: {bad.stderr}")

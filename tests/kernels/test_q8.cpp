@@ -316,6 +316,26 @@ TEST_CASE("int8 convs with the next conv in their epilogue (TAIL), emulated, aga
   CHECK(device().validation_errors() == 0);
 }
 
+TEST_CASE("tail convs give the same bits with their tiles in either order (TILES_REVERSED), emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  const GraphBuilder b = q8_tail_graph();
+  const plan::Plan reversed = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
+  plan::Plan forward = reversed;
+  int switched = 0;
+  for (plan::Pipeline& p : forward.pipelines)
+    for (auto& [name, value] : p.defines)
+      if (name == "TILES_REVERSED" && value == "1") value = "0", p.spirv.clear(), ++switched;
+  REQUIRE(switched == 2);
+  kernels::compile_pipelines(forward, shader_compiler(), 0);
+  // 22x45: 2 x 2 tiles of 16x32, so the order matters to the ring pass's partial slots.
+  const std::vector<HostTensor> inputs = random_inputs(b, 22, 45, 53);
+  const std::vector<HostTensor> a = run_on(device(), reversed, inputs), f = run_on(device(), forward, inputs);
+  REQUIRE(a.size() == f.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].f32 == f[i].f32);
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[kernels][q8]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();

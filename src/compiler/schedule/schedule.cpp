@@ -180,7 +180,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     try {
       const std::vector<double> costs = select_costs(impls, cost, measured, heuristic);
       for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
-        r.pipeline_swaps.push_back(describe_swap(impls, swap));
+        r.pipeline_swaps.push_back(describe_swap(impls, cost, swap));
     } catch (const Error& e) {
       // The selection itself does not lower: lower_schedule reports that with its context.
       spdlog::debug("denox: pipeline sharing skipped: {}", e.what());
