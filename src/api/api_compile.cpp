@@ -379,8 +379,9 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   autotune::ScheduleReport r = schedule.report;
   if (check.kept_heuristic) {
     r.steps = untuned->report.steps, r.predicted_ms = untuned->report.predicted_ms, r.dispatches = untuned->report.dispatches;
-    r.pipelines = p.pipelines.size(), r.pipeline_swaps.clear();  // the swaps were the discarded plan's
+    r.pipeline_swaps.clear();  // the swaps were the discarded plan's
   }
+  if (r.pipelines) r.pipelines = p.pipelines.size();  // the kept plan's own count
   spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "compiler/cost_model/cost_model.hpp"
 #include "compiler/schedule/schedule.hpp"
 #include "compiler/schedule/share_pipelines.hpp"
 #include "coop_support.hpp"
@@ -52,7 +53,8 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
   o.measurer = &m;
   const autotune::Schedule s = autotune::schedule_graph(g, o);
   const std::vector<Implementation>& impls = s.impls;
-  // The measured schedule counts its pipelines: those of its plan.
+  // The measured schedule counts its pipelines from its implementations lowered alone: as many
+  // as its plan has.
   CHECK(s.report.pipelines == autotune::count_pipelines(g, o.precision, impls, s.chosen));
   CHECK(s.report.pipelines == autotune::lower_schedule(g, s, o.precision).pipelines.size());
 
@@ -83,6 +85,7 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
   const size_t before = autotune::count_pipelines(g, o.precision, impls, start);
   CHECK(before == autotune::count_pipelines(g, o.precision, impls, s.chosen) + 1);
   const std::vector<bool> usable(impls.size(), true);
+  const std::vector<int64_t> values = *autotune::values_at_extent(g, o.width, o.height);
   for (const double extra : {0.001, 0.003}) {
     INFO("shared configuration dearer by " << extra << " ms");
     // Every step as chosen 1 ms, every alternative out of reach but enc_conv5b's `shared`.
@@ -91,7 +94,7 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
     cost[shared] = 1.0 + extra;
     std::vector<size_t> chosen = start;
     size_t after = 0;
-    const auto swaps = autotune::share_pipelines(g, o.precision, impls, cost, usable, chosen, autotune::kColdPipelineMs, &after);
+    const auto swaps = autotune::share_pipelines(g, o.precision, impls, values, cost, usable, chosen, autotune::kColdPipelineMs, &after);
     CHECK(after == autotune::count_pipelines(g, o.precision, impls, chosen));
     bool moved = false;
     for (const auto& swap : swaps) {
@@ -115,7 +118,7 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
     std::vector<bool> not_shared = usable;
     not_shared[shared] = false;
     std::vector<size_t> unchanged = start;
-    CHECK(autotune::share_pipelines(g, o.precision, impls, cost, not_shared, unchanged, autotune::kColdPipelineMs).empty());
+    CHECK(autotune::share_pipelines(g, o.precision, impls, values, cost, not_shared, unchanged, autotune::kColdPipelineMs).empty());
     CHECK(unchanged == start);
   }
 }

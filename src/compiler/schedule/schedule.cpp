@@ -172,14 +172,14 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     const size_t i = sg.impl_of_edge[e];
     if (i != Supergraph::kNoImplementation) s.chosen.push_back(i);  // else a written value read as is
   }
-  if (opt.measurer) {
+  if (opt.measurer && values) {
     // Measured edges were timed warm; a pipeline no other dispatch runs starts cold
     // (share_pipelines.hpp). Measured plans only: the heuristic plan stays what the cost model says.
     std::vector<bool> usable(impls.size());
     for (size_t i = 0; i < impls.size(); ++i) usable[i] = keep[i] && (measured[i] || !measurable(i));
     try {
       const std::vector<double> costs = select_costs(impls, cost, measured, heuristic);
-      for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
+      for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, *values, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
         r.pipeline_swaps.push_back(describe_swap(impls, cost, swap));
     } catch (const Error& e) {
       // The selection itself does not lower: lower_schedule reports that with its context.

@@ -31,19 +31,28 @@ struct PipelineSwap {
   size_t pipelines_before = 0, pipelines_after = 0;
 };
 
-// The number of distinct pipelines of `chosen` lowered (PlanBuilder deduplicates them by family
-// and macros). Throws what the lowering throws.
+// The number of distinct pipelines of `chosen` lowered as one plan (PlanBuilder deduplicates
+// them by family and macros). Throws what the lowering throws.
 size_t count_pipelines(const compiler::Graph& graph, plan::Precision precision, const std::vector<kernels::Implementation>& impls,
                        const std::vector<size_t>& chosen);
 
+// The pipelines `impl` runs, as "family NAME=value ..." keys: the implementation lowered alone
+// as its edge graph (supergraph/edge_graph.hpp, what the tuner times). They do not depend on the
+// rest of a selection (macros follow from the implementation's own ops, layouts and
+// configuration), so a selection's count is the size of the union of its implementations' keys.
+// `values`: the shape program at the tuning extent. Throws what the lowering throws.
+std::vector<std::string> implementation_pipelines(const compiler::Graph& graph, plan::Precision precision,
+                                                  const kernels::Implementation& impl, const std::vector<int64_t>& values);
+
 // Swaps implementations of `chosen` (indices into impls, in an order that runs; changed in
-// place) for equivalent `usable` ones while sum(cost) + cold_ms * count_pipelines() falls, the
-// largest fall first. Alternatives whose lowering fails are skipped. Returns the swaps made, in
-// order; `pipelines` (if given) gets the final count.
+// place) for equivalent `usable` ones while sum(cost) + cold_ms * (distinct pipelines) falls,
+// the largest fall first. Each implementation is lowered once, alone (implementation_pipelines);
+// alternatives that do not lower are skipped, a chosen one that does not lower throws. Returns
+// the swaps made, in order; `pipelines` (if given) gets the final count.
 std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Precision precision,
-                                          const std::vector<kernels::Implementation>& impls, const std::vector<double>& cost,
-                                          const std::vector<bool>& usable, std::vector<size_t>& chosen, double cold_ms,
-                                          size_t* pipelines = nullptr);
+                                          const std::vector<kernels::Implementation>& impls, const std::vector<int64_t>& values,
+                                          const std::vector<double>& cost, const std::vector<bool>& usable, std::vector<size_t>& chosen,
+                                          double cold_ms, size_t* pipelines = nullptr);
 
 // "/dec_conv3b/Conv+/dec_conv3b/Relu: conv2d_coopmat_q8 <config> -> conv2d_coopmat_q8 <config>
 // (+0.0007 ms measured alone, 12 -> 11 pipelines)", the difference from `measured_ms` (select
