@@ -369,7 +369,9 @@ DENOX_API denox_result denox_model_load_plan(denox_context context, const void* 
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):
  * "from_cache", "tuning", "space", "tune_extent", "dispatches", "implementations",
  * "structures", "structures_kept", "edges", "measured_edges", "cached_edges", "failed_edges",
- * "total_ms" (predicted), "time_ms" {"import", "enumerate", "prune", "measure", "select",
+ * for measured plans "pipelines" (distinct, of the plan kept) and "pipeline_swaps" (steps moved
+ * to a configuration another dispatch runs, which saves a cold pipeline start: {"step", "from",
+ * "to", "measured_extra_ms", "pipelines_before", "pipelines_after"}), "total_ms" (predicted), "time_ms" {"import", "enumerate", "prune", "measure", "select",
  * "lower", "shaders", "total"} and "schedule": one object per step {"name", "pattern",
  * "family", "config", "inputs", "output", "dispatches", "ms", "measured"}. A plan from the
  * cache or from a plan file has "from_cache": true and no schedule. Call with json == NULL to

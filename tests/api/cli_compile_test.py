@@ -46,6 +46,9 @@ def main():
     # Measured plans count their distinct pipelines (select's step 7b, share_pipelines.hpp).
     check(0 < first["pipelines"] <= first["dispatches"], f"pipelines counted: {first}")
     check(isinstance(first["pipeline_swaps"], list), f"pipeline_swaps listed: {first}")
+    for swap in first["pipeline_swaps"]:
+        check(set(swap) == {"step", "from", "to", "measured_extra_ms", "pipelines_before", "pipelines_after"}
+              and swap["pipelines_after"] < swap["pipelines_before"], f"a swap: {swap}")
 
     again = json.loads(run(denox, "compile", m3, *args).stdout)
     check(again["measured_edges"] == 0 and again["cached_edges"] == first["edges"], f"second compile measures nothing: {again}")

@@ -180,10 +180,13 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     try {
       const std::vector<double> costs = select_costs(impls, cost, measured, heuristic);
       for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, *values, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
-        r.pipeline_swaps.push_back(describe_swap(impls, cost, swap));
+        r.pipeline_swaps.push_back({impls[swap.from].name(), impls[swap.from].family + " " + impls[swap.from].config,
+                                    impls[swap.to].family + " " + impls[swap.to].config, cost[swap.to] - cost[swap.from],
+                                    swap.pipelines_before, swap.pipelines_after});
     } catch (const Error& e) {
-      // The selection itself does not lower: lower_schedule reports that with its context.
-      spdlog::debug("denox: pipeline sharing skipped: {}", e.what());
+      // A chosen implementation that does not lower alone: the plan is still what select chose
+      // (if the selection does not lower at all, lower_schedule reports it with its context).
+      spdlog::warn("denox: pipeline sharing skipped: {}", e.what());
     }
   }
   r.predicted_ms = 0;  // the chosen edges' own costs (sel.cost has the tuning margin in it)

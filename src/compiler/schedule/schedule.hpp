@@ -58,6 +58,14 @@ struct ScheduledStep {
   bool measured = false;
 };
 
+// A step share_pipelines moved to a configuration another dispatch runs.
+struct PipelineSwapReport {
+  std::string step;      // the ops it covers ("/enc_conv3/Conv+/enc_conv3/Relu+...")
+  std::string from, to;  // "family config"
+  double measured_extra_ms = 0;  // what the new configuration measured more, alone
+  size_t pipelines_before = 0, pipelines_after = 0;
+};
+
 struct ScheduleReport {
   std::string space;
   uint32_t width = 0, height = 0;
@@ -70,7 +78,7 @@ struct ScheduleReport {
   size_t select_states = 0;
   // Measured plans: distinct pipelines after share_pipelines (0: not counted), and its swaps.
   size_t pipelines = 0;
-  std::vector<std::string> pipeline_swaps;
+  std::vector<PipelineSwapReport> pipeline_swaps;
   std::vector<ScheduledStep> steps;
 };
 

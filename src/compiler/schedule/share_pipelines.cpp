@@ -1,6 +1,5 @@
 #include "compiler/schedule/share_pipelines.hpp"
 
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -107,16 +106,6 @@ std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Pr
   }
   if (pipelines) *pipelines = current;
   return swaps;
-}
-
-std::string describe_swap(const std::vector<kernels::Implementation>& impls, const std::vector<double>& measured_ms,
-                          const PipelineSwap& swap) {
-  const kernels::Implementation& a = impls.at(swap.from);
-  const kernels::Implementation& b = impls.at(swap.to);
-  char tail[96];
-  std::snprintf(tail, sizeof tail, " (%+.4f ms measured alone, %zu -> %zu pipelines)", measured_ms.at(swap.to) - measured_ms.at(swap.from),
-                swap.pipelines_before, swap.pipelines_after);
-  return a.name() + ": " + a.family + " " + a.config + " -> " + b.family + " " + b.config + tail;
 }
 
 }  // namespace denox::autotune

@@ -27,7 +27,7 @@ inline constexpr double kColdPipelineMs = 0.002;
 
 struct PipelineSwap {
   size_t from = 0, to = 0;  // implementation indices
-  double extra_ms = 0;      // cost[to] - cost[from], the costs the pass weighed
+  double extra_ms = 0;      // cost[to] - cost[from], the costs the pass weighed (select's, with its margin)
   size_t pipelines_before = 0, pipelines_after = 0;
 };
 
@@ -53,11 +53,5 @@ std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Pr
                                           const std::vector<kernels::Implementation>& impls, const std::vector<int64_t>& values,
                                           const std::vector<double>& cost, const std::vector<bool>& usable, std::vector<size_t>& chosen,
                                           double cold_ms, size_t* pipelines = nullptr);
-
-// "/dec_conv3b/Conv+/dec_conv3b/Relu: conv2d_coopmat_q8 <config> -> conv2d_coopmat_q8 <config>
-// (+0.0007 ms measured alone, 12 -> 11 pipelines)", the difference from `measured_ms` (select
-// weighs configurations outside the heuristic's set with a margin, `extra_ms` has it).
-std::string describe_swap(const std::vector<kernels::Implementation>& impls, const std::vector<double>& measured_ms,
-                          const PipelineSwap& swap);
 
 }  // namespace denox::autotune
