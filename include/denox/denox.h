@@ -369,13 +369,14 @@ DENOX_API denox_result denox_model_load_plan(denox_context context, const void* 
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):
  * "from_cache", "tuning", "space", "tune_extent", "dispatches", "implementations",
  * "structures", "structures_kept", "edges", "measured_edges", "cached_edges", "failed_edges",
- * for measured plans "pipelines" (distinct, of the plan kept) and "pipeline_swaps" (steps moved
- * to a configuration another dispatch runs, which saves a cold pipeline start: {"step", "from",
- * "to", "measured_extra_ms", "pipelines_before", "pipelines_after"}), "total_ms" (predicted), "time_ms" {"import", "enumerate", "prune", "measure", "select",
- * "lower", "shaders", "total"} and "schedule": one object per step {"name", "pattern",
- * "family", "config", "inputs", "output", "dispatches", "ms", "measured"}. A plan from the
- * cache or from a plan file has "from_cache": true and no schedule. Call with json == NULL to
- * get the size (including the terminating NUL) in *size. */
+ * for measured plans (unless the pass was skipped, with a warning in the log) "pipelines"
+ * (distinct, of the plan kept) and "pipeline_swaps" (steps moved to a configuration another
+ * dispatch runs, which saves a cold pipeline start: {"step", "from", "to", "measured_extra_ms",
+ * "pipelines_before", "pipelines_after"}), "total_ms" (predicted), "time_ms" {"import",
+ * "enumerate", "prune", "measure", "select", "lower", "shaders", "total"} and "schedule": one
+ * object per step {"name", "pattern", "family", "config", "inputs", "output", "dispatches",
+ * "ms", "measured"}. A plan from the cache or from a plan file has "from_cache": true and no
+ * schedule. Call with json == NULL to get the size (including the terminating NUL) in *size. */
 DENOX_API denox_result denox_model_schedule_report(denox_model model, char* json, size_t* size);
 /* Writes the model's plan. Call with data == NULL to get the size in *size. */
 DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);

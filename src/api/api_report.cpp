@@ -33,7 +33,7 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
     j["select_states"] = r->select_states;
     if (r->pipelines) {  // measured plans (share_pipelines)
       j["pipelines"] = r->pipelines;
-      j["pipeline_swaps"] = nlohmann::json::array();
+      j["pipeline_swaps"] = nlohmann::ordered_json::array();
       for (const auto& s : r->pipeline_swaps)
         j["pipeline_swaps"].push_back({{"step", s.step}, {"from", s.from}, {"to", s.to}, {"measured_extra_ms", number(s.measured_extra_ms)},
                                        {"pipelines_before", s.pipelines_before}, {"pipelines_after", s.pipelines_after}});

@@ -63,10 +63,12 @@ void print_table(const nlohmann::json& r) {
       std::printf("pipelines: %d distinct; %zu step%s switched to a configuration another dispatch uses (a cold start, 2 us, "
                   "outweighs the measured difference):\n",
                   r.at("pipelines").get<int>(), swaps.size(), swaps.size() == 1 ? "" : "s");
-    for (const auto& s : swaps)
+    for (const auto& s : swaps) {
+      const double extra = s.at("measured_extra_ms").is_number() ? s.at("measured_extra_ms").get<double>() : 0.0;
       std::printf("  %s: %s -> %s (%+.4f ms measured alone, %d -> %d pipelines)\n", s.at("step").get<std::string>().c_str(),
-                  s.at("from").get<std::string>().c_str(), s.at("to").get<std::string>().c_str(), s.at("measured_extra_ms").get<double>(),
-                  s.at("pipelines_before").get<int>(), s.at("pipelines_after").get<int>());
+                  s.at("from").get<std::string>().c_str(), s.at("to").get<std::string>().c_str(), extra, s.at("pipelines_before").get<int>(),
+                  s.at("pipelines_after").get<int>());
+    }
   }
   if (r.contains("check") && r.at("check").at("timed").get<bool>()) {
     const auto& c = r.at("check");

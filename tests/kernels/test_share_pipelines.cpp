@@ -3,12 +3,15 @@
 // than the cold code it saves, and the measured schedule reports its distinct pipelines.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
+#include "../runtime/gpu_test_support.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/schedule/schedule.hpp"
 #include "compiler/schedule/share_pipelines.hpp"
 #include "coop_support.hpp"
+#include "q8_support.hpp"
 
 using namespace denox;
 using namespace denox::kernels;
@@ -121,4 +124,33 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
     CHECK(autotune::share_pipelines(g, o.precision, impls, values, cost, not_shared, unchanged, autotune::kColdPipelineMs).empty());
     CHECK(unchanged == start);
   }
+}
+
+TEST_CASE("pipelines counted from implementations lowered alone are the int8 plan's, key for key", "[kernels][schedule]") {
+  // The int8 plan has the macros most likely to depend on context: zero points, folded tails,
+  // quantize conversions, int8 up2 inputs.
+  const compiler::Graph g = oidn(Size::Balanced);
+  autotune::ScheduleOptions o;
+  o.precision = plan::Precision::F16;
+  o.target = h100_int8_target(g, std::vector<HostTensor>{random_tensor({1, 3, 40, 48}, 5)});
+  o.space = ConfigSpace::Pruned;
+  FlatMeasurer m;
+  o.measurer = &m;
+  const autotune::Schedule s = autotune::schedule_graph(g, o);
+  const plan::Plan p = autotune::lower_schedule(g, s, o.precision);
+  REQUIRE(s.report.pipelines > 0);
+  CHECK(s.report.pipelines == p.pipelines.size());
+  const std::vector<int64_t> values = *autotune::values_at_extent(g, o.width, o.height);
+  std::set<std::string> alone, whole;
+  for (size_t i : s.chosen)
+    for (const std::string& key : autotune::implementation_pipelines(g, o.precision, s.impls[i], values)) alone.insert(key);
+  for (const plan::Pipeline& pipe : p.pipelines) {
+    std::string key = pipe.family;
+    for (const auto& [name, value] : pipe.defines) key += " " + name + "=" + value;
+    whole.insert(key);
+  }
+  CHECK(alone == whole);
+  int q8 = 0;
+  for (const std::string& key : whole) q8 += key.rfind("conv2d_coopmat_q8 ", 0) == 0;
+  CHECK(q8 >= 3);
 }

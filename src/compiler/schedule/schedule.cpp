@@ -177,16 +177,24 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     // (share_pipelines.hpp). Measured plans only: the heuristic plan stays what the cost model says.
     std::vector<bool> usable(impls.size());
     for (size_t i = 0; i < impls.size(); ++i) usable[i] = keep[i] && (measured[i] || !measurable(i));
+    const std::vector<size_t> selected = s.chosen;
     try {
       const std::vector<double> costs = select_costs(impls, cost, measured, heuristic);
-      for (const PipelineSwap& swap : share_pipelines(graph, opt.precision, impls, *values, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines))
+      const std::vector<PipelineSwap> swaps =
+          share_pipelines(graph, opt.precision, impls, *values, costs, usable, s.chosen, kColdPipelineMs, &r.pipelines);
+      // The count came from the implementations lowered alone; a swapped selection is lowered
+      // whole once, so that a future macro that depends on context cannot slip through.
+      if (!swaps.empty() && count_pipelines(graph, opt.precision, impls, s.chosen) != r.pipelines)
+        fail(ErrorCode::Internal, "the swapped selection lowers into another pipeline count than its steps alone");
+      for (const PipelineSwap& swap : swaps)
         r.pipeline_swaps.push_back({impls[swap.from].name(), impls[swap.from].family + " " + impls[swap.from].config,
                                     impls[swap.to].family + " " + impls[swap.to].config, cost[swap.to] - cost[swap.from],
                                     swap.pipelines_before, swap.pipelines_after});
     } catch (const Error& e) {
-      // A chosen implementation that does not lower alone: the plan is still what select chose
-      // (if the selection does not lower at all, lower_schedule reports it with its context).
+      // The plan stays what select chose (if that does not lower at all, lower_schedule reports
+      // it with its context).
       spdlog::warn("denox: pipeline sharing skipped: {}", e.what());
+      s.chosen = selected, r.pipelines = 0, r.pipeline_swaps.clear();
     }
   }
   r.predicted_ms = 0;  // the chosen edges' own costs (sel.cost has the tuning margin in it)

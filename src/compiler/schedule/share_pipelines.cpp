@@ -93,6 +93,7 @@ std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Pr
         std::vector<size_t> trial = chosen;
         trial[p] = j;
         const size_t n = count(trial);
+        if (n >= current) continue;  // only swaps that save a pipeline (select already chose by cost)
         const double extra = cost[j] - cost[chosen[p]];
         const double gain = cold_ms * (static_cast<double>(current) - static_cast<double>(n)) - extra;
         if (gain > best_gain) best_gain = gain, best_at = p, best = {chosen[p], j, extra, current, n};

@@ -38,15 +38,18 @@ size_t count_pipelines(const compiler::Graph& graph, plan::Precision precision, 
 
 // The pipelines `impl` runs, as "family NAME=value ..." keys: the implementation lowered alone
 // as its edge graph (supergraph/edge_graph.hpp, what the tuner times). They do not depend on the
-// rest of a selection (macros follow from the implementation's own ops, layouts and
-// configuration), so a selection's count is the size of the union of its implementations' keys.
+// rest of a selection (macros follow from the implementation's own ops and their attributes,
+// weight shapes and constants' sizes, layouts, configuration and quantization; shapes, crops and
+// graph inputs and outputs reach only push constants, groups and bindings), so a selection's
+// count is the size of the union of its implementations' keys. schedule.cpp checks the result
+// against the lowered selection.
 // `values`: the shape program at the tuning extent. Throws what the lowering throws.
 std::vector<std::string> implementation_pipelines(const compiler::Graph& graph, plan::Precision precision,
                                                   const kernels::Implementation& impl, const std::vector<int64_t>& values);
 
 // Swaps implementations of `chosen` (indices into impls, in an order that runs; changed in
-// place) for equivalent `usable` ones while sum(cost) + cold_ms * (distinct pipelines) falls,
-// the largest fall first. Each implementation is lowered once, alone (implementation_pipelines);
+// place) for equivalent `usable` ones that save a pipeline while sum(cost) + cold_ms * (distinct
+// pipelines) falls, the largest fall first. Each implementation is lowered once, alone (implementation_pipelines);
 // alternatives that do not lower are skipped, a chosen one that does not lower throws. Returns
 // the swaps made, in order; `pipelines` (if given) gets the final count.
 std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Precision precision,
