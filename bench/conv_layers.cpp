@@ -483,7 +483,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   // DENOX_BENCH_VARIANTS=FILE: kernel experiments on the fused (heuristic) plan. Each line of
   // FILE: "label ; DEF=V DEF=V ; /layer/Conv=config, /layer/Conv=config" (both parts may be
   // empty; '#' starts a comment): the defines are added to every conv2d_coopmat,
-  // conv2d_coopmat_up2, conv2d_coopmat_q8 and conv_tail_ring pipeline (target.coop_head=0 and the like switch
+  // conv2d_coopmat_up2, conv2d_coopmat_q8 and conv_tail_ring pipeline, or with FAMILY:DEF=V to
+  // that family's only (target.coop_head=0 and the like switch
   // the LoweringTarget instead; target.int8=1 compiles the "coop int8" plan's precision;
   // bench.twice=1 runs every dispatch twice in a row, the second named "again ...";
   // bench.prewarm=1 runs it on one workgroup first, named "warm ..."; bench.overlap_warm=1 runs
@@ -522,6 +523,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       }
       std::istringstream defs(parts[1]);
       std::vector<std::pair<std::string, std::string>> extra;
+      std::map<std::string, std::vector<std::pair<std::string, std::string>>> extra_of_family;
       bool twice = false, prewarm = false, overlap_warm = false;
       for (std::string d; defs >> d;) {
         const size_t eq = d.find('=');
@@ -535,10 +537,13 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         else if (key == "bench.twice") twice = value != "0";
         else if (key == "bench.prewarm") prewarm = value != "0";
         else if (key == "bench.overlap_warm") overlap_warm = value != "0";
+        else if (const size_t colon = key.find(':'); colon != std::string::npos)
+          extra_of_family[key.substr(0, colon)].push_back({key.substr(colon + 1), value});
         else extra.push_back({key, value});
       }
       plan::Plan p = compile(g, plan::Precision::F16, t);
       add_coop_defines(p, extra, {"conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_q8", "conv_tail_ring"});
+      for (const auto& [family, defines] : extra_of_family) add_coop_defines(p, defines, {family});
       // bench.twice=1: every dispatch runs twice in a row, the second as "again <name>" (timing
       // only: a tail's ring adds into its output twice), so that the second shows what the
       // first paid for its start (instructions and weights not yet cached).

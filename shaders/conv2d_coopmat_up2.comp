@@ -58,7 +58,8 @@
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
-//   12 channels),
+//   12 channels), TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; no
+//   lowering sets it yet: the variant harness measures it),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -83,6 +84,7 @@
 #endif
 #endif
 #include "common.glsl"
+#include "tile_order.glsl"
 #ifndef STORAGE_F16
 #error "conv2d_coopmat_up2 needs STORAGE_F16 (fp16 plans only)"
 #endif
@@ -393,14 +395,15 @@ void main() {
   // The workgroup's phase (py, px) is the fastest-varying part of x: the 4 workgroups of one
   // tile, which read the same low-resolution patch, run back to back and share it through L2
   // (with the phase in z, X0 came from DRAM once per phase). (oy0, ox0) on the low-resolution grid.
-  const uint ph = gl_WorkGroupID.x & 3u, tx = gl_WorkGroupID.x >> 2;
-  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
-  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(tx * TILE_W);
+  // (Reversed, x = 4 tx + ph walks the tiles last to first and each tile's phases 3 to 0.)
+  const uint ph = TILE_WG.x & 3u, tx = TILE_WG.x >> 2;
+  const uint ct = TILE_WG.z % co_tiles, n = TILE_WG.z / co_tiles;
+  const int oy0 = int(TILE_WG.y * TILE_H), ox0 = int(tx * TILE_W);
 #else
-  const uint ct = gl_WorkGroupID.z % co_tiles, n = gl_WorkGroupID.z / co_tiles;
+  const uint ct = TILE_WG.z % co_tiles, n = TILE_WG.z / co_tiles;
   // This subgroup's fragments are in one phase (py, px).
   const uint ph = (sg_m * FM) / FR_PH;
-  const int oy0 = int(gl_WorkGroupID.y * TILE_H), ox0 = int(gl_WorkGroupID.x * TILE_W);
+  const int oy0 = int(TILE_WG.y * TILE_H), ox0 = int(TILE_WG.x * TILE_W);
 #endif
   const uint py = ph >> 1, px = ph & 1u;
   const uint cu = (pc.c0 + CKU - 1) / CKU, cs = (pc.c_in - pc.c0 + SKIP_CK - 1) / SKIP_CK;

@@ -8,9 +8,11 @@
 // The convs by output phase are test_q8_phases.cpp's; the shared helpers q8_support.hpp's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <set>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "compiler/calibrate/calibrate.hpp"
@@ -316,23 +318,59 @@ TEST_CASE("int8 convs with the next conv in their epilogue (TAIL), emulated, aga
   CHECK(device().validation_errors() == 0);
 }
 
-TEST_CASE("tail convs give the same bits with their tiles in either order (TILES_REVERSED), emulated", "[kernels][q8-emulate]") {
-  const auto& caps = device().caps();
-  if (!fp16_available(caps)) return;
-  const GraphBuilder b = q8_tail_graph();
-  const plan::Plan reversed = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
-  plan::Plan forward = reversed;
-  int switched = 0;
-  for (plan::Pipeline& p : forward.pipelines)
-    for (auto& [name, value] : p.defines)
-      if (name == "TILES_REVERSED" && value == "1") value = "0", p.spirv.clear(), ++switched;
-  REQUIRE(switched == 2);
-  kernels::compile_pipelines(forward, shader_compiler(), 0);
-  // 22x45: 2 x 2 tiles of 16x32, so the order matters to the ring pass's partial slots.
-  const std::vector<HostTensor> inputs = random_inputs(b, 22, 45, 53);
+namespace {
+
+// `plan` with every coop conv's TILES_REVERSED set to `on` (tile_order.glsl), recompiled; the
+// families of the pipelines changed go to *switched.
+plan::Plan with_tiles_reversed(plan::Plan plan, bool on, std::multiset<std::string>* switched) {
+  for (plan::Pipeline& p : plan.pipelines) {
+    if (p.family != "conv2d_coopmat" && p.family != "conv2d_coopmat_q8" && p.family != "conv2d_coopmat_up2") continue;
+    const std::string want = on ? "1" : "0";
+    auto it = std::find_if(p.defines.begin(), p.defines.end(), [](const auto& d) { return d.first == "TILES_REVERSED"; });
+    if (it != p.defines.end() && it->second == want) continue;
+    if (it != p.defines.end()) it->second = want;
+    else p.defines.emplace_back("TILES_REVERSED", want), std::sort(p.defines.begin(), p.defines.end());
+    p.spirv.clear();
+    switched->insert(p.family);
+  }
+  kernels::compile_pipelines(plan, shader_compiler(), 0);
+  return plan;
+}
+
+// The outputs of `plan` with every coop conv's tiles last to first and first to last: the same
+// bits (a workgroup computes the same tile either way; the tails' partial slots go by tile).
+// `families`: those that must be among the convs switched.
+void check_tile_orders_agree(const plan::Plan& plan, const std::vector<HostTensor>& inputs, const std::vector<std::string>& families) {
+  std::multiset<std::string> to_reversed, to_forward;
+  const plan::Plan reversed = with_tiles_reversed(plan, true, &to_reversed), forward = with_tiles_reversed(plan, false, &to_forward);
+  for (const std::string& f : families) {
+    INFO(f);
+    CHECK(to_reversed.count(f) + to_forward.count(f) > 0);
+  }
   const std::vector<HostTensor> a = run_on(device(), reversed, inputs), f = run_on(device(), forward, inputs);
   REQUIRE(a.size() == f.size());
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].f32 == f[i].f32);
+}
+
+}  // namespace
+
+TEST_CASE("coop convs give the same bits with their tiles in either order (TILES_REVERSED), emulated", "[kernels][q8-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  {
+    INFO("int8 tails (the lowering reverses them) and an fp16 conv writing NHWC_Q8");
+    const GraphBuilder b = q8_tail_graph();
+    const plan::Plan plan = compile(b.g, plan::Precision::F16, q8_target(b, true, caps));
+    CHECK(q8_dispatches_with(plan, {{"TAIL", "1"}, {"TILES_REVERSED", "1"}}) == 2);
+    // 22x45: 2 x 2 tiles of 16x32, so the order matters to the ring pass's partial slots.
+    check_tile_orders_agree(plan, random_inputs(b, 22, 45, 53), {"conv2d_coopmat", "conv2d_coopmat_q8"});
+  }
+  {
+    INFO("an up2 conv reading int8 (ONE_PHASE: x is 4 tiles' phases)");
+    const GraphBuilder b = up2_q8_x0_graph(9, false, 32);
+    const plan::Plan plan = up2_q8_x0_plan(b, q8_target(b, true, caps), false, false);
+    check_tile_orders_agree(plan, random_inputs(b, 34, 46, 57), {"conv2d_coopmat_up2"});
+  }
   CHECK(device().validation_errors() == 0);
 }
 
