@@ -144,11 +144,7 @@ TEST_CASE("pipelines counted from implementations lowered alone are the int8 pla
   std::set<std::string> alone, whole;
   for (size_t i : s.chosen)
     for (const std::string& key : autotune::implementation_pipelines(g, o.precision, s.impls[i], values)) alone.insert(key);
-  for (const plan::Pipeline& pipe : p.pipelines) {
-    std::string key = pipe.family;
-    for (const auto& [name, value] : pipe.defines) key += " " + name + "=" + value;
-    whole.insert(key);
-  }
+  for (const plan::Pipeline& pipe : p.pipelines) whole.insert(plan::pipeline_key(pipe));
   CHECK(alone == whole);
   int q8 = 0;
   for (const std::string& key : whole) q8 += key.rfind("conv2d_coopmat_q8 ", 0) == 0;

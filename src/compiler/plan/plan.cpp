@@ -15,6 +15,12 @@ const char* precision_name(Precision p) {
   return "unknown";
 }
 
+std::string pipeline_key(const Pipeline& p) {
+  std::string key = p.family;
+  for (const auto& [name, value] : p.defines) key += " " + name + "=" + value;
+  return key;
+}
+
 namespace {
 
 // "1.5 MiB (1572864 bytes)": readable, and exact for tests and diffs.

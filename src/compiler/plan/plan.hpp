@@ -50,6 +50,9 @@ struct Pipeline {
   std::array<uint32_t, 3> local_size{1, 1, 1};
 };
 
+// "family NAME=value ...": what identifies a pipeline (PlanBuilder deduplicates by it; logs).
+std::string pipeline_key(const Pipeline& p);
+
 struct Dispatch {
   std::string name;  // the op names it implements, "a+b" for fused ops (bench tables, errors)
   uint32_t pipeline = 0;

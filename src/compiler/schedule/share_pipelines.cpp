@@ -15,9 +15,9 @@ namespace {
 // same value, every tensor in the same layout.
 bool equivalent(const kernels::Implementation& a, const kernels::Implementation& b) {
   if (a.kind != b.kind || a.ops != b.ops || a.inputs != b.inputs || a.output != b.output || a.output_layout != b.output_layout) return false;
-  for (size_t k = 0; k < a.inputs.size(); ++k)
+  for (size_t k = 0; k < a.inputs.size(); ++k)  // (a conversion's tensor is its input: the same)
     if (a.input_layout(k) != b.input_layout(k)) return false;
-  return a.kind != kernels::Implementation::Kind::Convert || a.tensor_name == b.tensor_name;
+  return true;
 }
 
 }  // namespace
@@ -34,11 +34,8 @@ std::vector<std::string> implementation_pipelines(const compiler::Graph& graph, 
   if (impl.kind == kernels::Implementation::Kind::Free) return {};
   const EdgeGraph edge = extract_edge_graph(graph, impl, values, precision);
   std::vector<std::string> keys;
-  for (const plan::Pipeline& p : kernels::lower_implementations(edge.graph, precision, {&edge.impl}).pipelines) {
-    std::string key = p.family;  // PlanBuilder's key: the family and its sorted macros
-    for (const auto& [name, value] : p.defines) key += " " + name + "=" + value;
-    keys.push_back(std::move(key));
-  }
+  for (const plan::Pipeline& p : kernels::lower_implementations(edge.graph, precision, {&edge.impl}).pipelines)
+    keys.push_back(plan::pipeline_key(p));
   return keys;
 }
 

@@ -36,7 +36,7 @@ struct PipelineSwap {
 size_t count_pipelines(const compiler::Graph& graph, plan::Precision precision, const std::vector<kernels::Implementation>& impls,
                        const std::vector<size_t>& chosen);
 
-// The pipelines `impl` runs, as "family NAME=value ..." keys: the implementation lowered alone
+// The pipelines `impl` runs, as plan::pipeline_key strings: the implementation lowered alone
 // as its edge graph (supergraph/edge_graph.hpp, what the tuner times). They do not depend on the
 // rest of a selection (macros follow from the implementation's own ops and their attributes,
 // weight shapes and constants' sizes, layouts, configuration and quantization; shapes, crops and
@@ -49,9 +49,9 @@ std::vector<std::string> implementation_pipelines(const compiler::Graph& graph, 
 
 // Swaps implementations of `chosen` (indices into impls, in an order that runs; changed in
 // place) for equivalent `usable` ones that save a pipeline while sum(cost) + cold_ms * (distinct
-// pipelines) falls, the largest fall first. Each implementation is lowered once, alone (implementation_pipelines);
-// alternatives that do not lower are skipped, a chosen one that does not lower throws. Returns
-// the swaps made, in order; `pipelines` (if given) gets the final count.
+// pipelines) falls, the largest fall first. Each implementation is lowered once, alone
+// (implementation_pipelines); alternatives that do not lower are skipped, a chosen one that does
+// not lower throws. Returns the swaps made, in order; `pipelines` (if given) gets the final count.
 std::vector<PipelineSwap> share_pipelines(const compiler::Graph& graph, plan::Precision precision,
                                           const std::vector<kernels::Implementation>& impls, const std::vector<int64_t>& values,
                                           const std::vector<double>& cost, const std::vector<bool>& usable, std::vector<size_t>& chosen,

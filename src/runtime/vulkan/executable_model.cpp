@@ -34,11 +34,9 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
                                         "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");
   for (size_t i = 0; i < plan_.pipelines.size(); ++i) {
     const auto& p = plan_.pipelines[i];
-    std::string what = p.family;
-    for (const auto& [k, v] : p.defines) what += " " + k + "=" + v;
     pipelines_.push_back(std::make_unique<ComputePipeline>(
         ctx, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
-        p.push_constant_count * 4, cache, what));
+        p.push_constant_count * 4, cache, plan::pipeline_key(p)));
   }
   for (size_t i = 0; i < plan_.inputs.size(); ++i) (void)input_channels(i);
   for (size_t i = 0; i < plan_.outputs.size(); ++i) (void)output_channels(i);
