@@ -254,22 +254,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// Adds `defines` to every pipeline of the coop shader `families` in `p` and recompiles those
-// (benchmark variants: profiles and kernel experiments).
-void add_coop_defines(plan::Plan& p, const std::vector<std::pair<std::string, std::string>>& defines,
-                      const std::vector<std::string>& families) {
-  if (defines.empty()) return;
-  for (auto& pipe : p.pipelines) {
-    if (std::find(families.begin(), families.end(), pipe.family) == families.end()) continue;
-    for (const auto& d : defines) {  // a variant's value replaces the lowering's (TILES_REVERSED=0)
-      std::erase_if(pipe.defines, [&](const auto& e) { return e.first == d.first; });
-      pipe.defines.push_back(d);
-    }
-    std::sort(pipe.defines.begin(), pipe.defines.end());
-    pipe.spirv.clear();
-  }
-  kernels::compile_pipelines(p, shader_compiler(), 0);
-}
 
 }  // namespace
 

@@ -81,6 +81,21 @@ plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::L
   return plan;
 }
 
+void add_coop_defines(plan::Plan& p, const std::vector<std::pair<std::string, std::string>>& defines,
+                      const std::vector<std::string>& families) {
+  if (defines.empty()) return;
+  for (auto& pipe : p.pipelines) {
+    if (std::find(families.begin(), families.end(), pipe.family) == families.end()) continue;
+    for (const auto& d : defines) {
+      std::erase_if(pipe.defines, [&](const auto& e) { return e.first == d.first; });
+      pipe.defines.push_back(d);
+    }
+    std::sort(pipe.defines.begin(), pipe.defines.end());
+    pipe.spirv.clear();
+  }
+  kernels::compile_pipelines(p, shader_compiler(), 0);
+}
+
 std::vector<HostTensor> random_graph_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed) {
   const std::vector<int64_t> values = b.g.program.evaluate({h, w});
   std::vector<HostTensor> inputs;

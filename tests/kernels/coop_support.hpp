@@ -45,6 +45,11 @@ bool fp16_available(const runtime::DeviceCapabilities& caps);
 // build_portable_plan(g, p, target) with its SPIR-V.
 plan::Plan compile(const compiler::Graph& g, plan::Precision p, const kernels::LoweringTarget& target);
 
+// Sets `defines` on every pipeline of the shader `families` in `p` (a value replaces the
+// lowering's) and recompiles those: benchmark variants, and tests that switch a macro.
+void add_coop_defines(plan::Plan& p, const std::vector<std::pair<std::string, std::string>>& defines,
+                      const std::vector<std::string>& families);
+
 // Random inputs (random_tensor) for every graph input of `b` at the H and W symbol values h, w.
 std::vector<HostTensor> random_graph_inputs(const GraphBuilder& b, int64_t h, int64_t w, uint64_t seed);
 
