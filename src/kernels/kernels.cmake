@@ -38,6 +38,7 @@ add_library(denox_kernels STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/unary.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/eltwise.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/lower_portable.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/conv_fusions.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/implementations.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/implementations_q8.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels/coop_config_space.cpp
