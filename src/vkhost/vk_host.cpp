@@ -33,6 +33,8 @@ bool has_layer(const char* name) {
   return std::any_of(layers.begin(), layers.end(), [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
 }
 
+// runtime/vulkan/device_context.cpp has the same check; this library stands for an engine and
+// links only libdenox's public API, so it keeps its own copy.
 bool layer_has_extension(const char* layer, const char* extension) {
   uint32_t n = 0;
   if (vkEnumerateInstanceExtensionProperties(layer, &n, nullptr) != VK_SUCCESS) return false;

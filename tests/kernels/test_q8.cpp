@@ -1,4 +1,4 @@
-// The opt-in int8 precision (src/kernels/README.md, "int8"): calibration, the int8 convolution
+// The opt-in int8 precision (src/kernels/int8.md): calibration, the int8 convolution
 // (shaders/conv2d_coopmat_q8.comp) and the quantizing conversions (shaders/quantize.comp).
 //  - [q8-plan]: calibration and weight quantization on the host, no device.
 //  - [q8-emulate]: int8 plans with COOP_EMULATE=1 (plain arithmetic in place of the int8

@@ -1,4 +1,4 @@
-// Pipeline step "calibrate" (the opt-in int8 precision, src/kernels/README.md "int8"): runs the
+// Pipeline step "calibrate" (the opt-in int8 precision, src/kernels/int8.md): runs the
 // CPU reference on sample inputs and turns the values every computed tensor takes into the
 // scale and zero point of its NHWC_Q8 form (kernels/quant.hpp). The tuner then offers int8
 // convolutions wherever every tensor they touch is calibrated.
