@@ -19,11 +19,19 @@ struct HostTensor {
     for (int64_t d : shape) n *= static_cast<size_t>(d);
     return n;
   }
-  std::string shape_string() const {
-    std::string s;
-    for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-    return s.empty() ? "scalar" : s;
-  }
+  std::string shape_string() const;
 };
+
+// "2x3x4", or "scalar" for rank 0: how errors and logs print a concrete shape.
+inline std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(d);
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+inline std::string HostTensor::shape_string() const { return denox::shape_string(shape); }
 
 }  // namespace denox

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/host_tensor.hpp"
 
 namespace denox::runtime {
 
@@ -12,12 +13,6 @@ using compiler::IntOp;
 using compiler::ValueId;
 
 namespace {
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s.empty() ? "scalar" : s;
-}
 
 std::string axis_name(const std::vector<SymbolicInput>& inputs, size_t input_index, size_t axis) {
   return "input '" + inputs[input_index].name + "' axis " + std::to_string(axis);

@@ -11,8 +11,6 @@
 
 namespace denox::reference::detail {
 
-// "2x3x4", or "scalar" for rank 0.
-std::string shape_string(const std::vector<int64_t>& shape);
 // A view whose data does not match its shape is a caller's bug, caught before any indexing.
 void check_view(const TensorView& v, const char* what);
 // check_view, and float32 only.

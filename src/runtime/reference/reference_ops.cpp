@@ -38,12 +38,6 @@ size_t TensorView::element_count() const { return is_int64 ? i64.size() : f32.si
 
 namespace detail {
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s.empty() ? "scalar" : s;
-}
-
 void check_view(const TensorView& v, const char* what) {
   size_t n = checked_element_count(v.shape, what);
   if (v.element_count() != n) {
