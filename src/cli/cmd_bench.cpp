@@ -50,12 +50,9 @@ int bench(BenchOptions o) {
                                 {"min_ms", t.min_ms},
                                 {"max_ms", t.max_ms},
                                 {"record_host_us", record_us},
-                                {"load_ms", s.load_ms()},
-                                {"plans_compiled", st.plans_compiled},
-                                {"shaders_compiled", st.shaders_compiled},
-                                {"plan_cache_hits", st.plan_cache_hits},
-                                {"shipped_plan_hits", st.shipped_plan_hits},
-                                {"per_dispatch", nlohmann::ordered_json::array()}};
+                                {"load_ms", s.load_ms()}};
+    add_load_counters(j, st);
+    j["per_dispatch"] = nlohmann::ordered_json::array();
     for (const auto& d : per) j["per_dispatch"].push_back({{"name", d.name}, {"ms", d.median_ms}});
     print_json(j);
     fail_on_validation_errors(st);

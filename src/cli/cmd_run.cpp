@@ -61,20 +61,13 @@ int run_vulkan(const RunOptions& o) {
   const auto info = s.context().info();
   fail_on_validation_errors(st);
   if (o.json) {
-    const nlohmann::ordered_json j = {{"backend", "vulkan"},
+    nlohmann::ordered_json j = {{"backend", "vulkan"},
                                       {"device", info.device_name},
                                       {"precision", precision_label(s.model())},
                                       {"output_shape", out.shape_string()},
                                       {"load_ms", s.load_ms()},
-                                      {"run_ms", run_ms},
-                                      {"plans_compiled", st.plans_compiled},
-                                      {"plan_cache_hits", st.plan_cache_hits},
-                                      {"shaders_compiled", st.shaders_compiled},
-                                      {"shader_cache_hits", st.shader_cache_hits},
-                                      {"pipeline_cache_hits", st.pipeline_cache_hits},
-                                      {"shipped_plan_hits", st.shipped_plan_hits},
-                                      {"shipped_shader_hits", st.shipped_shader_hits},
-                                      {"shipped_pipeline_cache_hits", st.shipped_pipeline_cache_hits}};
+                                      {"run_ms", run_ms}};
+    add_load_counters(j, st);
     print_json(j);
     return 0;
   }
