@@ -14,31 +14,29 @@
 
 namespace denox::reftest {
 
-using namespace denox::compiler;
-
 // Builds graphs by hand: constant-shaped tensors unless a shape of ValueIds is given.
 struct GraphBuilder {
-  Graph g;
+  compiler::Graph g;
 
-  ValueId c(int64_t v) { return g.program.constant(v); }
-  std::vector<ValueId> cs(const std::vector<int64_t>& shape) {
-    std::vector<ValueId> ids;
+  compiler::ValueId c(int64_t v) { return g.program.constant(v); }
+  std::vector<compiler::ValueId> cs(const std::vector<int64_t>& shape) {
+    std::vector<compiler::ValueId> ids;
     for (int64_t d : shape) ids.push_back(c(d));
     return ids;
   }
-  TensorId input(const std::string& name, std::vector<ValueId> shape) {
-    TensorId id = g.add_tensor({name, DType::F32, std::move(shape), {}, {}});
+  compiler::TensorId input(const std::string& name, std::vector<compiler::ValueId> shape) {
+    compiler::TensorId id = g.add_tensor({name, compiler::DType::F32, std::move(shape), {}, {}});
     g.inputs.push_back(id);
     return id;
   }
-  TensorId constant(const std::string& name, const std::vector<int64_t>& shape, std::vector<float> data) {
-    Tensor t{name, DType::F32, cs(shape), {}, {}};
+  compiler::TensorId constant(const std::string& name, const std::vector<int64_t>& shape, std::vector<float> data) {
+    compiler::Tensor t{name, compiler::DType::F32, cs(shape), {}, {}};
     t.f32_data = std::move(data);
     return g.add_tensor(std::move(t));
   }
-  TensorId op(const std::string& name, const std::string& onnx_op, OpAttrs attrs, std::vector<TensorId> inputs,
-              std::vector<ValueId> out_shape, DType dtype = DType::F32) {
-    TensorId out = g.add_tensor({name + "_out", dtype, std::move(out_shape), {}, {}});
+  compiler::TensorId op(const std::string& name, const std::string& onnx_op, compiler::OpAttrs attrs, std::vector<compiler::TensorId> inputs,
+              std::vector<compiler::ValueId> out_shape, compiler::DType dtype = compiler::DType::F32) {
+    compiler::TensorId out = g.add_tensor({name + "_out", dtype, std::move(out_shape), {}, {}});
     g.ops.push_back({name, onnx_op, std::move(attrs), std::move(inputs), out});
     return out;
   }
@@ -79,9 +77,9 @@ inline void require_close(const std::vector<float>& got, const std::vector<float
   }
 }
 
-inline ConvAttrs conv_attrs(GraphBuilder& b, std::array<int64_t, 2> k, std::array<int64_t, 2> s, std::array<int64_t, 2> d,
+inline compiler::ConvAttrs conv_attrs(GraphBuilder& b, std::array<int64_t, 2> k, std::array<int64_t, 2> s, std::array<int64_t, 2> d,
                      std::array<int64_t, 2> pb, std::array<int64_t, 2> pe, bool bias) {
-  ConvAttrs a;
+  compiler::ConvAttrs a;
   a.kernel = k;
   a.stride = s;
   a.dilation = d;
@@ -91,10 +89,10 @@ inline ConvAttrs conv_attrs(GraphBuilder& b, std::array<int64_t, 2> k, std::arra
   return a;
 }
 
-inline PoolAttrs pool_attrs(GraphBuilder& b, PoolKind kind, std::array<int64_t, 2> k, std::array<int64_t, 2> s,
+inline compiler::PoolAttrs pool_attrs(GraphBuilder& b, compiler::PoolKind kind, std::array<int64_t, 2> k, std::array<int64_t, 2> s,
                      std::array<int64_t, 2> d, std::array<int64_t, 2> pb, std::array<int64_t, 2> pe,
                      bool count_include_pad = false) {
-  PoolAttrs a;
+  compiler::PoolAttrs a;
   a.kind = kind;
   a.kernel = k;
   a.stride = s;

@@ -29,18 +29,6 @@ constexpr size_t kMagicSize = 6;
   fail(ErrorCode::Io, path + ": " + problem);
 }
 
-// "2x3x4" ("scalar" for rank 0). Built with += rather than HostTensor::shape_string(), whose
-// `"literal" + std::string&&` trips GCC 12's false-positive -Wrestrict at -O2 (GCC bug 105329).
-std::string shape_text(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "scalar";
-  std::string text;
-  for (int64_t d : shape) {
-    if (!text.empty()) text += 'x';
-    text += std::to_string(d);
-  }
-  return text;
-}
-
 uint64_t load_unsigned(const unsigned char* p, size_t size, bool little_endian) {
   uint64_t v = 0;
   for (size_t i = 0; i < size; ++i) {
@@ -271,7 +259,7 @@ HostTensor parse_npy(std::string_view bytes, const std::string& path) {
   const NpyHeader header = HeaderParser(bytes.substr(header_offset, header_len), path).parse();
   const ElementType type = element_type_from_descr(header.descr, path);
   const size_t data_offset = header_offset + header_len;
-  const std::string shape = shape_text(header.shape);
+  const std::string shape = shape_string(header.shape);
   // A Fortran-order array of rank <= 1 has the same bytes as C order; anything else would need a
   // transpose that denox's callers never expect, so refuse it loudly.
   if (header.fortran_order && header.shape.size() > 1)
@@ -318,10 +306,10 @@ HostTensor read_npy(const std::string& path) { return parse_npy(read_file_bytes(
 
 std::string encode_npy(const HostTensor& tensor) {
   const std::optional<size_t> expected = checked_byte_count(tensor.shape, 1);
-  if (!expected) fail(ErrorCode::InvalidArgument, "npy: tensor shape " + shape_text(tensor.shape) + " is invalid");
+  if (!expected) fail(ErrorCode::InvalidArgument, "npy: tensor shape " + shape_string(tensor.shape) + " is invalid");
   const size_t have = tensor.is_int64 ? tensor.i64.size() : tensor.f32.size();
   if (have != *expected)
-    fail(ErrorCode::InvalidArgument, "npy: tensor of shape " + shape_text(tensor.shape) + " holds " +
+    fail(ErrorCode::InvalidArgument, "npy: tensor of shape " + shape_string(tensor.shape) + " holds " +
                                          std::to_string(have) + " elements, expected " + std::to_string(*expected));
 
   std::string dict = std::string("{'descr': '") + (tensor.is_int64 ? "<i8" : "<f4") +

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "common/host_tensor.hpp"  // shape_string
 #include "io/npy.hpp"  // write_file_atomically, read_file_bytes
 
 namespace denox::io {
@@ -14,18 +15,6 @@ namespace {
 
 [[noreturn]] void fail_io(const std::string& path, const std::string& problem) {
   fail(ErrorCode::Io, path + ": " + problem);
-}
-
-// "2x3x4" ("scalar" for rank 0). Built with += rather than HostTensor::shape_string(), whose
-// `"literal" + std::string&&` trips GCC 12's false-positive -Wrestrict at -O2 (GCC bug 105329).
-std::string shape_text(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "scalar";
-  std::string text;
-  for (int64_t d : shape) {
-    if (!text.empty()) text += 'x';
-    text += std::to_string(d);
-  }
-  return text;
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
@@ -132,17 +121,17 @@ std::string encode_pfm(const HostTensor& image, bool big_endian) {
   const auto& s = image.shape;
   const bool nchw = s.size() == 4 && s[0] == 1;
   if (!(nchw || s.size() == 3) || image.is_int64)
-    fail(ErrorCode::InvalidArgument, "pfm: expected a float tensor of shape 1xCxHxW, got " + shape_text(image.shape));
+    fail(ErrorCode::InvalidArgument, "pfm: expected a float tensor of shape 1xCxHxW, got " + shape_string(image.shape));
   const int64_t channels = s[s.size() - 3], height = s[s.size() - 2], width = s[s.size() - 1];
   if (channels != 1 && channels != 3)
     fail(ErrorCode::InvalidArgument, "pfm: only 1 or 3 channels can be stored, got " + std::to_string(channels) +
-                                         " (shape " + shape_text(image.shape) + ")");
+                                         " (shape " + shape_string(image.shape) + ")");
   if (height <= 0 || width <= 0 || height > std::numeric_limits<int32_t>::max() ||
       width > std::numeric_limits<int32_t>::max())
-    fail(ErrorCode::InvalidArgument, "pfm: invalid image size " + shape_text(image.shape));
+    fail(ErrorCode::InvalidArgument, "pfm: invalid image size " + shape_string(image.shape));
   const size_t plane = static_cast<size_t>(width * height);
   if (image.f32.size() != plane * static_cast<size_t>(channels))
-    fail(ErrorCode::InvalidArgument, "pfm: tensor of shape " + shape_text(image.shape) + " holds " +
+    fail(ErrorCode::InvalidArgument, "pfm: tensor of shape " + shape_string(image.shape) + " holds " +
                                          std::to_string(image.f32.size()) + " floats");
 
   std::string out = std::string(channels == 3 ? "PF" : "Pf") + "\n" + std::to_string(width) + " " +

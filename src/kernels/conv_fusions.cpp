@@ -8,7 +8,7 @@ namespace denox::kernels {
 using compiler::Op;
 using compiler::TensorId;
 
-bool is_const(const compiler::Graph& g, ValueId v, int64_t lo, int64_t hi) {
+bool is_const(const compiler::Graph& g, compiler::ValueId v, int64_t lo, int64_t hi) {
   if (!g.program.is_constant(v)) return false;
   const int64_t c = g.program.constant_value(v);
   return c >= lo && c <= hi;

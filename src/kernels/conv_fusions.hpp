@@ -1,5 +1,6 @@
 // Which ops a convolution can absorb, matched on the graph: the conv patterns of
-// implementations.cpp (src/kernels/README.md, "Implementations"). Each match is a ConvFusion
+// implementations.cpp (listed in implementations.hpp and src/compiler/schedule/README.md,
+// "patterns"). Each match is a ConvFusion
 // (lowering_ops.hpp) naming the ops folded into the conv's prologue and epilogue.
 #pragma once
 
@@ -39,7 +40,7 @@ struct TensorUses {
 };
 
 // Whether `v` is a constant in [lo, hi].
-bool is_const(const compiler::Graph& g, ValueId v, int64_t lo, int64_t hi);
+bool is_const(const compiler::Graph& g, compiler::ValueId v, int64_t lo, int64_t hi);
 
 // The op's non-constant inputs, each once, in order.
 std::vector<compiler::TensorId> computed_inputs(const compiler::Graph& g, const compiler::Op& op);

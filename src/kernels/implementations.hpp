@@ -2,7 +2,7 @@
 // every way the kernels can compute some op, or a fused group of ops, with each configuration
 // of its configuration space. `lower_implementations` turns a chosen set back into a plan.
 //
-// Patterns (src/kernels/README.md, "Implementations"):
+// Patterns (the conv ones matched in conv_fusions.cpp; src/compiler/schedule/README.md, "patterns"):
 //   - every op alone, on its portable family (conv2d, pool2d, upsample_nearest, copy, pad,
 //     binary, unary); Identity and ShapeValues cost nothing and emit no dispatch;
 //   - a convolution with what it can absorb (ConvFusion, lowering_ops.hpp): a prologue (none,

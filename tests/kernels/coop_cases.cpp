@@ -184,7 +184,7 @@ std::vector<Case> cases() {
     // Tap-sum candidates (conv2d_coopmat_tapsum: kh * kw * c_out <= 64): a 3-channel conv with a
     // zero Pad before it and a 2-Slice crop after it (OIDN's last conv), and a 2-channel one
     // without bias (odd width: the patch rows cross tile rows anywhere). The cost model keeps
-    // these memory-bound tensors NCHW; the U-Net test below reads an NHWC one.
+    // these memory-bound tensors NCHW; the U-Net test of test_coop.cpp reads an NHWC one.
     Case c{"tap-sum: 3->16 relu (NHWC), pad + 3x3 16->3 + 2-Slice crop, 3x3 16->2 sigmoid (no bias)", {}, 33, 43, 3, 3};
     GraphBuilder& b = c.b;
     const TensorId x = b.input("x", 3);
