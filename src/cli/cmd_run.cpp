@@ -62,11 +62,11 @@ int run_vulkan(const RunOptions& o) {
   fail_on_validation_errors(st);
   if (o.json) {
     nlohmann::ordered_json j = {{"backend", "vulkan"},
-                                      {"device", info.device_name},
-                                      {"precision", precision_label(s.model())},
-                                      {"output_shape", out.shape_string()},
-                                      {"load_ms", s.load_ms()},
-                                      {"run_ms", run_ms}};
+                                {"device", info.device_name},
+                                {"precision", precision_label(s.model())},
+                                {"output_shape", out.shape_string()},
+                                {"load_ms", s.load_ms()},
+                                {"run_ms", run_ms}};
     add_load_counters(j, st);
     print_json(j);
     return 0;

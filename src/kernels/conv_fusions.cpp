@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
+#include <variant>
 
 namespace denox::kernels {
 
@@ -53,7 +55,6 @@ bool fusable_concat(const compiler::Graph& g, const Op* op) {
   const int64_t axis = std::get<compiler::ConcatAttrs>(op->attrs).axis;
   return (axis == 1 || axis == -3) && g.tensor(op->inputs[0]).shape.size() == 4 && g.tensor(op->inputs[1]).shape.size() == 4;
 }
-
 
 // A zero Pad on the spatial axes of a rank-4 tensor that a convolution can read through:
 // constant begin pads >= 0 (0 with `begin_zero`), any end pads (the read bounds take them).
