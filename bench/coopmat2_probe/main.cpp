@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/half.hpp"
 #include "vk_probe.hpp"
 
 namespace {
@@ -164,9 +165,7 @@ int main(int argc, char** argv) try {
         const auto bytes = h.read(host, 2);
         uint16_t h0;
         std::memcpy(&h0, bytes.data(), 2);
-        // fp16 -> float for the check (normal numbers only: K is at most 8192).
-        const uint32_t e = (h0 >> 10) & 0x1f, m = h0 & 0x3ff;
-        const double v = e ? (1.0 + m / 1024.0) * std::ldexp(1.0, static_cast<int>(e) - 15) : 0.0;
+        const double v = denox::half_to_float(h0);
         const bool ok = std::abs(v - s.k) <= 0.01 * s.k;
         std::printf("%-30s %-26s %9.3f %9.1f  C[0] = %.0f %s\n", s.name, name, med, tflops, v, ok ? "ok" : "WRONG");
         if (ok && med < best) best = med, best_name = name;

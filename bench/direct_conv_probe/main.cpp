@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/half.hpp"
 #include "vk_probe.hpp"
 
 namespace {
@@ -30,12 +31,6 @@ std::vector<uint32_t> compile(const std::string& source, const Config& c) {
   pre << "#define FMX " << c.fmx << "\n#define FMY " << c.fmy << "\n#define NT " << c.nt << "\n#define SGX " << c.sgx << "\n#define SGY "
       << c.sgy << "\n#define ACC_F16 " << c.acc_f16 << "\n";
   return denox::probe::compile_compute(source, pre.str(), "direct.comp");
-}
-
-
-float half_to_float(uint16_t h) {  // normal numbers and zero only (what the check reads)
-  const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  return e ? static_cast<float>((1.0 + m / 1024.0) * std::ldexp(1.0, static_cast<int>(e) - 15)) : 0.0f;
 }
 
 }  // namespace
@@ -120,7 +115,7 @@ int main(int argc, char** argv) try {
         std::memcpy(got.data(), bytes.data(), 2 * s.cout);
         const float want = 9.0f * s.cin / 16.0f;
         bool ok = true;
-        for (uint16_t v : got) ok = ok && std::abs(half_to_float(v) - want) <= 0.01f * want;
+        for (uint16_t v : got) ok = ok && std::abs(denox::half_to_float(v) - want) <= 0.01f * want;
         std::printf("%-34s %-28s %9.3f %9.1f  %s\n", s.name, name, med, flop / (med * 1e-3) * 1e-12, ok ? "ok" : "WRONG");
         if (ok && med < best) best = med, best_name = name;
       }

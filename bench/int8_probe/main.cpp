@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/half.hpp"
 #include "vk_probe.hpp"
 
 namespace {
@@ -103,7 +104,7 @@ LayerData make_layer(const Shape& s, std::mt19937& rng) {
       for (uint32_t c = 0; c < s.cin; ++c) x[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = unit(rng);
   d.xh.resize(xn), d.xq.resize(xn);
   for (size_t i = 0; i < xn; ++i) {
-    d.xh[i] = denox::probe::half_bits(x[i]);
+    d.xh[i] = denox::float_to_half(x[i]);
     d.xq[i] = static_cast<int8_t>(std::lround(std::clamp(x[i] / d.sx, -127.0f, 127.0f)));
   }
   const float a = std::sqrt(3.0f / (9.0f * s.cin));  // unit output variance
@@ -116,7 +117,7 @@ LayerData make_layer(const Shape& s, std::mt19937& rng) {
     for (size_t k = k0; k < k1; ++k) m = std::max(m, std::abs(d.w[k]));
     d.sw[co] = m / 127;
     for (size_t k = k0; k < k1; ++k) {
-      d.wh[k] = denox::probe::half_bits(d.w[k]);
+      d.wh[k] = denox::float_to_half(d.w[k]);
       d.wq[k] = static_cast<int8_t>(std::lround(d.w[k] / d.sw[co]));
     }
   }
@@ -135,9 +136,9 @@ LayerData make_layer(const Shape& s, std::mt19937& rng) {
           for (uint32_t ci = 0; ci < s.cin; ++ci) {
             const size_t xi = (static_cast<size_t>(d.samples[i].first + ky) * wp + d.samples[i].second + kx) * s.cin + ci;
             const size_t wi = ((static_cast<size_t>(co) * s.cin + ci) * 3 + ky) * 3 + kx;
-            const double wh = denox::probe::half_value(d.wh[wi]);
-            a16 += static_cast<double>(denox::probe::half_value(d.xh[xi])) * wh;
-            as8 += static_cast<double>(denox::probe::half_value(denox::probe::half_bits(d.xq[xi] * d.sx))) * wh;
+            const double wh = denox::half_to_float(d.wh[wi]);
+            a16 += static_cast<double>(denox::half_to_float(d.xh[xi])) * wh;
+            as8 += static_cast<double>(denox::half_to_float(denox::float_to_half(d.xq[xi] * d.sx))) * wh;
             a8 += int64_t{d.xq[xi]} * d.wq[wi];
             exact += static_cast<double>(x[xi]) * d.w[wi];
           }
@@ -279,7 +280,7 @@ int main(int argc, char** argv) try {
               const size_t o = (static_cast<size_t>(d.samples[i].first) * s.w + d.samples[i].second) * s.cout + co;
               uint16_t h = 0;
               if (!q8_out) std::memcpy(&h, bytes.data() + 2 * o, 2);
-              const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::probe::half_value(h);
+              const double v = q8_out ? d.sy * static_cast<int8_t>(bytes[o]) : denox::half_to_float(h);
               nan = nan || !std::isfinite(v);
               const size_t ri = i * s.cout + co;
               const double r = mode == 3 ? d.ref_s8[ri] : q8 ? d.ref8[ri] : d.ref16[ri], e = d.ref_exact[ri];

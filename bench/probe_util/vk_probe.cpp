@@ -380,26 +380,4 @@ ConvIoBytes max_conv_io_bytes(const std::vector<ConvShape>& shapes) {
   return m;
 }
 
-uint16_t half_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000u;
-  const int32_t e = static_cast<int32_t>((b >> 23) & 0xff) - 127 + 15;
-  const uint32_t m = b & 0x7fffffu;
-  if (e <= 0) return static_cast<uint16_t>(sign);
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  uint32_t h = (static_cast<uint32_t>(e) << 10) | (m >> 13);
-  const uint32_t rest = m & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // a carry into the exponent is right
-  return static_cast<uint16_t>(sign | h);
-}
-
-float half_value(uint16_t h) {
-  const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const float s = (h & 0x8000) ? -1.0f : 1.0f;
-  if (e == 31) return m ? NAN : s * INFINITY;
-  if (e == 0) return s * static_cast<float>(m * std::ldexp(1.0, -24));
-  return s * static_cast<float>((1.0 + m / 1024.0) * std::ldexp(1.0, static_cast<int>(e) - 15));
-}
-
 }  // namespace denox::probe

@@ -64,10 +64,6 @@ int register_count(const CoopGpu& g, VkPipeline pipe);
 // info log, naming `name`. Call glslang::InitializeProcess() first.
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name);
 
-// IEEE half precision bits of `f`, rounded to nearest even (normal range and zero: smaller
-// magnitudes flush to zero, larger ones become infinity), and the value of half bits.
-uint16_t half_bits(float f);
-float half_value(uint16_t h);
 
 // The plain 3x3 convolutions of OIDN balanced the conv probes measure (stride 1, padding 1, ReLU),
 // with conv2d_coopmat's time for each in the tuned plan on the H100 (bench/RESULTS.md; 0 where

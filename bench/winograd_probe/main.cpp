@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/half.hpp"
 #include "vk_probe.hpp"
 
 namespace {
@@ -76,7 +77,7 @@ std::vector<uint16_t> transform_weights(const std::vector<float>& w, uint32_t ci
         for (int j = 0; j < 4; ++j) {
           double v = 0;
           for (int k = 0; k < 3; ++k) v += gg[i][k] * G[j][k];
-          u[(static_cast<size_t>(i * 4 + j) * cin + ci) * cout + co] = denox::probe::half_bits(static_cast<float>(v));
+          u[(static_cast<size_t>(i * 4 + j) * cin + ci) * cout + co] = denox::float_to_half(static_cast<float>(v));
         }
     }
   return u;
@@ -132,7 +133,7 @@ int main(int argc, char** argv) try {
       std::vector<uint16_t> xh(static_cast<size_t>(wp) * hp * s.cin, 0);
       for (uint32_t yy = 1; yy <= s.h; ++yy)
         for (uint32_t xx = 1; xx <= s.w; ++xx)
-          for (uint32_t c = 0; c < s.cin; ++c) xh[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = denox::probe::half_bits(unit(rng));
+          for (uint32_t c = 0; c < s.cin; ++c) xh[(static_cast<size_t>(yy) * wp + xx) * s.cin + c] = denox::float_to_half(unit(rng));
       const float a = std::sqrt(3.0f / (9.0f * s.cin));
       std::vector<float> w(static_cast<size_t>(s.cout) * s.cin * 9), b(s.cout);
       for (float& v : w) v = a * unit(rng);
@@ -151,7 +152,7 @@ int main(int argc, char** argv) try {
           for (uint32_t ky = 0; ky < 3; ++ky)
             for (uint32_t kx = 0; kx < 3; ++kx)
               for (uint32_t ci = 0; ci < s.cin; ++ci)
-                acc += denox::probe::half_value(xh[(static_cast<size_t>(samples[i].first + ky) * wp + samples[i].second + kx) * s.cin + ci]) *
+                acc += denox::half_to_float(xh[(static_cast<size_t>(samples[i].first + ky) * wp + samples[i].second + kx) * s.cin + ci]) *
                        w[((static_cast<size_t>(co) * s.cin + ci) * 3 + ky) * 3 + kx];
           ref[static_cast<size_t>(i) * s.cout + co] = std::max(acc, 0.0);
         }
@@ -194,7 +195,7 @@ int main(int argc, char** argv) try {
           bool nan = false;
           for (uint32_t i = 0; i < kSamples; ++i)
             for (uint32_t co = 0; co < s.cout; ++co) {
-              const float v = denox::probe::half_value(out[(static_cast<size_t>(samples[i].first) * s.w + samples[i].second) * s.cout + co]);
+              const float v = denox::half_to_float(out[(static_cast<size_t>(samples[i].first) * s.w + samples[i].second) * s.cout + co]);
               nan = nan || !std::isfinite(v);
               const double r = ref[static_cast<size_t>(i) * s.cout + co];
               num += (v - r) * (v - r), den += r * r;

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "common/error.hpp"
+#include "common/half.hpp"
 
 namespace denox::io {
 namespace {
@@ -40,31 +41,6 @@ uint64_t load_unsigned(const unsigned char* p, size_t size, bool little_endian) 
 
 void store_unsigned(std::string& out, uint64_t v, size_t size) {  // always little endian
   for (size_t i = 0; i < size; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-// IEEE half -> float, including subnormals, infinities and NaN payloads.
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu;
-  uint32_t mantissa = h & 0x3ffu;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {  // subnormal half: normalize into a float exponent
-    exponent = 113;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 // ---- The header: a Python dict literal such as

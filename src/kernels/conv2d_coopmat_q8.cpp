@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "common/error.hpp"
-#include "kernels/plan_builder.hpp"  // float_to_half
+#include "common/half.hpp"
+#include "kernels/plan_builder.hpp"
 
 namespace denox::kernels {
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/half.hpp"
 
 namespace denox::kernels {
 
@@ -14,30 +15,6 @@ namespace {
 constexpr uint64_t kWeightAlignment = 256;
 
 }  // namespace
-
-uint16_t float_to_half(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  const uint32_t exponent = (bits >> 23) & 0xffu, mantissa = bits & 0x7fffffu;
-  if (exponent == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));  // inf, NaN
-  const int e = static_cast<int>(exponent) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // too large: infinity
-  if (e <= 0) {
-    // Subnormal half (or zero): shift the mantissa with its implicit 1 into place, rounding to
-    // nearest even on the bits shifted out.
-    if (e < -10) return sign;
-    const uint32_t m = mantissa | 0x800000u;
-    const int shift = 14 - e;
-    uint32_t half = m >> shift;
-    const uint32_t rest = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // a carry may round up to infinity: correct
-  return static_cast<uint16_t>(sign | half);
-}
 
 std::string describe_op(const compiler::Op& op) { return op.onnx_op + " '" + op.name + "'"; }
 

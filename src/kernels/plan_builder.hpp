@@ -110,9 +110,6 @@ class PlanBuilder {
   std::map<std::string, uint32_t> pipeline_of_;  // family + macros -> index
 };
 
-// IEEE binary16 bits of f, rounded to nearest even (overflow to infinity, NaN kept NaN).
-uint16_t float_to_half(float f);
-
 // "Conv 'enc_conv0'": how errors name an op.
 std::string describe_op(const compiler::Op& op);
 

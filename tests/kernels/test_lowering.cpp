@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/half.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 #include "kernels/conv2d_layout.hpp"

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/half.hpp"
 #include "gpu_test_support.hpp"
-#include "kernels/plan_builder.hpp"
 #include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::testing {
@@ -30,14 +30,6 @@ VkBufferImageCopy whole_image(uint32_t width, uint32_t height) {
 }
 
 }  // namespace
-
-float half_to_float(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  const float sign = (h & 0x8000) ? -1.0f : 1.0f;
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
-  if (exponent == 31) return mantissa ? NAN : sign * INFINITY;
-  return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-}
 
 TestImage::TestImage(uint32_t width, uint32_t height, VkFormat format) : width_(width), height_(height), format_(format) {
   auto& ctx = device();
@@ -92,7 +84,7 @@ void TestImage::upload(const std::vector<float>& rgba) {
                           "test image upload");
   if (half) {
     auto* out = static_cast<uint16_t*>(staging.mapped());
-    for (size_t i = 0; i < rgba.size(); ++i) out[i] = kernels::float_to_half(rgba[i]);
+    for (size_t i = 0; i < rgba.size(); ++i) out[i] = float_to_half(rgba[i]);
   } else {
     std::memcpy(staging.mapped(), rgba.data(), rgba.size() * 4);
   }

@@ -30,6 +30,4 @@ class TestImage {
   VkImageView view_ = VK_NULL_HANDLE;
 };
 
-float half_to_float(uint16_t h);
-
 }  // namespace denox::testing

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../kernels/graph_builder.hpp"
+#include "common/half.hpp"
 #include "gpu_test_support.hpp"
 #include "kernels/plan_builder.hpp"
 #include "runtime/reference/reference_executor.hpp"
@@ -47,7 +48,7 @@ struct CallerTensor {
         for (int64_t x = 0; x < w(); ++x) {
           const float v = values.f32[static_cast<size_t>((c * h() + y) * w() + x)];
           if (type == ElementType::F16) {
-            const uint16_t h = kernels::float_to_half(v);
+            const uint16_t h = float_to_half(v);
             std::memcpy(data.data() + 2 * element(c, y, x), &h, 2);
           } else {
             std::memcpy(data.data() + 4 * element(c, y, x), &v, 4);

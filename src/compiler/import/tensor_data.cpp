@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <limits>
 
 #include "common/error.hpp"
+#include "common/half.hpp"
 
 namespace denox::compiler {
 
@@ -79,15 +79,6 @@ size_t element_bytes(int32_t t) {
   }
 }
 
-double half_to_double(uint16_t h) {
-  int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  double v;
-  if (exponent == 0) v = std::ldexp(mantissa, -24);
-  else if (exponent == 31) v = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else v = std::ldexp(mantissa + 1024, exponent - 25);
-  return sign ? -v : v;
-}
-
 double bfloat16_to_double(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 // Decodes little-endian bytes (raw_data or an external file's span) into `out`.
@@ -102,7 +93,7 @@ void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out) {
     switch (out.onnx_type) {
       case TP::FLOAT: out.f.push_back(load(float{}, k)); break;
       case TP::DOUBLE: out.f.push_back(load(double{}, k)); break;
-      case TP::FLOAT16: out.f.push_back(half_to_double(load(uint16_t{}, k))); break;
+      case TP::FLOAT16: out.f.push_back(half_to_float(load(uint16_t{}, k))); break;
       case TP::BFLOAT16: out.f.push_back(bfloat16_to_double(load(uint16_t{}, k))); break;
       case TP::INT64: out.i.push_back(load(int64_t{}, k)); break;
       case TP::UINT64: out.i.push_back(static_cast<int64_t>(load(uint64_t{}, k))); break;
@@ -232,7 +223,7 @@ DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, con
       check_count(proto.int32_data_size());
       for (int32_t v : proto.int32_data()) {
         auto bits = static_cast<uint16_t>(v);
-        out.f.push_back(out.onnx_type == TP::FLOAT16 ? half_to_double(bits) : bfloat16_to_double(bits));
+        out.f.push_back(out.onnx_type == TP::FLOAT16 ? static_cast<double>(half_to_float(bits)) : bfloat16_to_double(bits));
       }
       break;
     case TP::INT64:
