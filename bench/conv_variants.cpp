@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -73,7 +74,7 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       else if (key == "target.coop_tail") t.coop_tail = value != "0";
       else if (key == "target.coop_up2") t.coop_up2 = value != "0";
       else if (key == "target.nhwc") t.nhwc = value != "0";
-      else if (key == "target.int8") t.int8 = value != "0" ? int8_table : nullptr;  // the int8 plan above
+      else if (key == "target.int8") t.int8 = value != "0" ? int8_table : nullptr;  // the "coop int8" plan's table (conv_layers.cpp)
       else if (key == "bench.twice") twice = value != "0";
       else if (key == "bench.prewarm") prewarm = value != "0";
       else if (key == "bench.overlap_warm") overlap_warm = value != "0";
@@ -116,7 +117,7 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
     // starts a barrier window (every dispatch of a chain like OIDN's; the variant line prints
     // the barrier count, which must not grow): does warming code and weights while the
     // previous dispatch drains pay end to end? Named "warm <name>". Time it with
-    // DENOX_BENCH_BRACKET=1 (measure above).
+    // DENOX_BENCH_BRACKET=1 (measure, conv_bench_support.cpp).
     if (overlap_warm) {
       const ValueId one = p.inputs.at(0).shape[0];
       ValueId biggest = p.scratch.at(0).size_bytes;

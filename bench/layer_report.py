@@ -17,6 +17,8 @@ Columns:
   TFLOP/s (TOP/s for int8 fragments) compare with theirs.
 - WG/SM: workgroups one SM can hold by registers (65536 per SM) and by shared memory (~50 KB at
   once under NVIDIA's Vulkan driver, bench/RESULTS.md 2026-11-26); the smaller bounds occupancy.
+  Registers are counted in NVIDIA's units of 8 per thread, capped by 2048 threads and 32
+  workgroups an SM.
 """
 import argparse
 import json
@@ -25,6 +27,13 @@ import sys
 
 SMEM_PER_SM = 50 * 1024  # measured by bench/occupancy_probe (not the 228 KB the hardware has)
 REGISTERS_PER_SM = 65536
+THREADS_PER_SM, WORKGROUPS_PER_SM = 2048, 32  # Hopper's limits
+
+
+def by_registers(registers, invocations):
+    """Workgroups an SM holds by its register file: registers are allocated in units of 8 per thread."""
+    per_thread = (registers + 7) // 8 * 8
+    return min(REGISTERS_PER_SM // max(1, per_thread * invocations), THREADS_PER_SM // invocations, WORKGROUPS_PER_SM)
 
 
 def oidn_layers(arch, input_channels=3):
@@ -91,7 +100,8 @@ def main():
     ap.add_argument("bench_json")
     ap.add_argument("pipeline_stats")
     a = ap.parse_args()
-    width, height = (int(v) for v in a.size.split("x"))
+    # The pad/crop model (denox make-model --pad-crop) runs its convs on the size padded to 16.
+    width, height = ((int(v) + 15) // 16 * 16 for v in a.size.split("x"))
     layers = oidn_layers(a.arch, a.channels)
     bench = json.load(open(a.bench_json, encoding="utf-8"))
     stats = parse_stats(a.pipeline_stats)
@@ -121,7 +131,7 @@ def main():
             s = block["stats"]
             if "Register Count" in s:
                 regs = s["Register Count"]
-                by_regs = REGISTERS_PER_SM // max(1, int(regs) * block["invocations"])
+                by_regs = by_registers(int(regs), block["invocations"])
                 smem = int(s.get("Shared Memory Size", "0"))
                 by_smem = SMEM_PER_SM // smem if smem else 32
                 shared, occupancy = f"{smem / 1024:.1f}", f"{min(by_regs, by_smem)} ({by_regs}, {by_smem})"

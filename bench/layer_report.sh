@@ -38,6 +38,7 @@ for precision in $precisions; do
   echo "## $precision"
   python3 bench/layer_report.py --arch "$arch" --size "$size" "$out/$precision-bench.json" "$out/$precision-pipeline-stats.txt" |
     tee "$out/$precision-layers.md"
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "$precision: layer_report.py FAILED"; status=1; }
   echo
 done
 exit $status

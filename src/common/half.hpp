@@ -1,5 +1,7 @@
 // IEEE binary16 <-> float: how the host packs fp16 weights and tensors and reads fp16 results
-// (the plan builder, .npy files, ONNX initializers, the tests and the benchmarks share it).
+// (the plan builder, .npy files, ONNX initializers, the tests, the benchmarks and the probes
+// share it). src/vkhost keeps its own pair (to_half / from_half): it stands for an engine and
+// uses only the public API.
 #pragma once
 
 #include <bit>
