@@ -2,24 +2,7 @@
 // the checks that the macros fit together, the fragment counts per subgroup, and the shared-memory
 // layout (patch, weights, accumulator staging, the head's and the tail's parts) with the items
 // each invocation stages. The macros themselves are documented at the top of conv2d_coopmat.comp.
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
-#endif
-#ifndef CONCAT
-#define CONCAT 0
-#endif
-#ifndef UPSAMPLE0
-#define UPSAMPLE0 0
-#endif
-#ifndef POOL
-#define POOL 0
-#endif
-#ifndef B_GLOBAL
-#define B_GLOBAL 0
-#endif
+#include "coop_defaults.glsl"
 #ifndef PROFILE_SKIP_MMA
 #define PROFILE_SKIP_MMA 0
 #endif
@@ -29,15 +12,6 @@
 #ifndef PROFILE_SKIP_STORE
 #define PROFILE_SKIP_STORE 0  // benchmarks only: the NHWC epilogue stores only values of -12345
 #endif
-#ifndef X0_HWC
-#define X0_HWC 0
-#endif
-#ifndef X1_HWC
-#define X1_HWC 0
-#endif
-#ifndef Y_HWC
-#define Y_HWC 0
-#endif
 // Every chunk is read from NHWC tensors whose channel counts are multiples of 8 (the lowering
 // knows): only the 16-byte staging path is compiled, and the register array is its size.
 #ifndef HWC_ONLY
@@ -45,9 +19,6 @@
 #endif
 #ifndef NARROW
 #define NARROW 0
-#endif
-#ifndef TAIL
-#define TAIL 0
 #endif
 #ifndef HEAD
 #define HEAD 0
@@ -57,9 +28,6 @@
 #endif
 #ifndef TAIL_PROFILE
 #define TAIL_PROFILE 0  // benchmarks only (wrong results): 1 no tap sums, 2 nor Z, 3 no epilogue at all
-#endif
-#ifndef Y_Q8
-#define Y_Q8 0
 #endif
 #if Y_Q8 && !Y_HWC
 #error "conv2d_coopmat: Y_Q8 needs Y_HWC"

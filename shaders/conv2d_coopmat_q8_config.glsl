@@ -2,29 +2,12 @@
 // the checks that the macros fit together, the per-subgroup fragment counts, and the shared-memory
 // layout in 16-byte vectors (patch, weights, accumulator staging; the tail's and PHASES' parts).
 // The macros themselves are documented at the top of conv2d_coopmat_q8.comp.
-#ifndef ACT
-#define ACT 0
-#endif
-#ifndef CONCAT
-#define CONCAT 0
-#endif
-#ifndef UPSAMPLE0
-#define UPSAMPLE0 0
-#endif
-#ifndef POOL
-#define POOL 0
-#endif
-#ifndef B_GLOBAL
-#define B_GLOBAL 0
-#endif
+#include "coop_defaults.glsl"
 #ifndef X1_ZP
 #define X1_ZP 0
 #endif
 #ifndef Y_ZP
 #define Y_ZP 0
-#endif
-#ifndef TAIL
-#define TAIL 0
 #endif
 #ifndef T_FOLD
 #define T_FOLD 0

@@ -2,28 +2,8 @@
 // the checks that the macros fit together, the phase and fragment geometry, and the shared-memory
 // layout (low-resolution patch, skip planes or rows, weights, epilogue staging) with the items
 // each invocation stages. The macros themselves are documented at the top of conv2d_coopmat_up2.comp.
-#ifndef HAS_BIAS
-#define HAS_BIAS 0
-#endif
-#ifndef ACT
-#define ACT 0
-#endif
-#ifndef CONCAT
-#define CONCAT 0
-#endif
-#define B_GLOBAL 0
-#ifndef X0_HWC
-#define X0_HWC 0
-#endif
-#ifndef X1_HWC
-#define X1_HWC 0
-#endif
-#ifndef Y_HWC
-#define Y_HWC 0
-#endif
-#ifndef Y_Q8
-#define Y_Q8 0  // with Y_HWC: an NHWC_Q8 output (conv2d_coopmat.comp says how)
-#endif
+#include "coop_defaults.glsl"
+#define B_GLOBAL 0  // never B from the buffer (the same 0 as the default: a B_GLOBAL=1 does not compile)
 #ifndef ONE_PHASE
 #define ONE_PHASE 0
 #endif
