@@ -5,7 +5,6 @@
 #include <glslang/SPIRV/GlslangToSpv.h>
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <cstdio>

@@ -64,7 +64,6 @@ int register_count(const CoopGpu& g, VkPipeline pipe);
 // info log, naming `name`. Call glslang::InitializeProcess() first.
 std::vector<uint32_t> compile_compute(const std::string& source, const std::string& preamble, const std::string& name);
 
-
 // The plain 3x3 convolutions of OIDN balanced the conv probes measure (stride 1, padding 1, ReLU),
 // with conv2d_coopmat's time for each in the tuned plan on the H100 (bench/RESULTS.md; 0 where
 // the plan fuses the layer with others), for the ratio.

@@ -1,6 +1,5 @@
 #include "test_image.hpp"
 
-#include <cmath>
 #include <cstring>
 
 #include "common/half.hpp"

@@ -7,7 +7,6 @@
 #include "../kernels/graph_builder.hpp"
 #include "common/half.hpp"
 #include "gpu_test_support.hpp"
-#include "kernels/plan_builder.hpp"
 #include "runtime/reference/reference_executor.hpp"
 #include "test_image.hpp"
 
