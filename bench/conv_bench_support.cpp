@@ -50,6 +50,16 @@ runtime::Buffer random_f16_buffer(const runtime::DeviceContext& ctx, size_t coun
   return b;
 }
 
+namespace {
+bool g_barriers_dropped = false;
+int g_only_before_command = -1;
+}  // namespace
+
+void set_barriers_dropped(bool dropped, int only_before_command) {
+  g_barriers_dropped = dropped;
+  g_only_before_command = only_before_command;
+}
+
 Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
                const runtime::Buffer& out, bool serialize, int submits, bool read_output) {
   runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
@@ -66,6 +76,11 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   std::vector<std::vector<double>> per(model.command_count());
   std::vector<double> totals;
   const auto names = model.command_names();
+  if (g_barriers_dropped && !serialize)
+    for (size_t i = 0; i < model.command_count(); ++i)
+      if ((g_only_before_command < 0 || static_cast<size_t>(g_only_before_command) == i) && model.drop_barrier_for_testing(i) &&
+          g_only_before_command >= 0)
+        std::printf("  (the barrier before %s dropped)\n", names[i].c_str());
   // DENOX_BENCH_BRACKET=1: the end-to-end (not serialized) runs write only a first and a last
   // timestamp around record(), no timestamp between commands: the NVIDIA driver makes commands
   // after a timestamp wait for it, so per-command timestamps would order dispatches that no

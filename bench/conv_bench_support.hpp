@@ -38,6 +38,13 @@ constexpr int kRecords = 8;
 Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
                const runtime::Buffer& out, bool serialize, int submits, bool read_output);
 
+// bench.no_barriers=1 / bench.skip_barrier=K (conv_variants.cpp; experiments, timing only):
+// while set, measure()'s not-serialized frames run with the derived barriers dropped (all, or
+// only the one before command K), so the dispatches overlap and the output is garbage. Such a
+// frame's time bounds what scheduling across dispatches (stripes, persistent kernels, per-tile
+// handoffs) could save, barrier by barrier.
+void set_barriers_dropped(bool dropped, int only_before_command = -1);
+
 // ||a - b|| / ||b|| over fp16 data (infinity on NaN or size mismatch).
 double rel_l2(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b);
 

@@ -22,7 +22,7 @@ int main(int argc, char** argv) try {
   const std::string path = argc > 1 ? argv[1] : "bench/occupancy_probe/spin.comp";
   const uint32_t sms = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 132;
   const std::string source = denox::probe::read_source(path);
-  const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_occupancy_probe", false);
+  const denox::probe::CoopGpu g = denox::probe::open_coop_gpu("denox_occupancy_probe", true);
   if (!g.phys) {
     std::printf("no device with VK_KHR_cooperative_matrix: nothing to measure\n");
     return 0;
@@ -34,24 +34,45 @@ int main(int argc, char** argv) try {
     h.bind({buf});
     h.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buf.buffer, 0, VK_WHOLE_SIZE, 0); });
     constexpr uint32_t kGrid = 32;  // workgroups per SM in the large grid
-    std::printf("\n%6s %10s %12s %12s %16s %16s\n", "wg", "shared KB", "1 per SM ms", "32 per SM ms", "resident per SM", "shared KB per SM");
-    for (uint32_t wg : {64u, 512u})
-      for (uint32_t kb : {1u, 4u, 6u, 8u, 12u, 16u, 20u, 23u, 24u, 25u, 28u, 30u, 31u, 32u, 33u, 36u, 40u, 44u, 48u}) {
-        std::ostringstream pre;
-        pre << "#define WG " << wg << "\n#define SMEM_BYTES " << kb * 1024 << "\n#define ITERS 4000\n";
-        VkResult pr = VK_SUCCESS;
-        const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, pre.str(), "spin.comp"), &pr);
-        if (pr != VK_SUCCESS) {
-          std::printf("%6u %10u pipeline creation failed (VkResult %d)\n", wg, kb, static_cast<int>(pr));
-          continue;
+    // What the pipeline looks like to the driver (spin.comp's knobs); `sizes` in KB.
+    struct Variant {
+      const char* name;
+      const char* macros;
+      std::vector<uint32_t> wgs;
+      std::vector<uint32_t> sizes;
+    };
+    const std::vector<uint32_t> all = {1, 4, 6, 8, 12, 16, 20, 23, 24, 25, 28, 30, 31, 32, 33, 36, 40, 44, 48};
+    const std::vector<uint32_t> near = {16, 20, 24, 25, 26, 28, 30, 31, 32, 34, 36, 40, 44, 48};
+    const std::vector<Variant> variants = {
+        {"plain", "", {64, 512}, all},
+        {"plain", "", {128, 256}, near},
+        {"stay", "#define STAY 1\n", {256, 512}, near},
+        {"regs64", "#define STAY 1\n#define REGS 64\n", {256}, near},
+        {"regs112", "#define STAY 1\n#define REGS 112\n", {256}, near},
+        {"coop", "#define STAY 1\n#define COOP 1\n", {256, 512}, near},
+        {"coop+regs112", "#define STAY 1\n#define COOP 1\n#define REGS 112\n", {256}, near},
+    };
+    std::printf("\n%-13s %5s %5s %10s %12s %12s %16s %16s\n", "variant", "wg", "regs", "shared KB", "1 per SM ms", "32 per SM ms",
+                "resident per SM", "shared KB per SM");
+    for (const Variant& v : variants)
+      for (uint32_t wg : v.wgs)
+        for (uint32_t kb : v.sizes) {
+          std::ostringstream pre;
+          pre << v.macros << "#define WG " << wg << "\n#define SMEM_BYTES " << kb * 1024 << "\n#define ITERS 4000\n";
+          VkResult pr = VK_SUCCESS;
+          const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, pre.str(), "spin.comp"), &pr, g.stats);
+          if (pr != VK_SUCCESS) {
+            std::printf("%-13s %5u %5s %10u pipeline creation failed (VkResult %d)\n", v.name, wg, "", kb, static_cast<int>(pr));
+            continue;
+          }
+          const int regs = denox::probe::register_count(g, pipe);
+          const double one = h.time_dispatches(pipe, nullptr, sms, 1, 1, 5, 20, nullptr, nullptr);
+          const double many = h.time_dispatches(pipe, nullptr, sms * kGrid, 1, 1, 5, 20, nullptr, nullptr);
+          const double resident = kGrid * one / many;
+          std::printf("%-13s %5u %5d %10u %12.4f %12.4f %16.2f %16.1f\n", v.name, wg, regs, kb, one, many, resident, resident * kb);
+          std::fflush(stdout);
+          h.destroy(pipe);
         }
-        const double one = h.time_dispatches(pipe, nullptr, sms, 1, 1, 5, 20, nullptr, nullptr);
-        const double many = h.time_dispatches(pipe, nullptr, sms * kGrid, 1, 1, 5, 20, nullptr, nullptr);
-        const double resident = kGrid * one / many;
-        std::printf("%6u %10u %12.4f %12.4f %16.2f %16.1f\n", wg, kb, one, many, resident, resident * kb);
-        std::fflush(stdout);
-        h.destroy(pipe);
-      }
   }
   glslang::FinalizeProcess();
   return 0;
