@@ -76,16 +76,23 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   std::vector<std::vector<double>> per(model.command_count());
   std::vector<double> totals;
   const auto names = model.command_names();
-  if (g_barriers_dropped && !serialize)
-    for (size_t i = 0; i < model.command_count(); ++i)
-      if ((g_only_before_command < 0 || static_cast<size_t>(g_only_before_command) == i) && model.drop_barrier_for_testing(i) &&
-          g_only_before_command >= 0)
-        std::printf("  (the barrier before %s dropped)\n", names[i].c_str());
   // DENOX_BENCH_BRACKET=1: the end-to-end (not serialized) runs write only a first and a last
   // timestamp around record(), no timestamp between commands: the NVIDIA driver makes commands
   // after a timestamp wait for it, so per-command timestamps would order dispatches that no
   // barrier orders (bench.overlap_warm). The per-command times then read 0 but the last, the whole.
   const bool bracket = !serialize && std::getenv("DENOX_BENCH_BRACKET") && std::string(std::getenv("DENOX_BENCH_BRACKET")) == "1";
+  std::vector<std::string> dropped;
+  if (g_barriers_dropped && !serialize) {
+    if (!bracket) throw std::runtime_error("bench.no_barriers / bench.skip_barrier need DENOX_BENCH_BRACKET=1");
+    for (size_t i = 0; i < model.command_count(); ++i)
+      if ((g_only_before_command < 0 || static_cast<size_t>(g_only_before_command) == i) && model.drop_barrier_for_testing(i))
+        dropped.push_back("the barrier before " + names[i] + " dropped");
+    // A K that drops nothing says so: its frame is the plain one.
+    if (g_only_before_command >= 0 && dropped.empty()) {
+      const size_t k = static_cast<size_t>(g_only_before_command);
+      dropped.push_back((k < names.size() ? "no barrier before " + names[k] : "no command " + std::to_string(k)) + ": nothing dropped");
+    }
+  }
   auto submit_records = [&] {
     runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) {
       for (VkQueryPool pool : pools) {
@@ -134,6 +141,7 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   Timing t;
   t.ms = median(totals);
   t.barriers = model.barrier_count();
+  if (g_only_before_command >= 0) t.dropped = std::move(dropped);
   for (size_t i = 0; i < per.size(); ++i) t.commands.emplace_back(names[i], median(per[i]));
   if (read_output) {
     const auto shape = model.output_shape(0);

@@ -26,7 +26,8 @@ struct Timing {
   double ms = 0;  // sum over the commands but the io adapters and "mk*" (serialized), or the total
   std::vector<std::pair<std::string, double>> commands;  // per command, adapters included
   std::vector<uint16_t> output;      // fp16 CHW output 0, when asked for
-  size_t barriers = 0;               // the barriers record() derives (serialize adds more)
+  size_t barriers = 0;               // the barriers record() derives (serialize adds more), less those dropped
+  std::vector<std::string> dropped;  // bench.skip_barrier: which barrier was dropped, or that none was
 };
 
 // Builds `plan` into a model, binds fp16 CHW buffers (inputs[i] for input i, `out` for output
@@ -42,7 +43,8 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
 // while set, measure()'s not-serialized frames run with the derived barriers dropped (all, or
 // only the one before command K), so the dispatches overlap and the output is garbage. Such a
 // frame's time bounds what scheduling across dispatches (stripes, persistent kernels, per-tile
-// handoffs) could save, barrier by barrier.
+// handoffs) could save, barrier by barrier. Only with DENOX_BENCH_BRACKET=1: per-command
+// timestamps would order the dispatches themselves (measure() throws otherwise).
 void set_barriers_dropped(bool dropped, int only_before_command = -1);
 
 // ||a - b|| / ||b|| over fp16 data (infinity on NaN or size mismatch).

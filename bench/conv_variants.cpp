@@ -32,7 +32,8 @@ using namespace denox::testing;
 // without the one before command K only: set_barriers_dropped), the
 // configurations replace the heuristic's for those convs.
 // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
-// output, and a per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
+// output, the barriers the frame recorded (the derived ones less any dropped), and a
+// per-dispatch column (serialized). With DENOX_BENCH_PLAN_DIR each variant's
 // plan is written there as LABEL.plan (for denox_pipeline_stats).
 void run_variants(const char* file_name, const runtime::DeviceContext& ctx, const compiler::Graph& g, const LoweringTarget& coop,
                   const std::shared_ptr<QuantTable>& int8_table, uint32_t W, uint32_t H, const runtime::Buffer& in,
@@ -82,7 +83,11 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       else if (key == "bench.prewarm") prewarm = value != "0";
       else if (key == "bench.overlap_warm") overlap_warm = value != "0";
       else if (key == "bench.no_barriers") no_barriers = value != "0";
-      else if (key == "bench.skip_barrier") no_barriers = true, only_barrier = std::stoi(value);  // before command K
+      else if (key == "bench.skip_barrier") {  // before command K
+        only_barrier = std::stoi(value);
+        REQUIRE(only_barrier >= 0);
+        no_barriers = true;
+      }
       else if (const size_t colon = key.find(':'); colon != std::string::npos)
         extra_of_family[key.substr(0, colon)].push_back({key.substr(colon + 1), value});
       else extra.push_back({key, value});
@@ -147,12 +152,19 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       std::ofstream(std::string(plan_dir) + "/" + parts[0] + ".plan", std::ios::binary)
           .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     }
-    set_barriers_dropped(no_barriers, only_barrier);
-    const Timing e2e = measure(ctx, p, W, H, {&in}, out, false, 3, true);
-    set_barriers_dropped(false);
+    // The experiment's switch, off again however measure() leaves.
+    struct DroppedBarriers {
+      DroppedBarriers(bool on, int only) { set_barriers_dropped(on, only); }
+      ~DroppedBarriers() { set_barriers_dropped(false); }
+    };
+    const Timing e2e = [&] {
+      const DroppedBarriers scope(no_barriers, only_barrier);
+      return measure(ctx, p, W, H, {&in}, out, false, 3, true);
+    }();
     if (first_out.empty()) first_out = e2e.output;
     std::printf("%-24s %8.3f ms  rel L2 %.1e  %zu barriers  (%s | %s)\n", parts[0].c_str(), e2e.ms, rel_l2(e2e.output, first_out),
                 e2e.barriers, parts[1].c_str(), parts[2].c_str());
+    for (const std::string& note : e2e.dropped) std::printf("  (%s)\n", note.c_str());
     std::fflush(stdout);
     labels.push_back(parts[0]);
     serial.push_back(measure(ctx, std::move(p), W, H, {&in}, out, true, 3, false));

@@ -30,7 +30,9 @@ int main(int argc, char** argv) try {
   glslang::InitializeProcess();
   {
     denox::probe::ComputeHarness h(g.phys, g.dev, g.family, 0, 60);
-    const auto buf = h.buffer(256, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    // Zeros, and large enough for every index spin.comp's never-taken branch names (o[8 + t],
+    // o[4 + i + t]: at most 627 words at 512 invocations and REGS 112).
+    const auto buf = h.buffer(8192, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     h.bind({buf});
     h.submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buf.buffer, 0, VK_WHOLE_SIZE, 0); });
     constexpr uint32_t kGrid = 32;  // workgroups per SM in the large grid

@@ -5,7 +5,8 @@
 // many of them an SM holds at once.
 //
 // Knobs that change what the driver sees of the pipeline but not what runs (the buffer is zeros,
-// so `o[2] == 0x5eed` never holds and the branch below never executes):
+// so `o[2] == 0x5eed` never holds and the branch below never executes; its loads, stores and
+// loop bounds are only there to keep the compiler from proving that):
 //   REGS N   the branch keeps N floats live across a loop, so the pipeline reports ~N registers;
 //   COOP 1   the branch multiplies cooperative matrices loaded from the shared array;
 //   STAY 1   every invocation waits at a barrier for the chain (as a conv's invocations stay to its
