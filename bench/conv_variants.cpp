@@ -86,7 +86,6 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       else if (key == "bench.skip_barrier") {  // before command K
         only_barrier = std::stoi(value);
         REQUIRE(only_barrier >= 0);
-        no_barriers = true;
       }
       else if (const size_t colon = key.find(':'); colon != std::string::npos)
         extra_of_family[key.substr(0, colon)].push_back({key.substr(colon + 1), value});
@@ -158,7 +157,7 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       ~DroppedBarriers() { set_barriers_dropped(false); }
     };
     const Timing e2e = [&] {
-      const DroppedBarriers scope(no_barriers, only_barrier);
+      const DroppedBarriers scope(no_barriers || only_barrier >= 0, no_barriers ? -1 : only_barrier);
       return measure(ctx, p, W, H, {&in}, out, false, 3, true);
     }();
     if (first_out.empty()) first_out = e2e.output;
