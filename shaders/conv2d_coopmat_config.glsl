@@ -44,16 +44,7 @@
 #else
 #define ANY_HWC_INPUT 0
 #endif
-#if ACC_F16
-#define ACC_T float16_t
-#else
-#define ACC_T float
-#endif
-
-#define CM_M 16
-#define CM_K 16
-#define SG_COUNT (SG_M * SG_N)
-#define WG_SIZE (SG_COUNT * SUBGROUP_SIZE)
+#include "coop_fp16_geometry.glsl"
 #define KK (KH * KW)
 #define HALO_H (TILE_H + KH - 1)
 #define HALO_W (TILE_W + KW - 1)

@@ -26,16 +26,7 @@
 #else
 #define CKU CK
 #endif
-#if ACC_F16
-#define ACC_T float16_t
-#else
-#define ACC_T float
-#endif
-
-#define CM_M 16
-#define CM_K 16
-#define SG_COUNT (SG_M * SG_N)
-#define WG_SIZE (SG_COUNT * SUBGROUP_SIZE)
+#include "coop_fp16_geometry.glsl"
 #define M_TILE (TILE_H * TILE_W)
 #define FN (NT / CM_N / SG_N)
 // Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
