@@ -50,18 +50,8 @@ runtime::Buffer random_f16_buffer(const runtime::DeviceContext& ctx, size_t coun
   return b;
 }
 
-namespace {
-bool g_barriers_dropped = false;
-int g_only_before_command = -1;
-}  // namespace
-
-void set_barriers_dropped(bool dropped, int only_before_command) {
-  g_barriers_dropped = dropped;
-  g_only_before_command = only_before_command;
-}
-
 Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
-               const runtime::Buffer& out, bool serialize, int submits, bool read_output) {
+               const runtime::Buffer& out, bool serialize, int submits, bool read_output, const DroppedBarriers& drop) {
   runtime::ExecutableModel model(ctx, std::move(plan), VK_NULL_HANDLE, adapter_compiler(), false);
   model.set_extent(w, h);
   for (size_t i = 0; i < inputs.size(); ++i) model.bind_input(i, {f16_chw(*inputs[i], model.input_channels(i))});
@@ -81,17 +71,16 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   // after a timestamp wait for it, so per-command timestamps would order dispatches that no
   // barrier orders (bench.overlap_warm). The per-command times then read 0 but the last, the whole.
   const bool bracket = !serialize && std::getenv("DENOX_BENCH_BRACKET") && std::string(std::getenv("DENOX_BENCH_BRACKET")) == "1";
-  std::vector<std::string> dropped;
-  if (g_barriers_dropped && !serialize) {
+  std::vector<std::string> dropped;  // bench.skip_barrier: what it did, for the variant's line
+  if (drop.any() && !serialize) {
     if (!bracket) throw std::runtime_error("bench.no_barriers / bench.skip_barrier need DENOX_BENCH_BRACKET=1");
-    for (size_t i = 0; i < model.command_count(); ++i)
-      if ((g_only_before_command < 0 || static_cast<size_t>(g_only_before_command) == i) && model.drop_barrier_for_testing(i))
-        dropped.push_back("the barrier before " + names[i] + " dropped");
-    // A K that drops nothing says so: its frame is the plain one.
-    if (g_only_before_command >= 0 && dropped.empty()) {
-      const size_t k = static_cast<size_t>(g_only_before_command);
+    const size_t k = static_cast<size_t>(drop.before_command);
+    if (drop.all)
+      for (size_t i = 0; i < model.command_count(); ++i) model.drop_barrier_for_testing(i);
+    else if (k < names.size() && model.drop_barrier_for_testing(k))
+      dropped.push_back("the barrier before " + names[k] + " dropped");
+    else  // a K that drops nothing says so: its frame is the plain one
       dropped.push_back((k < names.size() ? "no barrier before " + names[k] : "no command " + std::to_string(k)) + ": nothing dropped");
-    }
   }
   auto submit_records = [&] {
     runtime::submit_and_wait(ctx, "bench", [&](VkCommandBuffer cmd) {
@@ -141,7 +130,7 @@ Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, u
   Timing t;
   t.ms = median(totals);
   t.barriers = model.barrier_count();
-  if (g_only_before_command >= 0) t.dropped = std::move(dropped);
+  t.dropped = std::move(dropped);
   for (size_t i = 0; i < per.size(); ++i) t.commands.emplace_back(names[i], median(per[i]));
   if (read_output) {
     const auto shape = model.output_shape(0);

@@ -30,6 +30,18 @@ struct Timing {
   std::vector<std::string> dropped;  // bench.skip_barrier: which barrier was dropped, or that none was
 };
 
+// Which derived barriers a not-serialized measure() drops (bench.no_barriers=1 /
+// bench.skip_barrier=K in conv_variants.cpp; experiments, timing only): all of them, or only the
+// one before command `before_command`. The dispatches then overlap and the output is garbage.
+// Such a frame's time bounds what scheduling across dispatches (stripes, persistent kernels,
+// per-tile handoffs) could save, barrier by barrier. Only with DENOX_BENCH_BRACKET=1:
+// per-command timestamps would order the dispatches themselves (measure() throws otherwise).
+struct DroppedBarriers {
+  bool all = false;
+  int before_command = -1;  // >= 0: only this one (ignored with `all`)
+  bool any() const { return all || before_command >= 0; }
+};
+
 // Builds `plan` into a model, binds fp16 CHW buffers (inputs[i] for input i, `out` for output
 // 0) and records it kRecords times into each of `submits` command buffers, after warm-up ones
 // (0.3 s of them), each record with its own timestamp pool (a timestamp after every command,
@@ -37,15 +49,7 @@ struct Timing {
 // samples. Returns the medians over the kRecords * submits samples.
 constexpr int kRecords = 8;
 Timing measure(const runtime::DeviceContext& ctx, plan::Plan plan, uint32_t w, uint32_t h, const std::vector<const runtime::Buffer*>& inputs,
-               const runtime::Buffer& out, bool serialize, int submits, bool read_output);
-
-// bench.no_barriers=1 / bench.skip_barrier=K (conv_variants.cpp; experiments, timing only):
-// while set, measure()'s not-serialized frames run with the derived barriers dropped (all, or
-// only the one before command K), so the dispatches overlap and the output is garbage. Such a
-// frame's time bounds what scheduling across dispatches (stripes, persistent kernels, per-tile
-// handoffs) could save, barrier by barrier. Only with DENOX_BENCH_BRACKET=1: per-command
-// timestamps would order the dispatches themselves (measure() throws otherwise).
-void set_barriers_dropped(bool dropped, int only_before_command = -1);
+               const runtime::Buffer& out, bool serialize, int submits, bool read_output, const DroppedBarriers& drop = {});
 
 // ||a - b|| / ||b|| over fp16 data (infinity on NaN or size mismatch).
 double rel_l2(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b);

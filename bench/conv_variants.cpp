@@ -29,7 +29,7 @@ using namespace denox::testing;
 // bench.prewarm=1 runs it on one workgroup first, named "warm ..."; bench.overlap_warm=1 runs
 // the next one on one workgroup right after it, with no barrier between them;
 // bench.no_barriers=1 runs the end-to-end frames with no barrier at all, bench.skip_barrier=K
-// without the one before command K only: set_barriers_dropped), the
+// without the one before command K only: DroppedBarriers in conv_bench_support.hpp), the
 // configurations replace the heuristic's for those convs.
 // Per variant: end-to-end time (not serialized), relative L2 against the first variant's
 // output, the barriers the frame recorded (the derived ones less any dropped), and a
@@ -68,8 +68,8 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
     std::istringstream defs(parts[1]);
     std::vector<std::pair<std::string, std::string>> extra;
     std::map<std::string, std::vector<std::pair<std::string, std::string>>> extra_of_family;
-    bool twice = false, prewarm = false, overlap_warm = false, no_barriers = false;
-    int only_barrier = -1;
+    bool twice = false, prewarm = false, overlap_warm = false;
+    DroppedBarriers drop;
     for (std::string d; defs >> d;) {
       const size_t eq = d.find('=');
       const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "1" : d.substr(eq + 1);
@@ -82,10 +82,10 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       else if (key == "bench.twice") twice = value != "0";
       else if (key == "bench.prewarm") prewarm = value != "0";
       else if (key == "bench.overlap_warm") overlap_warm = value != "0";
-      else if (key == "bench.no_barriers") no_barriers = value != "0";
+      else if (key == "bench.no_barriers") drop.all = value != "0";
       else if (key == "bench.skip_barrier") {  // before command K
-        only_barrier = std::stoi(value);
-        REQUIRE(only_barrier >= 0);
+        drop.before_command = std::stoi(value);
+        REQUIRE(drop.before_command >= 0);
       }
       else if (const size_t colon = key.find(':'); colon != std::string::npos)
         extra_of_family[key.substr(0, colon)].push_back({key.substr(colon + 1), value});
@@ -151,15 +151,7 @@ void run_variants(const char* file_name, const runtime::DeviceContext& ctx, cons
       std::ofstream(std::string(plan_dir) + "/" + parts[0] + ".plan", std::ios::binary)
           .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     }
-    // The experiment's switch, off again however measure() leaves.
-    struct DroppedBarriers {
-      DroppedBarriers(bool on, int only) { set_barriers_dropped(on, only); }
-      ~DroppedBarriers() { set_barriers_dropped(false); }
-    };
-    const Timing e2e = [&] {
-      const DroppedBarriers scope(no_barriers || only_barrier >= 0, no_barriers ? -1 : only_barrier);
-      return measure(ctx, p, W, H, {&in}, out, false, 3, true);
-    }();
+    const Timing e2e = measure(ctx, p, W, H, {&in}, out, false, 3, true, drop);
     if (first_out.empty()) first_out = e2e.output;
     std::printf("%-24s %8.3f ms  rel L2 %.1e  %zu barriers  (%s | %s)\n", parts[0].c_str(), e2e.ms, rel_l2(e2e.output, first_out),
                 e2e.barriers, parts[1].c_str(), parts[2].c_str());

@@ -133,7 +133,7 @@ def main():
                 regs = s["Register Count"]
                 by_regs = by_registers(int(regs), block["invocations"])
                 smem = int(s.get("Shared Memory Size", "0"))
-                by_smem = SMEM_PER_SM // smem if smem else 32
+                by_smem = SMEM_PER_SM // smem if smem else WORKGROUPS_PER_SM
                 shared, occupancy = f"{smem / 1024:.1f}", f"{min(by_regs, by_smem)} ({by_regs}, {by_smem})"
             if "Binary Size" in s:
                 binary = f"{int(s['Binary Size']) / 1024:.1f}"
