@@ -1,7 +1,8 @@
 // denox_int8_probe: what int8 would buy the plain 3x3 convolutions of OIDN balanced on this GPU.
 // conv_q.comp runs one implicit-GEMM data flow in fp16 (K 16), int8 (K 32, int32 accumulators,
 // int8 in and out), int8 between fp16 tensors (F16_IO), fp16 between int8 tensors (S8_STORE), or
-// fp16 / int8 with warp specialization (WS: staging subgroups apart, two stage buffers);
+// fp16 / int8 with warp specialization (WS: staging subgroups apart, two stage buffers), or
+// fp16 / int8 with A fragments built by each lane from the input (A_DIRECT, no patch staged);
 // the probe times them over a sweep of tiles and prints each one's best per layer and the ratios
 // to fp16. A measurement for issue 4, not part of libdenox: README.md.
 // Every configuration is checked against a double-precision CPU reference at 4096 sampled pixels,
@@ -11,7 +12,8 @@
 //
 //   denox_int8_probe [path/to/conv_q.comp [shape index]]   (default: bench/int8_probe/conv_q.comp, all)
 // Q8_ONLY=TEXT keeps the configurations whose description contains TEXT; Q8_MODES=DIGITS the
-// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io, 4 fp16 ws, 5 int8 ws);
+// variants named by their digits (0 fp16, 1 int8, 2 int8 f16io, 3 fp16 s8io, 4 fp16 ws, 5 int8 ws,
+// 6 fp16 adirect, 7 int8 adirect);
 // Q8_DEFINES=TEXT adds TEXT (macro lines) to every shader.
 #include <glslang/Public/ShaderLang.h>
 
@@ -37,21 +39,26 @@ using Shape = denox::probe::ConvShape;
 
 struct Config {
   uint32_t q8, acc32, th, tw, nt, ck, sg_m, sg_n, b_global, f16_io, s8_store, prod_sg;  // prod_sg > 0: WS
+  uint32_t a_direct;  // conv_q.comp's A_DIRECT: 0 to 4
+  uint32_t epi_p = 1;  // EPI_P: epilogue passes
   // 0 fp16, 1 int8, 2 int8 multiplies between fp16 tensors (F16_IO), 3 fp16 multiplies between
-  // int8 tensors (S8_STORE), 4 and 5: fp16 and int8 with warp specialization (WS)
-  uint32_t mode() const { return prod_sg ? 4 + q8 : q8 ? 1 + f16_io : 3 * s8_store; }
+  // int8 tensors (S8_STORE), 4 and 5: fp16 and int8 with warp specialization (WS), 6 and 7: fp16
+  // and int8 with A fragments from the input (A_DIRECT)
+  uint32_t mode() const { return a_direct ? 6 + q8 : prod_sg ? 4 + q8 : q8 ? 1 + f16_io : 3 * s8_store; }
 };
 
-constexpr uint32_t kModes = 6;
-const char* const kModeNames[kModes] = {"fp16", "int8", "int8 f16io", "fp16 s8io", "fp16 ws", "int8 ws"};
-bool int8_input(uint32_t mode) { return mode == 1 || mode == 3 || mode == 5; }  // and int8 output
-bool int8_multiply(uint32_t mode) { return mode == 1 || mode == 2 || mode == 5; }
+constexpr uint32_t kModes = 8;
+const char* const kModeNames[kModes] = {"fp16", "int8", "int8 f16io", "fp16 s8io", "fp16 ws", "int8 ws", "fp16 adirect", "int8 adirect"};
+bool int8_input(uint32_t mode) { return mode == 1 || mode == 3 || mode == 5 || mode == 7; }  // and int8 output
+bool int8_multiply(uint32_t mode) { return mode == 1 || mode == 2 || mode == 5 || mode == 7; }
 
 std::string describe(const Config& c) {
   char s[96];
   std::snprintf(s, sizeof s, "%s %ux%u nt%u ck%u sg%ux%u%s", c.acc32 ? "fp16/32" : kModeNames[c.mode()], c.th, c.tw, c.nt, c.ck, c.sg_m,
                 c.sg_n, c.b_global ? " bglobal" : "");
   if (c.prod_sg) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " +%u", c.prod_sg);
+  if (c.a_direct) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " ad%u", c.a_direct);
+  if (c.epi_p > 1) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " ep%u", c.epi_p);
   return s;
 }
 
@@ -64,9 +71,12 @@ uint32_t shared_bytes(const Shape& s, const Config& c) {
     return 0;
   const uint32_t fm = frags_m / c.sg_m, fn = c.nt / 16 / c.sg_n;
   if (fm * fn > 8 || fm * fn < 2) return 0;  // accumulator registers; at least two fragments a subgroup
-  const uint32_t patch = (c.th + 2) * (c.tw + 2) * (c.ck * es / 16 + 1);
+  if (c.a_direct >= 3 && c.th % fm) return 0;  // a subgroup's fragments one column of tile rows
+  if (c.a_direct == 4 && c.ck % (2 * cm_k)) return 0;  // 16-byte loads span two K steps
+  const uint32_t patch = c.a_direct ? 0 : (c.th + 2) * (c.tw + 2) * (c.ck * es / 16 + 1);
   const uint32_t wts = c.b_global ? 0 : 9 * c.nt * (c.ck * es / 16 + 1);
-  const uint32_t out = c.th * c.tw * (c.nt * 2 / 16 + 1);
+  if (c.nt % (16 * c.epi_p)) return 0;  // whole 16-channel fragments a pass
+  const uint32_t out = c.th * c.tw * (c.nt / c.epi_p * 2 / 16 + 1);
   return 16 * std::max((c.prod_sg ? 2 : 1) * (patch + wts), out);
 }
 
@@ -75,7 +85,7 @@ std::vector<uint32_t> compile(const std::string& source, const Shape& s, const C
   pre << "#define Q8 " << c.q8 << "\n#define ACC32 " << c.acc32 << "\n#define CIN " << s.cin << "\n#define COUT " << s.cout << "\n#define TH "
       << c.th << "\n#define TW " << c.tw << "\n#define NT " << c.nt << "\n#define CK " << c.ck << "\n#define SG_M " << c.sg_m
       << "\n#define SG_N " << c.sg_n << "\n#define B_GLOBAL " << c.b_global << "\n#define F16_IO " << c.f16_io << "\n#define S8_STORE " << c.s8_store << "\n#define WS "
-      << (c.prod_sg ? 1 : 0) << "\n#define PROD_SG " << c.prod_sg << "\n";
+      << (c.prod_sg ? 1 : 0) << "\n#define PROD_SG " << c.prod_sg << "\n#define A_DIRECT " << c.a_direct << "\n#define EPI_P " << c.epi_p << "\n";
   if (const char* extra = std::getenv("Q8_DEFINES")) pre << extra << "\n";  // e.g. "#define RESTRICT 1"
   return denox::probe::compile_compute(source, pre.str(), "conv_q.comp");
 }
@@ -154,17 +164,87 @@ LayerData make_layer(const Shape& s, std::mt19937& rng) {
 }
 
 // The weights as conv_q.comp reads them: [co_tile][chunk][tap][NT][CK], in the configuration's
-// element type.
+// element type. With A_DIRECT=2 or 3 the K of each fragment (8 words of 32 bits) is in the order its A
+// fragments are built: fragment word t + 4 q holds input word 2 t + q; with 4, across pairs of steps.
 template <typename T>
 std::vector<T> pack(const std::vector<T>& w, const Shape& s, const Config& c) {
+  constexpr uint32_t per_word = 4 / sizeof(T), cm_k = 8 * per_word;
   std::vector<T> out(w.size());
   size_t o = 0;
   for (uint32_t ct = 0; ct < s.cout / c.nt; ++ct)
     for (uint32_t ch = 0; ch < s.cin / c.ck; ++ch)
       for (uint32_t tap = 0; tap < 9; ++tap)
         for (uint32_t n = 0; n < c.nt; ++n)
-          for (uint32_t k = 0; k < c.ck; ++k) out[o++] = w[((static_cast<size_t>(ct * c.nt + n) * s.cin + ch * c.ck + k) * 9) + tap];
+          for (uint32_t k = 0; k < c.ck; ++k) {
+            uint32_t src = k;
+            if (c.a_direct == 2 || c.a_direct == 3) {
+              const uint32_t word = (k % cm_k) / per_word, t = word % 4, q = word / 4;
+              src = k / cm_k * cm_k + (2 * t + q) * per_word + k % per_word;
+            } else if (c.a_direct == 4) {  // fragment word t + 4 q of step σ of a pair: input word 4 t + 2 σ + q
+              const uint32_t word = (k % cm_k) / per_word, t = word % 4, q = word / 4, sigma = k / cm_k % 2;
+              src = k / (2 * cm_k) * (2 * cm_k) + (4 * t + 2 * sigma + q) * per_word + k % per_word;
+            }
+            out[o++] = w[((static_cast<size_t>(ct * c.nt + n) * s.cin + ch * c.ck + src) * 9) + tap];
+          }
   return out;
+}
+
+// Whether the driver's A fragments hold the elements conv_q.comp's A_DIRECT assumes (lane_map.comp,
+// for fp16 16x16 and int8 16x32): lane L = 4 g + t, element e of word w = e / per_word at row
+// g + 8 (w >> 1), column (t + 4 (w & 1)) per_word + e % per_word. Prints the map where it differs.
+bool a_layout_matches(denox::probe::ComputeHarness& h, const std::string& source,
+                      const denox::probe::Buffer& x, const denox::probe::Buffer& y, const denox::probe::Buffer& stage) {
+  bool all = true;
+  for (uint32_t q8 = 0; q8 < 2; ++q8) {
+    const uint32_t cm_k = q8 ? 32 : 16, per_word = q8 ? 4 : 2;
+    std::vector<uint8_t> bytes(2 * 16 * cm_k * (q8 ? 1 : 2));
+    for (uint32_t m = 0; m < 2; ++m)
+      for (uint32_t r = 0; r < 16; ++r)
+        for (uint32_t c = 0; c < cm_k; ++c) {
+          const uint32_t v = m ? c : r, at = (m * 16 + r) * cm_k + c;
+          if (q8) {
+            bytes[at] = static_cast<uint8_t>(v);
+          } else {
+            const uint16_t hv = denox::float_to_half(static_cast<float>(v));
+            std::memcpy(bytes.data() + 2 * at, &hv, 2);
+          }
+        }
+    h.upload(x, stage, bytes.data(), bytes.size());
+    VkResult pr = VK_SUCCESS;
+    const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, "#define Q8 " + std::to_string(q8) + "\n", "lane_map.comp"), &pr);
+    if (pr != VK_SUCCESS) {
+      std::printf("lane_map (%s): pipeline creation failed (VkResult %d)\n", q8 ? "int8" : "fp16", static_cast<int>(pr));
+      all = false;
+      continue;
+    }
+    constexpr size_t kWords = 1 + 2 * 32 * 16;
+    const uint32_t no_push[6] = {};  // the harness's 24 bytes of push constants, unused here
+    h.time_dispatches(pipe, no_push, 1, 1, 1, 0, 1, nullptr, [&](VkCommandBuffer cmd) {
+      VkBufferCopy copy{0, 0, kWords * 4};
+      vkCmdCopyBuffer(cmd, y.buffer, stage.buffer, 1, &copy);
+    });
+    h.destroy(pipe);
+    const auto out = h.read(stage, kWords * 4);
+    std::vector<uint32_t> w(kWords);
+    std::memcpy(w.data(), out.data(), kWords * 4);
+    const uint32_t n = w[0];
+    bool ok = n == 16 * cm_k / 32;
+    for (uint32_t lane = 0; ok && lane < 32; ++lane)
+      for (uint32_t e = 0; e < n; ++e) {
+        const uint32_t word = e / per_word, row = lane / 4 + 8 * (word >> 1), col = (lane % 4 + 4 * (word & 1)) * per_word + e % per_word;
+        ok = ok && w[1 + 2 * (lane * n + e)] == row && w[2 + 2 * (lane * n + e)] == col;
+      }
+    std::printf("A fragment element order, %s 16x%u: %u elements a lane, %s\n", q8 ? "int8" : "fp16", cm_k, n,
+                ok ? "as conv_q.comp's A_DIRECT assumes" : "NOT as A_DIRECT assumes (its variants are skipped); lane: (row,col) per element:");
+    if (!ok)
+      for (uint32_t lane = 0; lane < 32 && n <= 64; ++lane) {
+        std::printf("  %2u:", lane);
+        for (uint32_t e = 0; e < n; ++e) std::printf(" (%u,%u)", w[1 + 2 * (lane * n + e)], w[2 + 2 * (lane * n + e)]);
+        std::printf("\n");
+      }
+    all = all && ok;
+  }
+  return all;
 }
 
 }  // namespace
@@ -184,14 +264,20 @@ int main(int argc, char** argv) try {
   std::vector<Config> configs;
   for (uint32_t mode = 0; mode < kModes; ++mode)
     for (auto [th, tw] : {std::pair{8u, 16u}, {16u, 16u}, {8u, 32u}, {16u, 32u}})
-      for (uint32_t nt : {32u, 64u, 96u})
+      for (uint32_t nt : {16u, 32u, 64u, 96u})
         for (uint32_t ck : {16u, 32u, 64u, 96u})
           for (auto [sg_m, sg_n] : {std::pair{4u, 1u}, {8u, 1u}, {2u, 2u}, {4u, 2u}})
             for (uint32_t bg : {0u, 1u})
-              for (uint32_t prod : {2u, 4u, 8u}) {
-                if (mode < 4 && prod != 2) continue;
-                configs.push_back({int8_multiply(mode), 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2, mode == 3, mode >= 4 ? prod : 0});
-              }
+              for (uint32_t prod : {2u, 4u, 8u})
+                for (uint32_t ad : {0u, 1u, 2u, 3u, 4u}) {
+                  if ((mode < 4 || mode >= 6) && prod != 2) continue;
+                  if ((mode >= 6) != (ad > 0) || (nt == 16 && !ad)) continue;
+                  for (uint32_t ep : {1u, 2u}) {
+                    if (ep > 1 && !ad) continue;
+                    configs.push_back({int8_multiply(mode), 0, th, tw, nt, ck, sg_m, sg_n, bg, mode == 2, mode == 3,
+                                       mode == 4 || mode == 5 ? prod : 0, ad, ep});
+                  }
+                }
 
   constexpr uint32_t kWarmup = 100, kRuns = 20;
   std::mt19937 rng(11);
@@ -207,6 +293,7 @@ int main(int argc, char** argv) try {
                epi = h.buffer(8 * 256, local);
     const auto stage = h.buffer(std::max(max_x, max_y), hostp);
     h.bind({x16, wb, y, epi});
+    const bool a_direct_ok = a_layout_matches(h, denox::probe::read_source(path.substr(0, path.rfind('/') + 1) + "lane_map.comp"), x16, y, stage);
 
     std::printf("\n%-28s %-32s %8s %8s %7s %6s %5s %9s %9s\n", "shape", "config", "ms", "T(FL)OP/s", "x prod", "smemKB", "regs", "rel L2",
                 "vs fp32");
@@ -215,11 +302,13 @@ int main(int argc, char** argv) try {
       if (only_shape >= 0 && static_cast<size_t>(only_shape) != si) continue;
       const LayerData d = make_layer(s, rng);
       const double flop = 2.0 * s.w * s.h * s.cin * s.cout * 9;
-      double best[kModes] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+      double best[kModes];
+      std::fill(std::begin(best), std::end(best), 1e30);
       std::string best_name[kModes];
       const char* modes_env = std::getenv("Q8_MODES");  // e.g. "03": only fp16 and fp16 s8io
       for (uint32_t mode = 0; mode < kModes; ++mode) {
         if (modes_env && !std::strchr(modes_env, static_cast<char>('0' + mode))) continue;
+        if (mode >= 6 && !a_direct_ok) continue;
         const uint32_t q8 = int8_multiply(mode), q8_out = int8_input(mode);
         if (q8_out)
           h.upload(x16, stage, d.xq.data(), d.xq.size());
