@@ -180,6 +180,7 @@ kernels::CoopConvConfig parse_config(const std::string& text) {
     else if (tok == "1ph") c.one_phase = true;
     else if (std::sscanf(tok.c_str(), "ep%lld", &a) == 1) c.epi_passes = a;
     else if (tok == "tapsum") c.tap_sum = true;
+    else if (tok == "adirect") c.a_direct = true;
     else if (tok == "q8") c.q8 = true, c.acc_f16 = false;  // conv2d_coopmat_q8 (16x16x32 int8 fragments)
     else if (tok == "i32acc") c.acc_f16 = false;
     else throw std::runtime_error("bad configuration token '" + tok + "' in '" + text + "'");

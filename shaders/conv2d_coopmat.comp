@@ -90,6 +90,10 @@
 //                      but does not store
 //   A_REUSE BIAS_ONCE  (optional, default 1) experiment switches of two optimizations (at their
 //                      definitions here and in coopmat_ops.glsl); 0 turns them off
+//   A_DIRECT           (optional, default 0) 1: no patch in shared memory; each lane loads its A
+//                      fragments' elements from X0 itself (below). HWC_ONLY without CONCAT,
+//                      UPSAMPLE0, NARROW, HEAD or B_GLOBAL; CK a multiple of 32; the A_REUSE
+//                      geometry; 32-lane subgroups (or COOP_EMULATE)
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, [bias]; with TAIL then the tail's packed
 //   weights, [its bias], the ring's partial sums; with HEAD the head's packed weights, [its bias].
 // Push constants: c_in h w c_out oh ow pad_top pad_left act_a act_b c0 h0 w0 out_h out_w h1 w1
@@ -178,6 +182,69 @@ shared f16vec4 smem[SMEM_VEC4];
 #include "conv2d_coopmat_head.glsl"
 #endif
 
+#if A_DIRECT
+// A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
+// byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
+// channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
+// the chunk loop. bench/int8_probe measured the data flow (bench/RESULTS.md, 2026-11-29
+// seventeenth session). The element order a lane fills is not in the Vulkan spec: the device
+// context checks it on the device (coop_layout_check.cpp) and the lowering offers A_DIRECT only
+// where it held (CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
+// + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
+// kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights orders K to match).
+// Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
+void ad_fetch(uint vl, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc, out uvec4 d0, out uvec4 d1) {
+  const uint g = vl >> 2, tq = vl & 3u;
+  const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
+  const uint ci = chunk * CK + kc * CM_K + 8 * tq;
+  d0 = d1 = uvec4(0);
+  if (ci < pc.c_in && iy >= 0 && iy < int(pc.h)) {
+    if (ix >= 0 && ix < int(pc.w)) d0 = load_x8(n, ci, uint(iy), uint(ix));
+    if (ix + 8 >= 0 && ix + 8 < int(pc.w)) d1 = load_x8(n, ci, uint(iy), uint(ix + 8));
+  }
+}
+#if COOP_EMULATE
+// Every virtual lane of a 32-lane subgroup, SUBGROUP_SIZE at a time.
+void ad_load_row(uint f0, uint f1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
+  for (uint vl = gl_SubgroupInvocationID; vl < 32; vl += SUBGROUP_SIZE) {
+    uvec4 d0, d1;
+    ad_fetch(vl, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
+    ad_set(f0, vl, 0, d0.x);
+    ad_set(f0, vl, 1, d0.y);
+    ad_set(f0, vl, 2, d1.x);
+    ad_set(f0, vl, 3, d1.y);
+    ad_set(f1, vl, 0, d0.z);
+    ad_set(f1, vl, 1, d0.w);
+    ad_set(f1, vl, 2, d1.z);
+    ad_set(f1, vl, 3, d1.w);
+  }
+}
+#define AD_LOAD_ROW(p, n, iy0, ix0, chunk, pr, cs, kx, kc) ad_load_row(AD_FRAG(0, p), AD_FRAG(1, p), n, iy0, ix0, chunk, pr, cs, kx, kc)
+#else
+void ad_load_row(inout AD_A_T a0, inout AD_A_T a1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
+  uvec4 d0, d1;
+  ad_fetch(gl_SubgroupInvocationID, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
+  ad_set(a0, 0, d0.x);
+  ad_set(a0, 1, d0.y);
+  ad_set(a0, 2, d1.x);
+  ad_set(a0, 3, d1.y);
+  ad_set(a1, 0, d0.z);
+  ad_set(a1, 1, d0.w);
+  ad_set(a1, 2, d1.z);
+  ad_set(a1, 3, d1.w);
+}
+#define AD_LOAD_ROW(p, n, iy0, ix0, chunk, pr, cs, kx, kc) ad_load_row(ad[0][p], ad[1][p], n, iy0, ix0, chunk, pr, cs, kx, kc)
+#endif
+// A chunk's staging: its weights only.
+void stage_weights(uint chunk, uint t, uint w_base) {
+  fetch_weights(chunk, t, w_base);
+  stash_weights(t, 0);
+}
+#define STAGE_CHUNK(ch) stage_weights(ch, t, w_base)
+#else
+#define STAGE_CHUNK(ch) stage_chunk(ch, t, n, iy0, ix0, w_base, widths4, 0)
+#endif
+
 // Tile row r and 16-pixel column segment cs of fragment i of subgroup row sg_m.
 void frag_pos(uint sg_m, uint i, out uint r, out uint cs) {
 #if A_REUSE_ON
@@ -226,7 +293,7 @@ void main() {
   fetch_weights(0, t, w_base);
   head_stash(t, 0);
 #else
-  stage_chunk(0, t, n, iy0, ix0, w_base, widths4, 0);
+  STAGE_CHUNK(0);
 #endif
 #if TAIL
   tail_stage_consts(t);
@@ -268,6 +335,33 @@ void main() {
           B_LOAD(X_VEC4 * 4 + ((ky * KSX + ks) * CM_K) * NTS + n0);
           LOOP_UNROLL for (uint i = 0; i < FM; ++i) MUL_ADD(i, j);
         }
+      }
+    }
+#elif !PROFILE_SKIP_MMA && A_DIRECT
+    // Per kernel column and pair of K steps: the subgroup's AD_ROWS row fragments (patch rows r0
+    // .. r0 + FM + KH - 2) from X0, then as A_REUSE below: row p is kernel row p - i of fragment i.
+    uint r0, cs0;
+    frag_pos(sg_m, 0, r0, cs0);
+    LOOP_UNROLL for (uint kx = 0; kx < KW; ++kx) {
+      LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; kc += 2) {
+        AD_DECL;
+        LOOP_UNROLL for (uint p = 0; p < AD_ROWS; ++p) AD_LOAD_ROW(p, n, iy0, ix0, chunk, r0 + p, cs0, kx, kc);
+        AD_SYNC();
+        LOOP_UNROLL for (uint s = 0; s < 2; ++s) {
+          BS_DECL(KH * FN);
+          LOOP_UNROLL for (uint ky = 0; ky < KH; ++ky) {
+            LOOP_UNROLL for (uint j = 0; j < FN; ++j)
+              BS_LOAD(ky * FN + j, X_VEC4 * 4 + ((ky * KW + kx) * CK + (kc + s) * CM_K) * NTS + (sg_n * FN + j) * CM_N);
+          }
+          LOOP_UNROLL for (uint p = 0; p < AD_ROWS; ++p) {
+            LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
+              if (p >= i && p - i < KH) {
+                LOOP_UNROLL for (uint j = 0; j < FN; ++j) AD_MUL_ADD(i, j, s, p, (p - i) * FN + j);
+              }
+            }
+          }
+        }
+        AD_SYNC();  // (the emulation's fragments are rewritten next)
       }
     }
 #elif !PROFILE_SKIP_MMA && A_REUSE_ON
@@ -322,7 +416,7 @@ void main() {
       fetch_weights(chunk + 1, t, w_base);  // stored in step 3: its latency overlaps step 2
       head_stash(t, chunk + 1);
 #else
-      stage_chunk(chunk + 1, t, n, iy0, ix0, w_base, widths4, 0);
+      STAGE_CHUNK(chunk + 1);
 #endif
       barrier();
     }

@@ -23,6 +23,15 @@
 #ifndef HEAD
 #define HEAD 0
 #endif
+#ifndef A_DIRECT
+#define A_DIRECT 0
+#endif
+#if A_DIRECT && (!HWC_ONLY || CONCAT || UPSAMPLE0 || NARROW || HEAD || B_GLOBAL || (CK % 32) != 0)
+#error "conv2d_coopmat: A_DIRECT reads one NHWC input (no concat, upsample, NARROW, HEAD or B_GLOBAL; CK a multiple of 32)"
+#endif
+#if A_DIRECT && !COOP_EMULATE && SUBGROUP_SIZE != 32
+#error "conv2d_coopmat: A_DIRECT builds fragments in the element order of 32-lane subgroups"
+#endif
 #if HEAD && (CONCAT || UPSAMPLE0 || B_GLOBAL || NARROW || TAIL || CK != 16)
 #error "conv2d_coopmat: HEAD is for plain convs (no concat, upsample, B_GLOBAL, NARROW or TAIL; CK 16)"
 #endif
@@ -86,7 +95,11 @@
 #define X_VEC4 (H_PX * CKS / 4)
 #else
 #define PATCH_W HALO_W
+#if A_DIRECT
+#define X_VEC4 0  // no patch: each lane loads its A fragments' elements itself
+#else
 #define X_VEC4 (HALO * CKS / 4)
+#endif
 #endif
 #define A_STRIDE CKS
 #define KROWS (KK * CK)
@@ -121,13 +134,21 @@
 #if TAIL
 // After everything else: the tail's weights and the conv's bias (conv2d_coopmat_tail.glsl).
 #define TAIL_C_OFF MAIN_VEC4
-#define SMEM_VEC4 (MAIN_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
+#define SMEM_CORE_VEC4 (MAIN_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
 #elif HEAD
 // After everything else: the head's biases (conv2d_coopmat_head.glsl).
 #define HEAD_C_OFF MAIN_VEC4
-#define SMEM_VEC4 (MAIN_VEC4 + H_K / 4)
+#define SMEM_CORE_VEC4 (MAIN_VEC4 + H_K / 4)
 #else
-#define SMEM_VEC4 MAIN_VEC4
+#define SMEM_CORE_VEC4 MAIN_VEC4
+#endif
+#if A_DIRECT && COOP_EMULATE
+// The emulation's A fragments (coopmat_ops.glsl): per subgroup 2 x (FM + KH - 1) fragments of
+// 16 x 16 halves, after everything else.
+#define AD_EMU_OFF SMEM_CORE_VEC4
+#define SMEM_VEC4 (SMEM_CORE_VEC4 + SG_COUNT * 2 * (FM + KH - 1) * 64)
+#else
+#define SMEM_VEC4 SMEM_CORE_VEC4
 #endif
 // Per-chunk work items: 4 channels of one patch pixel; 4 consecutive weights of one (tap, k) row.
 #define X_ITEMS ((CK / 4) * HALO)
@@ -157,6 +178,10 @@
 #define A_REUSE 1
 #endif
 #define A_REUSE_ON (A_REUSE && !NARROW && !B_GLOBAL && FM >= 2 && KH >= 2 && (TILE_H % FM) == 0 && SG_M == (TILE_H / FM) * FRAGS_W)
+#define AD_ROWS (FM + KH - 1)  // A_DIRECT: row fragments a subgroup loads per kernel column
+#if A_DIRECT && !A_REUSE_ON
+#error "conv2d_coopmat: A_DIRECT takes the A_REUSE geometry (FM >= 2 consecutive tile rows a subgroup, KH >= 2)"
+#endif
 #if POOL && (TILE_H % 2) != 0
 #error "conv2d_coopmat: POOL needs an even TILE_H"
 #endif

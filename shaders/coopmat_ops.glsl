@@ -10,6 +10,11 @@
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
 // ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n);
 // ACC_STORE_ROWS_S(i, j, off, stride) with another row stride.
+// With A_DIRECT (conv2d_coopmat.comp): AD_DECL / AD_SET(s, p, w, word) / AD_MUL_ADD(i, j, s, p, k)
+// / AD_SYNC(): the two K steps' A row fragments ad[s][p] that each lane fills itself, element
+// word w of a fragment from a 32-bit word of two halves (the element order: lane 4 g + t holds
+// rows g (words 0, 1) and g + 8 (words 2, 3) at K words t (0, 2) and t + 4 (1, 3)), and
+// acc[i][j] += ad[s][p] * bs[k].
 // With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias` or with
 // EPI_FACTOR `epi`, `yu4`).
 #if !COOP_EMULATE
@@ -39,6 +44,17 @@
 #define BS_DECL(n) coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> bs[n]
 #define BS_LOAD(k, off) coopMatLoad(bs[k], smem, (off) / 4, NTS / 4, gl_CooperativeMatrixLayoutRowMajor)
 #define MUL_ADD_AB(i, j, ia, k) acc[(i) * FN + (j)] = coopMatMulAdd(a[ia], bs[k], acc[(i) * FN + (j)])
+#if A_DIRECT
+#define AD_A_T coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA>
+#define AD_DECL AD_A_T ad[2][AD_ROWS]
+void ad_set(inout AD_A_T a, uint w, uint word) {
+  const f16vec2 v = unpackFloat2x16(word);
+  a[2 * w] = v.x;
+  a[2 * w + 1] = v.y;
+}
+#define AD_MUL_ADD(i, j, s, p, k) acc[(i) * FN + (j)] = coopMatMulAdd(ad[s][p], bs[k], acc[(i) * FN + (j)])
+#define AD_SYNC()
+#endif
 #define ACC_STORE(i, j, off)                                                                            \
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(acc[(i) * FN + (j)]), \
                smem, (off) / 4, MS / 4, gl_CooperativeMatrixLayoutColumnMajor)
@@ -109,6 +125,30 @@ float16_t smem_h(uint idx) { return smem[idx >> 2][idx & 3]; }
     smem[o_ >> 2][o_ & 3] = float16_t(acc[(i) * FN + (j)][k_]);                                 \
   }
 #define ACC_STORE_ROWS(i, j, off) ACC_STORE_ROWS_S(i, j, off, NTS)
+#if A_DIRECT
+// The fragments a lane "holds" are 16 x 16 halves (row stride 16) of this subgroup's part of the
+// region at AD_EMU_OFF; ad_set writes a virtual 32-lane subgroup's element word w there, so the
+// emulation checks the tensor path's addressing, masking and element order.
+#define AD_DECL const uint ad_base_ = AD_EMU_OFF * 4 + gl_SubgroupID * (2 * AD_ROWS * 256)
+#define AD_FRAG(s, p) (ad_base_ + ((s) * AD_ROWS + (p)) * 256)
+void ad_set(uint frag, uint vl, uint w, uint word) {
+  const uint o = frag + ((vl >> 2) + 8 * (w >> 1)) * 16 + 2 * ((vl & 3u) + 4 * (w & 1u));
+  const f16vec2 v = unpackFloat2x16(word);
+  smem[o >> 2][o & 3] = v.x;
+  smem[(o + 1) >> 2][(o + 1) & 3] = v.y;
+}
+#define AD_MUL_ADD(i, j, s, p, k)                                                                \
+  LOOP_UNROLL for (uint k_ = 0; k_ < EMU_ELEMS; ++k_) {                                          \
+    const uint e_ = gl_SubgroupInvocationID + k_ * SUBGROUP_SIZE, r_ = e_ / CM_N, c_ = e_ % CM_N; \
+    float s_ = acc[(i) * FN + (j)][k_];                                                         \
+    for (uint q_ = 0; q_ < CM_K; ++q_)                                                          \
+      s_ = EMU_ROUND(s_ + float(smem_h(AD_FRAG(s, p) + r_ * 16 + q_)) * float(smem_h(bs[k] + q_ * NTS + c_))); \
+    acc[(i) * FN + (j)][k_] = s_;                                                               \
+  }
+#define AD_SYNC() \
+  subgroupMemoryBarrierShared(); \
+  subgroupBarrier()
+#endif
 #endif
 
 #if Y_HWC

@@ -24,7 +24,7 @@
 // or a second workgroup). Not with F16_IO or S8_STORE.
 // RESTRICT=1: the input buffers declared `restrict`.
 // A_DIRECT=1|2: no patch in shared memory. Each lane builds its A fragments element by element
-// from 32-bit words it loads from the input itself (through L1), in the element order lane_map.comp
+// from 32-bit words it loads from the input itself (through L1), in the element order shaders/coop_a_layout.comp
 // read back from the driver (the host runs it first and takes these variants only where it
 // matches; NVIDIA's driver 580): element word w of lane L = 4 g + t holds row g + 8 (w >> 1), K
 // word t + 4 (w & 1). A_DIRECT=1 loads those words as they are (four 4-byte loads a fragment);
@@ -279,7 +279,7 @@ void stash(uint base, uint tl) {
 }
 
 #if A_DIRECT
-// Element word w of an A fragment (lane_map.comp's order) from a 32-bit word of the input.
+// Element word w of an A fragment (shaders/coop_a_layout.comp's order) from a 32-bit word of the input.
 void set_word(inout coopmat<ELEM, gl_ScopeSubgroup, 16, CM_K, gl_MatrixUseA> a, uint w, uint word) {
 #if Q8
   const i8vec4 v = unpack8(int32_t(word));

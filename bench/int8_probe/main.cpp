@@ -189,7 +189,7 @@ std::vector<T> pack(const std::vector<T>& w, const Shape& s, const Config& c) {
   return out;
 }
 
-// Whether the driver's A fragments hold the elements conv_q.comp's A_DIRECT assumes (lane_map.comp,
+// Whether the driver's A fragments hold the elements conv_q.comp's A_DIRECT assumes (shaders/coop_a_layout.comp,
 // for fp16 16x16 and int8 16x32): lane L = 4 g + t, element e of word w = e / per_word at row
 // g + 8 (w >> 1), column (t + 4 (w & 1)) per_word + e % per_word. Prints the map where it differs.
 bool a_layout_matches(denox::probe::ComputeHarness& h, const std::string& source,
@@ -211,9 +211,9 @@ bool a_layout_matches(denox::probe::ComputeHarness& h, const std::string& source
         }
     h.upload(x, stage, bytes.data(), bytes.size());
     VkResult pr = VK_SUCCESS;
-    const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, "#define Q8 " + std::to_string(q8) + "\n", "lane_map.comp"), &pr);
+    const VkPipeline pipe = h.pipeline(denox::probe::compile_compute(source, "#define Q8 " + std::to_string(q8) + "\n", "coop_a_layout.comp"), &pr);
     if (pr != VK_SUCCESS) {
-      std::printf("lane_map (%s): pipeline creation failed (VkResult %d)\n", q8 ? "int8" : "fp16", static_cast<int>(pr));
+      std::printf("coop_a_layout (%s): pipeline creation failed (VkResult %d)\n", q8 ? "int8" : "fp16", static_cast<int>(pr));
       all = false;
       continue;
     }
@@ -293,7 +293,7 @@ int main(int argc, char** argv) try {
                epi = h.buffer(8 * 256, local);
     const auto stage = h.buffer(std::max(max_x, max_y), hostp);
     h.bind({x16, wb, y, epi});
-    const bool a_direct_ok = a_layout_matches(h, denox::probe::read_source(path.substr(0, path.rfind('/') + 1) + "lane_map.comp"), x16, y, stage);
+    const bool a_direct_ok = a_layout_matches(h, denox::probe::read_source("shaders/coop_a_layout.comp"), x16, wb, stage);  // (its output: binding 1)
 
     std::printf("\n%-28s %-32s %8s %8s %7s %6s %5s %9s %9s\n", "shape", "config", "ms", "T(FL)OP/s", "x prod", "smemKB", "regs", "rel L2",
                 "vs fp32");

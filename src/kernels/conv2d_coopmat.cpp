@@ -40,8 +40,9 @@ std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, cons
 }
 
 // conv2d_coopmat.comp's stage buffer in halves (without B_GLOBAL or NARROW, which stage less):
-// the patch of one chunk and its weights.
+// the patch of one chunk and its weights (A_DIRECT: the weights).
 int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
+  if (c.a_direct) return kh * kw * c.ck * (c.nt + 8);  // the weights alone: no patch
   const int64_t halo = (c.tile_h + kh - 1) * (c.tile_w + kw - 1);
   return halo * (c.ck + 8) + kh * kw * c.ck * (c.nt + 8);
 }
@@ -57,8 +58,12 @@ bool CoopConvConfig::valid() const {
   if (epi_passes != 1 && (!up2 || !one_phase || (epi_passes != 2 && epi_passes != 4) || nt % (epi_passes * cm_n) != 0 ||
                           (nt / epi_passes) % 8 != 0))
     return false;
-  if (tap_sum) return !up2 && !one_phase && !b_global && sg_n == 1 && nt <= 64 && (ck == 16 || ck == 32);
+  if (tap_sum) return !up2 && !one_phase && !b_global && !a_direct && sg_n == 1 && nt <= 64 && (ck == 16 || ck == 32);
   if (m_frags() % sg_m != 0) return false;
+  if (a_direct) {  // the A-reuse geometry (conv2d_coopmat_config.glsl's A_REUSE_ON): FM >= 2 rows a subgroup
+    const int64_t fm = m_frags() / sg_m;
+    return !up2 && !one_phase && !b_global && ck % 32 == 0 && fm >= 2 && tile_h % fm == 0 && sg_m == (tile_h / fm) * (tile_w / 16);
+  }
   if (!up2) return !one_phase;
   if (one_phase) return !b_global;
   // Phase-major fragments: each subgroup's must lie in one of the 4 phases.
@@ -97,7 +102,7 @@ std::string CoopConvConfig::describe() const {
   if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8" + (up2 ? " up2" : "");
   return tiles + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") + (b_global ? " bglobal" : "") +
          (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
-         (tap_sum ? " tapsum" : "");
+         (tap_sum ? " tapsum" : "") + (a_direct ? " adirect" : "");
 }
 
 std::vector<CoopMatrixShape> h100_coop_shapes() {
@@ -120,6 +125,9 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   if (target.subgroup_size == 0 || c.subgroups() * target.subgroup_size > 1024) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;
   if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;
+  // A_DIRECT: a device whose element order was checked, the reuse geometry's KH >= 2, and an
+  // input NHWC can hold (the lowering offers it to NHWC variants only).
+  if (c.a_direct && (!target.a_rows || s.kh < 2 || s.c_in % 8 != 0)) return false;
   if (c.tap_sum && (even_tile_h || s.kh * s.kw * s.c_out > c.nt)) return false;
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
@@ -330,7 +338,10 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
   for (int64_t co = 0; co < s.c_out; ++co) {
     const int64_t tile = co / c.nt, j = co % c.nt;
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
-      const int64_t chunk = ci / c.ck, k = ci % c.ck;
+      const int64_t chunk = ci / c.ck;
+      // A_DIRECT: within each 32 channels, K in the order the lanes fill their A fragments
+      // (conv2d_coopmat.comp's ad_fetch): channel 8 t + 4 s + 2 q + b is row 16 s + 2 (t + 4 q) + b.
+      const int64_t r = ci % 32, k = c.a_direct ? ci % c.ck - r + 16 * (r / 4 % 2) + 2 * (r / 8 + 4 * (r / 2 % 2)) + r % 2 : ci % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
         // B read from shared memory: row (tap, k) of nt channels; B read from the buffer
         // (b_global): column-major, column (tap, j) of ck channels, so that the two consecutive

@@ -48,6 +48,11 @@ struct CoopConvConfig {
   // accumulators; conv2d_coopmat_q8.hpp). ck 32 or 64; no one_phase, tap_sum or epi_passes; up2
   // there means its PHASES mode (an upsampled X0 by output phase, a full-resolution tile).
   bool q8 = false;
+  // conv2d_coopmat.comp's A_DIRECT: no patch in shared memory, each lane loads its A fragments'
+  // elements from the NHWC input itself (src/kernels/README.md). Plain convs of one NHWC input
+  // (no concat, upsample or head), ck a multiple of 32, the A-reuse tile geometry, and a device
+  // whose fragment element order was checked (CoopTarget::a_rows).
+  bool a_direct = false;
 
   bool operator==(const CoopConvConfig&) const = default;
 
@@ -75,6 +80,10 @@ struct CoopTarget {
   // The device reports int8 x int8 -> int32 16x16x32 (subgroup scope) and shaderInt8 is enabled:
   // conv2d_coopmat_q8 may run on the tensor cores (else only emulated, LoweringTarget::coop_emulate).
   bool int8 = false;
+  // The device's fp16 16x16 A fragments hold, in lane 4 g + t, rows g and g + 8 at K words t and
+  // t + 4, in the order conv2d_coopmat's A_DIRECT fills them (the device context checks it on the
+  // device: coop_layout_check.hpp; the emulation always may).
+  bool a_rows = false;
   bool supports(const CoopMatrixShape& s) const;
 };
 

@@ -389,6 +389,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             for (size_t k = 0; k < count; ++k) {
               if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
               if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(own[k], target.coop, target.coop_emulate)) continue;
+              // A_DIRECT reads one NHWC input itself (conv2d_coopmat.comp).
+              if (own[k].a_direct && (variant.input_layout(0) != Layout::NHWC || f.concat || f.upsample || f.head)) continue;
               variant.family = own[k].family();
               variant.coop.config = own[k];
               variant.config = own[k].describe() + variant.layout_words();

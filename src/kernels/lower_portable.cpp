@@ -15,6 +15,7 @@ std::string LoweringTarget::key() const {
   if (force_config) k += ";force " + force_config->describe();
   for (const auto& [name, c] : conv_configs) k += ";" + name + " " + c.describe();
   if (coop.int8) k += ";int8";
+  if (coop.a_rows) k += ";arows";
   if (int8) k += ";" + quant_table_key(*int8);
   return k + ")";
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include "kernels/lower_portable.hpp"
+#include "kernels/shader_compiler.hpp"
+#include "runtime/vulkan/coop_layout_check.hpp"
 #include "runtime/vulkan/device_context.hpp"
 
 namespace denox::kernels {
@@ -27,6 +29,16 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   return t;
 }
 
+// lowering_target(caps), plus conv2d_coopmat's A_DIRECT where the device's fp16 16x16x16
+// fragments have the element order it fills (runtime::checked_coop_a_rows: run once per
+// context, a few milliseconds): what plans for this context's device use.
+inline LoweringTarget lowering_target(const runtime::DeviceContext& ctx) {
+  LoweringTarget t = lowering_target(ctx.caps());
+  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
+    t.coop.a_rows = runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
+  return t;
+}
+
 // The emulated cooperative-matrix target on this device (tests; the API's test hook
 // DENOX_TEST_COOP_EMULATE): the H100's fp16 shapes, the device's subgroup size and shared
 // memory, COOP_EMULATE=1 shaders (plain arithmetic, int8 included).
@@ -35,6 +47,7 @@ inline LoweringTarget emulated_lowering_target(const runtime::DeviceCapabilities
   t.coop.shapes = h100_coop_shapes();
   t.coop.subgroup_size = caps.subgroup_size;
   t.coop.max_shared_bytes = caps.max_compute_shared_memory;
+  t.coop.a_rows = true;  // (the emulation fills its fragments in A_DIRECT's order itself)
   t.coop_emulate = true;
   return t;
 }

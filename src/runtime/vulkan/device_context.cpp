@@ -408,6 +408,7 @@ std::unique_ptr<DeviceContext> DeviceContext::background_view() const {
   view->queue_family_ = queue_family_;
   view->owns_instance_ = view->owns_device_ = false;  // and no messenger: the destructor destroys nothing
   view->validation_errors_ = validation_errors_;
+  view->coop_a_rows_ = coop_a_rows_;
   view->table_ = table_;
   view->caps_ = caps_;
   view->memory_ = memory_;

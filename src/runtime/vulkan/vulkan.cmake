@@ -14,6 +14,7 @@ add_library(denox_vulkan STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/device_context.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/buffer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/compute_pipeline.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/coop_layout_check.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/schedule.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/io_adapters.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/executable_model.cpp

@@ -1,0 +1,152 @@
+// conv2d_coopmat's A_DIRECT (each lane builds its A fragments from the NHWC input; no patch in
+// shared memory) against the CPU reference:
+//  - [coop-emulate]: with COOP_EMULATE=1 on any device (lavapipe in CI): the emulation fills its
+//    fragments in the element order A_DIRECT assumes, so the loads' addressing, the masking at the
+//    borders and past c_in, and the weights' K order are checked on every CI run;
+//  - [coop]: on a device with cooperative matrices, where the element-order check passed
+//    (runtime/vulkan/coop_layout_check.hpp), with and without a tail, and OIDN balanced.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "coop_cases.hpp"
+#include "coop_support.hpp"
+#include "graph_builder.hpp"
+#include "kernels/conv2d_coopmat.hpp"
+#include "kernels/lowering_target.hpp"
+#include "runtime/reference/reference_executor.hpp"
+#include "runtime/vulkan/coop_layout_check.hpp"
+#include "../runtime/gpu_test_support.hpp"
+
+using namespace denox;
+using namespace denox::kernels;
+using namespace denox::testing;
+
+namespace {
+
+CoopConvConfig a_direct_config(int64_t th, int64_t tw, int64_t nt, int64_t ck, int64_t sg_m, bool acc_f16) {
+  CoopConvConfig c;
+  c.tile_h = th, c.tile_w = tw, c.nt = nt, c.ck = ck, c.sg_m = sg_m, c.sg_n = 1, c.cm_n = 16, c.acc_f16 = acc_f16;
+  c.a_direct = true;
+  return c;
+}
+
+// NCHW image -> conv 3->16 (its input NCHW: not A_DIRECT; the targets below take no heads, so it
+// stays a dispatch of its own) -> 16->40 (one 32-channel chunk, half
+// past c_in) -> 40->24 + 2x2 max-pool (chunks of 32 and 8) -> 24->32 -> 32->3 (a tail where the
+// target allows one), all 3x3 with ReLU but the last; odd extents, so tiles hang over the borders.
+GraphBuilder chain() {
+  GraphBuilder b;
+  const compiler::TensorId x = b.input("x", 3);
+  compiler::PoolAttrs pool;
+  pool.kernel = {2, 2};
+  pool.stride = {2, 2};
+  auto conv = [&](const std::string& name, compiler::TensorId in, int64_t c_out, uint64_t seed) {
+    return b.activation(name + "_relu", b.conv(name, in, c_out, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed), relu());
+  };
+  const compiler::TensorId a = conv("conv_a", x, 16, 61);
+  const compiler::TensorId bb = conv("conv_b", a, 40, 62);
+  const compiler::TensorId c = b.pool("pool", conv("conv_c", bb, 24, 63), pool, {0, 0, 0, 0}, false);
+  const compiler::TensorId d = conv("conv_d", c, 32, 64);
+  b.output(b.conv("conv_e", d, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 65));
+  return b;
+}
+
+// The chain's relative L2 against the CPU reference with `target`, and its A_DIRECT dispatches.
+double chain_error(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct) {
+  const GraphBuilder b = chain();
+  plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  *a_direct = 0;
+  for (const auto& d : plan.dispatches) *a_direct += define(plan.pipelines[d.pipeline], "A_DIRECT") == "1";
+  const std::vector<HostTensor> inputs = random_graph_inputs(b, 37, 45, 19);
+  const auto expected = reference::run_reference(b.g, inputs);
+  return relative_l2(run_on(ctx, std::move(plan), inputs).at(0), expected.at(0));
+}
+
+// The chain's tolerance: 2e-2 (the fp16 plans' usual) would let a wrong border column through (a
+// load one pixel past the row read 7.6e-3 in the emulation, against 1.5e-3 right).
+constexpr double kChainTolerance = 5e-3;
+
+}  // namespace
+
+TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU reference: borders, channel masks, pool",
+          "[kernels][coop-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  LoweringTarget target = emulated_lowering_target(caps);
+  REQUIRE(target.coop.a_rows);
+  target.coop_tail = false;  // (with a tail the emulation's fragments would not fit lavapipe's 32 KB)
+  target.coop_head = false;
+  // 8x16 pixels, 16 channels, 2 subgroups of 4 row fragments; 4x16, 32 channels, 2 of 2 (fp32
+  // accumulators).
+  for (const CoopConvConfig& c : {a_direct_config(8, 16, 16, 32, 2, true), a_direct_config(4, 16, 32, 32, 2, false)}) {
+    target.force_config = c;
+    int a_direct = 0;
+    const double err = chain_error(device(), target, &a_direct);
+    INFO(c.describe() << ": relative L2 " << err);
+    CHECK(a_direct == 4);  // conv_b to conv_e (conv_a reads the NCHW image; no tail here)
+    CHECK(err <= kChainTolerance);
+  }
+  // Without NHWC tensors nothing may take it.
+  target.nhwc = false;
+  int a_direct = 0;
+  CHECK(chain_error(device(), target, &a_direct) <= kChainTolerance);
+  CHECK(a_direct == 0);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("conv2d_coopmat A_DIRECT is offered only where the element order was checked", "[kernels][coop-plan]") {
+  LoweringTarget target;
+  target.coop = h100_like();
+  target.coop_head = false;
+  target.force_config = a_direct_config(16, 16, 32, 32, 4, true);
+  const GraphBuilder b = chain();
+  auto count = [&] {
+    const plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+    int n = 0;
+    for (const auto& d : plan.dispatches) {
+      n += define(plan.pipelines[d.pipeline], "A_DIRECT") == "1";
+    }
+    return n;
+  };
+  CHECK(count() == 0);  // a_rows unset: the heuristic's configurations
+  target.coop.a_rows = true;
+  CHECK(count() == 3);
+  CHECK(target.key().find(";arows") != std::string::npos);
+}
+
+TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
+  if (!coop_available()) return;
+  LoweringTarget target = lowering_target(coop_device());
+  if (!target.coop.a_rows) {
+    WARN("the device's cooperative-matrix element order is not the one A_DIRECT fills: not tested here");
+    return;
+  }
+  target.coop_head = false;
+  for (const CoopConvConfig& c : {a_direct_config(16, 16, 32, 32, 4, true), a_direct_config(16, 32, 32, 32, 8, true),
+                                  a_direct_config(8, 32, 32, 64, 4, false), a_direct_config(8, 16, 16, 32, 2, true)})
+    for (bool tail : {true, false}) {
+      target.force_config = c;
+      target.coop_tail = tail;
+      int a_direct = 0;
+      const double err = chain_error(coop_device(), target, &a_direct);
+      INFO(c.describe() << (tail ? ", tail" : "") << ": relative L2 " << err);
+      CHECK(a_direct == (tail ? 3 : 4));
+      CHECK(err <= kChainTolerance);
+    }
+  // OIDN balanced at odd sizes with every plain NHWC conv on A_DIRECT (the rest heuristic).
+  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced);
+  target.coop_tail = target.coop_head = true;
+  target.force_config = a_direct_config(16, 16, 32, 32, 4, true);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{203, 317}, {61, 93}}) {
+    const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 78)};
+    plan::Plan plan = compile(g, plan::Precision::F16, target);
+    int a_direct = 0;
+    for (const auto& d : plan.dispatches) a_direct += define(plan.pipelines[d.pipeline], "A_DIRECT") == "1";
+    const double err = relative_l2(run_on(coop_device(), std::move(plan), inputs).at(0), reference::run_reference(g, inputs).at(0));
+    INFO("OIDN balanced " << w << "x" << h << ": relative L2 " << err << ", " << a_direct << " A_DIRECT dispatches");
+    CHECK(a_direct >= 5);
+    CHECK(err <= 2e-2);
+  }
+}
