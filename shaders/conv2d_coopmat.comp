@@ -197,11 +197,15 @@ void ad_fetch(uint vl, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, u
   const uint g = vl >> 2, tq = vl & 3u;
   const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
   const uint ci = chunk * CK + kc * CM_K + 8 * tq;
-  d0 = d1 = uvec4(0);
-  if (ci < pc.c_in && iy >= 0 && iy < int(pc.h)) {
-    if (ix >= 0 && ix < int(pc.w)) d0 = load_x8(n, ci, uint(iy), uint(ix));
-    if (ix + 8 >= 0 && ix + 8 < int(pc.w)) d1 = load_x8(n, ci, uint(iy), uint(ix + 8));
-  }
+  const bool row = ci < pc.c_in && iy >= 0 && iy < int(pc.h);
+  const bool in0 = row && ix >= 0 && ix < int(pc.w), in1 = row && ix + 8 >= 0 && ix + 8 < int(pc.w);
+  // Both loads from clamped addresses (always inside X0: c_in >= 8), zeroed after where outside:
+  // no branch around a load, so the compiler can issue a lane's loads together.
+  const uint cc = min(ci, pc.c_in - 8), yc = uint(clamp(iy, 0, int(pc.h) - 1));
+  d0 = load_x8(n, cc, yc, uint(clamp(ix, 0, int(pc.w) - 1)));
+  d1 = load_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(pc.w) - 1)));
+  if (!in0) d0 = uvec4(0);
+  if (!in1) d1 = uvec4(0);
 }
 #if COOP_EMULATE
 // Every virtual lane of a 32-lane subgroup, SUBGROUP_SIZE at a time.

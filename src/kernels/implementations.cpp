@@ -59,7 +59,8 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   // (An int8 configuration, forced or named for this conv, is the int8 variants' alone:
   // enumerate_implementations gives it to them.)
   auto usable = [&](const CoopConvConfig& c) {
-    return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c);
+    return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c) &&
+           (!c.a_direct || (plain && !head));  // (A_DIRECT reads one NHWC input itself: no concat, upsample or head)
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
