@@ -48,7 +48,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
   if (const char* s = std::getenv("DENOX_BENCH_SIZE")) std::sscanf(s, "%ux%u", &W, &H);
   const bool do_sweep = !std::getenv("DENOX_BENCH_SWEEP") || std::string(std::getenv("DENOX_BENCH_SWEEP")) != "0";
   const bool do_layers = !std::getenv("DENOX_BENCH_LAYERS") || std::string(std::getenv("DENOX_BENCH_LAYERS")) != "0";
-  const LoweringTarget coop = lowering_target(ctx);
+  const LoweringTarget coop = lowering_target_with_a_direct(ctx);  // (the variants may name A_DIRECT configurations)
   LoweringTarget tuned;  // the e2e plan with every conv on its sweep winner
   std::map<std::string, CoopConvConfig> tuned_configs;
   std::printf("device: %s, driver %s; %ux%u fp16; coop target %s\n", ctx.caps().device_name.c_str(), ctx.caps().driver_info.c_str(), W,

@@ -39,7 +39,9 @@ void main() {
   const uint lane = gl_SubgroupInvocationID, n = uint(rows.length());
   if (lane == 0) yw[0] = n;
   for (uint e = 0; e < n; ++e) {
-    yw[1 + 2 * (lane * n + e)] = uint(int(rows[e]));
-    yw[2 + 2 * (lane * n + e)] = uint(int(cols[e]));
+    const uint at = 1 + 2 * (lane * n + e);
+    if (at + 1 >= uint(yw.length())) break;  // (more elements than the caller expects: [0] says so)
+    yw[at] = uint(int(rows[e]));
+    yw[at + 1] = uint(int(cols[e]));
   }
 }

@@ -10,11 +10,12 @@
 // ACC_STORE(i, j, off): accumulator (i, j) to smem, column-major (element (m, n) at off + n*MS + m);
 // ACC_STORE_ROWS(i, j, off): the same row-major (element (m, n) at off + m*NTS + n);
 // ACC_STORE_ROWS_S(i, j, off, stride) with another row stride.
-// With A_DIRECT (conv2d_coopmat.comp): AD_DECL / AD_SET(s, p, w, word) / AD_MUL_ADD(i, j, s, p, k)
-// / AD_SYNC(): the two K steps' A row fragments ad[s][p] that each lane fills itself, element
-// word w of a fragment from a 32-bit word of two halves (the element order: lane 4 g + t holds
-// rows g (words 0, 1) and g + 8 (words 2, 3) at K words t (0, 2) and t + 4 (1, 3)), and
-// acc[i][j] += ad[s][p] * bs[k].
+// With A_DIRECT (conv2d_coopmat.comp): AD_DECL declares the two K steps' A row fragments ad[s][p]
+// that each lane fills itself (emulated: AD_FRAG(s, p), fragments in shared memory); ad_set
+// writes element word w of a fragment from a 32-bit word of two halves (the element order: lane
+// 4 g + t holds rows g (words 0, 1) and g + 8 (words 2, 3) at K words t (0, 2) and t + 4 (1, 3));
+// AD_MUL_ADD(i, j, s, p, k): acc[i][j] += ad[s][p] * bs[k]; AD_SYNC(): the emulation's subgroup
+// barrier around its fragments.
 // With Y_HWC, activated8 / store8: the NHWC epilogue (below; needs `pc`, `bias` or with
 // EPI_FACTOR `epi`, `yu4`).
 #if !COOP_EMULATE

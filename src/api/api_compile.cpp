@@ -35,7 +35,7 @@ bool coop_emulated_for_tests() {
 
 kernels::LoweringTarget device_target(const denox_context_T& ctx) {
   const auto& caps = ctx.device->caps();
-  return coop_emulated_for_tests() ? kernels::emulated_lowering_target(caps) : kernels::lowering_target(*ctx.device);
+  return coop_emulated_for_tests() ? kernels::emulated_lowering_target(caps) : kernels::lowering_target(caps);
 }
 
 // Why this device cannot run int8 convolutions ("" when it can).

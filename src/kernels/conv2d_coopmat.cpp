@@ -132,6 +132,11 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
 
+int64_t a_direct_emulation_bytes(const CoopConvConfig& c, int64_t kh) {
+  if (!c.a_direct) return 0;
+  return c.subgroups() * 2 * (c.m_frags() / c.sg_m + kh - 1) * 16 * 16 * 2;
+}
+
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool plain) {
   if (!coop_conv_applicable(s)) return std::nullopt;
   // Up to 32 taps x output channels (OIDN's last conv, 32 -> 3) without a fused pool, concat or

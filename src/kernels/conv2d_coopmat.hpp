@@ -105,6 +105,10 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const
 // Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
+// The shared memory COOP_EMULATE adds for an A_DIRECT configuration (its fragments in shared
+// memory: conv2d_coopmat_config.glsl), in bytes; 0 for any other.
+int64_t a_direct_emulation_bytes(const CoopConvConfig& config, int64_t kh);
+
 // A conv2d_coopmat TAIL (ConvFusion::tail): a 3x3 stride-1 padding-1 conv of `cout` <= 4
 // output channels computed in the epilogue of the conv before it as a tap-sum over `t_nt`
 // columns (9 * cout rounded up to 16) from the tile's first `t_k` channels (the first conv's

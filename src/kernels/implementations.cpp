@@ -45,9 +45,12 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // heuristic's choice (or the target's forced one, if it is of the same family) comes first.
 // `skip_channels`: with up2, the channels concatenated after the upsampled ones (0: none).
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
+// `a_direct_fallback`: where the forced or named configuration is an A_DIRECT one, the
+// heuristic's, for the layout variants A_DIRECT cannot read (an NCHW input).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
-                                         const std::optional<CoopTail>& tail, bool head, bool q8_output = false) {
+                                         const std::optional<CoopTail>& tail, bool head, bool q8_output = false,
+                                         std::optional<CoopConvConfig>* a_direct_fallback = nullptr) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
   // What the fusion allows beyond the shape: an up2 one-phase config's skip, a tap-sum one's
@@ -58,16 +61,27 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   };
   // (An int8 configuration, forced or named for this conv, is the int8 variants' alone:
   // enumerate_implementations gives it to them.)
+  // A_DIRECT reads one NHWC input itself: no concat, upsample or head; emulated, its fragments
+  // take shared memory too (not with a tail, whose constants come on top).
+  auto a_direct_ok = [&](const CoopConvConfig& c) {
+    if (!c.a_direct) return true;
+    if (!plain || head) return false;
+    return !target.coop_emulate ||
+           (!tail && c.shared_bytes(shape.kh, shape.kw) + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes);
+  };
   auto usable = [&](const CoopConvConfig& c) {
-    return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c) &&
-           (!c.a_direct || (plain && !head));  // (A_DIRECT reads one NHWC input itself: no concat, upsample or head)
+    return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c) && a_direct_ok(c);
   };
   if (auto it = target.conv_configs.find(conv.name); it != target.conv_configs.end() && usable(it->second)) first = it->second;
   if (!first && target.force_config && usable(*target.force_config)) first = target.force_config;
-  if (!first && tail) first = choose_coop_tail_config(shape, *tail, target.coop);
-  if (!first && head) first = choose_coop_head_config(shape, target.coop, pool);
-  if (!first && !tail && !head)
-    first = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
+  std::optional<CoopConvConfig> heuristic;
+  if (!first || first->a_direct) {
+    if (tail) heuristic = choose_coop_tail_config(shape, *tail, target.coop);
+    else if (head) heuristic = choose_coop_head_config(shape, target.coop, pool);
+    else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
+  }
+  if (first && first->a_direct && a_direct_fallback) *a_direct_fallback = heuristic;
+  if (!first) first = heuristic;
   if (first) out.push_back(*first);
   std::vector<CoopConvConfig> more;
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
@@ -343,8 +357,9 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
-          const std::vector<CoopConvConfig> configs =
-              coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail, f.head != nullptr);
+          std::optional<CoopConvConfig> a_direct_fallback;
+          const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip,
+                                                                   !f.concat && !f.upsample, tail, f.head != nullptr, false, &a_direct_fallback);
           // An up2 conv writing NHWC_Q8 has a heuristic configuration of its own (choose_coop_up2_config).
           const bool up2_q8_out = up2 && std::any_of(variants.begin(), variants.end(), [](const Implementation& v) {
                                     return v.output_layout == Layout::NHWC_Q8;
@@ -390,11 +405,16 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             for (size_t k = 0; k < count; ++k) {
               if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
               if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(own[k], target.coop, target.coop_emulate)) continue;
-              // A_DIRECT reads one NHWC input itself (conv2d_coopmat.comp).
-              if (own[k].a_direct && (variant.input_layout(0) != Layout::NHWC || f.concat || f.upsample || f.head)) continue;
-              variant.family = own[k].family();
-              variant.coop.config = own[k];
-              variant.config = own[k].describe() + variant.layout_words();
+              CoopConvConfig config = own[k];
+              // A_DIRECT reads one NHWC input itself (conv2d_coopmat.comp): another layout takes
+              // the heuristic's configuration instead.
+              if (config.a_direct && (variant.input_layout(0) != Layout::NHWC || f.concat || f.upsample || f.head)) {
+                if (!a_direct_fallback) continue;
+                config = *a_direct_fallback;
+              }
+              variant.family = config.family();
+              variant.coop.config = config;
+              variant.config = config.describe() + variant.layout_words();
               out.push_back(variant);
             }
           }

@@ -30,9 +30,11 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
 }
 
 // lowering_target(caps), plus conv2d_coopmat's A_DIRECT where the device's fp16 16x16x16
-// fragments have the element order it fills (runtime::checked_coop_a_rows: run once per
-// context, a few milliseconds): what plans for this context's device use.
-inline LoweringTarget lowering_target(const runtime::DeviceContext& ctx) {
+// fragments have the element order it fills (runtime::checked_coop_a_rows: a few milliseconds,
+// one dispatch on the context's queue, the answer kept in the context). For tests and
+// benchmarks that force or name A_DIRECT configurations: until a configuration space offers
+// A_DIRECT, the API's plans do not ask (so compiles submit nothing and cache keys do not change).
+inline LoweringTarget lowering_target_with_a_direct(const runtime::DeviceContext& ctx) {
   LoweringTarget t = lowering_target(ctx.caps());
   if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
     t.coop.a_rows = runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });

@@ -365,7 +365,7 @@ TEST_CASE("coop family emulated: OIDN small U-Net with every fusion at 45x37", "
 
 TEST_CASE("coop family on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
   if (!coop_available()) return;
-  LoweringTarget target = lowering_target(coop_device());
+  LoweringTarget target = lowering_target(coop_device().caps());
   // Every configuration the sweep of the benchmark can pick, on every case where it fits.
   std::vector<std::optional<CoopConvConfig>> configs = {std::nullopt};
   for (const auto& c : forced_configs()) configs.push_back(c);
@@ -397,7 +397,7 @@ TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes",
       const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 77)};
       const auto expected = reference::run_reference(g, inputs);
       for (bool f16 : {true, false}) {
-        LoweringTarget target = lowering_target(coop_device());
+        LoweringTarget target = lowering_target(coop_device().caps());
         target.coop.prefer_f16_accumulate = f16;
         plan::Plan plan = compile(g, plan::Precision::F16, target);
         const int coop = coop_dispatches(plan);

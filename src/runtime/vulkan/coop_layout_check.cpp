@@ -62,6 +62,10 @@ std::string coop_a_rows_mismatch(const DeviceContext& ctx, const std::vector<uin
 bool checked_coop_a_rows(const DeviceContext& ctx, const std::function<std::vector<uint32_t>()>& spirv) {
   if (const int state = ctx.coop_a_rows_state(); state >= 0) return state == 1;
   if (ctx.queue() == VK_NULL_HANDLE) return false;  // (not kept: a view with a queue may run it)
+  if (ctx.caps().subgroup_size != 32) {  // (A_DIRECT's order is one of 32-lane subgroups: no shader to compile)
+    ctx.set_coop_a_rows(false);
+    return false;
+  }
   bool passed = false;
   try {
     const std::string why = coop_a_rows_mismatch(ctx, spirv());

@@ -22,9 +22,11 @@ namespace denox::runtime {
 // (one pipeline, one dispatch, a wait).
 std::string coop_a_rows_mismatch(const DeviceContext& ctx, const std::vector<uint32_t>& spirv);
 
-// coop_a_rows_mismatch once per context (the answer is kept in it; background views share it),
-// with `spirv` called for the shader only then. A context without a queue answers false without
-// keeping it. Never throws: a failing check (or shader compile) is logged and answers false.
+// coop_a_rows_mismatch until the context keeps an answer (background views share it; two first
+// calls at once may both run it), with `spirv` called for the shader only then. A context without
+// a queue answers false without keeping it; a subgroup size other than 32 answers false at once.
+// Never throws: a failing check (or shader compile) is logged and answers false. It submits to
+// the context's queue under lock_queue(): call it where the caller may use the queue.
 bool checked_coop_a_rows(const DeviceContext& ctx, const std::function<std::vector<uint32_t>()>& spirv);
 
 }  // namespace denox::runtime

@@ -141,9 +141,9 @@ class DeviceContext {
 
   // Validation-layer messages of severity error seen so far (own instance with validation only).
   uint64_t validation_errors() const { return validation_errors_->load(); }
-  // The result of the A_DIRECT element-order check (coop_layout_check.hpp), which
-  // kernels::checked_coop_a_rows runs at most once per context (background views share it):
-  // -1 not run yet, 0 failed or not applicable, 1 passed.
+  // The answer of the A_DIRECT element-order check (coop_layout_check.hpp), kept by
+  // runtime::checked_coop_a_rows (background views share it): -1 none yet, 0 failed or not
+  // applicable, 1 passed.
   int coop_a_rows_state() const { return coop_a_rows_->load(); }
   void set_coop_a_rows(bool passed) const { coop_a_rows_->store(passed ? 1 : 0); }
 
