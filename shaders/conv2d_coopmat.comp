@@ -187,9 +187,9 @@ shared f16vec4 smem[SMEM_VEC4];
 // byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
 // channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
 // the chunk loop. bench/int8_probe measured the data flow (bench/RESULTS.md, 2026-11-29
-// seventeenth session). The element order a lane fills is not in the Vulkan spec: the device
-// context checks it on the device (coop_layout_check.cpp) and the lowering offers A_DIRECT only
-// where it held (CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
+// seventeenth session). The element order a lane fills is not in the Vulkan spec: the lowering
+// offers A_DIRECT only where runtime::checked_coop_a_rows found it on the device
+// (coop_layout_check.cpp, CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
 // + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
 // kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights orders K to match).
 // Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
