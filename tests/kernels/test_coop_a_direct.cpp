@@ -57,6 +57,26 @@ GraphBuilder chain() {
   return b;
 }
 
+// NCHW image -> conv 3->16 -> conv 16->16 (NHWC in and out) -> a zero Pad (2 rows above, 1
+// column left, 1 below, 3 right) read through by a 3x3 conv 16->12 without padding: A_DIRECT
+// with pad_top 2 and pad_left 1. (12 output channels: too many for the tap-sum family; the
+// middle conv makes the NHWC layout the cheaper one, as between a U-Net's convs.)
+GraphBuilder padded() {
+  GraphBuilder b;
+  const compiler::TensorId x = b.input("x", 3);
+  const compiler::TensorId a =
+      b.activation("conv_a_relu", b.conv("conv_a", x, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 71), relu());
+  compiler::PadAttrs pad;
+  pad.begin = {b.c(0), b.c(0), b.c(2), b.c(1)};
+  pad.end = {b.c(0), b.c(0), b.c(1), b.c(3)};
+  const compiler::TensorId m =
+      b.activation("conv_m_relu", b.conv("conv_m", a, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 73), relu());
+  const compiler::TensorId pa =
+      b.op("pad", "Pad", pad, {m}, {b.c(1), b.c(16), b.add(b.shape(x)[2], b.c(3)), b.add(b.shape(x)[3], b.c(4))});
+  b.output(b.activation("conv_p_relu", b.conv("conv_p", pa, 12, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 72), relu()));
+  return b;
+}
+
 // A plan's A_DIRECT and coop dispatches.
 std::pair<int, int> a_direct_and_coop(const plan::Plan& plan) {
   int a_direct = 0;
@@ -94,8 +114,10 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
   target.coop_tail = false;  // (with a tail the emulation's fragments would not fit lavapipe's 32 KB)
   target.coop_head = false;
   // 8x16 pixels, 16 channels, 2 subgroups of 4 row fragments; 4x16, 32 channels, 2 of 2 (fp32
-  // accumulators).
-  for (const CoopConvConfig& c : {a_direct_config(8, 16, 16, 32, 2, true), a_direct_config(4, 16, 32, 32, 2, false)}) {
+  // accumulators); 4x16, 16 channels on two subgroup columns of 16x8x16 fragments.
+  CoopConvConfig two_columns = a_direct_config(4, 16, 16, 32, 1, true);
+  two_columns.sg_n = 2, two_columns.cm_n = 8;
+  for (const CoopConvConfig& c : {a_direct_config(8, 16, 16, 32, 2, true), a_direct_config(4, 16, 32, 32, 2, false), two_columns}) {
     target.force_config = c;
     int a_direct = 0, coop = 0;
     const double err = chain_error(device(), target, &a_direct, &coop);
@@ -119,6 +141,18 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
     CHECK(a_direct == 4);
     CHECK(staged_a_direct == 0);
     CHECK(diff <= 1e-3);
+  }
+  // A zero Pad read through (pad_top 2, pad_left 1 and a conv without padding of its own).
+  {
+    target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
+    const GraphBuilder b = padded();
+    plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+    const int a_direct = a_direct_and_coop(plan).first;
+    const std::vector<HostTensor> inputs = random_graph_inputs(b, 29, 35, 23);
+    const double err = relative_l2(run_on(device(), std::move(plan), inputs).at(0), reference::run_reference(b.g, inputs).at(0));
+    INFO("folded Pad: relative L2 " << err);
+    CHECK(a_direct == 2);  // conv_m and conv_p
+    CHECK(err <= kChainTolerance);
   }
   // Without NHWC tensors nothing may take it, and the convs keep the heuristic's coop configurations.
   target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
