@@ -406,9 +406,9 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
               if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
               if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(own[k], target.coop, target.coop_emulate)) continue;
               CoopConvConfig config = own[k];
-              // A_DIRECT reads one NHWC input itself (conv2d_coopmat.comp): another layout takes
-              // the heuristic's configuration instead.
-              if (config.a_direct && (variant.input_layout(0) != Layout::NHWC || f.concat || f.upsample || f.head)) {
+              // A_DIRECT reads its NHWC input itself (conv2d_coopmat.comp; coop_configs offered it
+              // to no concat, upsample or head): another layout takes the heuristic's configuration.
+              if (config.a_direct && variant.input_layout(0) != Layout::NHWC) {
                 if (!a_direct_fallback) continue;
                 config = *a_direct_fallback;
               }

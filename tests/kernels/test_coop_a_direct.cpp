@@ -84,19 +84,28 @@ std::pair<int, int> a_direct_and_coop(const plan::Plan& plan) {
   return {a_direct, coop_dispatches(plan)};
 }
 
-// The chain's output with `target` on `ctx`, its A_DIRECT and coop dispatches.
-HostTensor chain_output(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop) {
-  const GraphBuilder b = chain();
+// Graph `b`'s output on `inputs` with `target` on `ctx`, its plan's A_DIRECT and coop dispatches.
+HostTensor output_of(const runtime::DeviceContext& ctx, const LoweringTarget& target, const GraphBuilder& b,
+                     const std::vector<HostTensor>& inputs, int* a_direct, int* coop) {
   plan::Plan plan = compile(b.g, plan::Precision::F16, target);
   std::tie(*a_direct, *coop) = a_direct_and_coop(plan);
-  return run_on(ctx, std::move(plan), random_graph_inputs(b, 37, 45, 19)).at(0);
+  return run_on(ctx, std::move(plan), inputs).at(0);
 }
 
-// The chain's relative L2 against the CPU reference with `target`, its A_DIRECT and coop dispatches.
+// The same against the CPU reference: relative L2.
+double error_of(const runtime::DeviceContext& ctx, const LoweringTarget& target, const GraphBuilder& b,
+                const std::vector<HostTensor>& inputs, int* a_direct, int* coop) {
+  return relative_l2(output_of(ctx, target, b, inputs, a_direct, coop), reference::run_reference(b.g, inputs).at(0));
+}
+
+// The chain at 45x37 (odd: tiles hang over both borders).
+HostTensor chain_output(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop) {
+  const GraphBuilder b = chain();
+  return output_of(ctx, target, b, random_graph_inputs(b, 37, 45, 19), a_direct, coop);
+}
 double chain_error(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop) {
   const GraphBuilder b = chain();
-  const auto expected = reference::run_reference(b.g, random_graph_inputs(b, 37, 45, 19));
-  return relative_l2(chain_output(ctx, target, a_direct, coop), expected.at(0));
+  return error_of(ctx, target, b, random_graph_inputs(b, 37, 45, 19), a_direct, coop);
 }
 
 // The chain's tolerance: 2e-2 (the fp16 plans' usual) would let a wrong border column through (a
@@ -146,10 +155,8 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
   {
     target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
     const GraphBuilder b = padded();
-    plan::Plan plan = compile(b.g, plan::Precision::F16, target);
-    const int a_direct = a_direct_and_coop(plan).first;
-    const std::vector<HostTensor> inputs = random_graph_inputs(b, 29, 35, 23);
-    const double err = relative_l2(run_on(device(), std::move(plan), inputs).at(0), reference::run_reference(b.g, inputs).at(0));
+    int a_direct = 0, coop = 0;
+    const double err = error_of(device(), target, b, random_graph_inputs(b, 29, 35, 23), &a_direct, &coop);
     INFO("folded Pad: relative L2 " << err);
     CHECK(a_direct == 2);  // conv_m and conv_p
     CHECK(err <= kChainTolerance);
