@@ -183,68 +183,7 @@ shared f16vec4 smem[SMEM_VEC4];
 #endif
 
 #if A_DIRECT
-// A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
-// byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
-// channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
-// the chunk loop. bench/int8_probe measured the data flow (bench/RESULTS.md, 2026-11-29
-// seventeenth session). The element order a lane fills is not in the Vulkan spec: the lowering
-// offers A_DIRECT only where runtime::checked_coop_a_rows found it on the device
-// (coop_layout_check.cpp, CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
-// + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
-// kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights orders K to match).
-// Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
-void ad_fetch(uint vl, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc, out uvec4 d0, out uvec4 d1) {
-  const uint g = vl >> 2, tq = vl & 3u;
-  const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
-  const uint ci = chunk * CK + kc * CM_K + 8 * tq;
-  const bool row = ci < pc.c_in && iy >= 0 && iy < int(pc.h);
-  const bool in0 = row && ix >= 0 && ix < int(pc.w), in1 = row && ix + 8 >= 0 && ix + 8 < int(pc.w);
-  // Both loads from clamped addresses (always inside X0: c_in >= 8), zeroed after where outside:
-  // no branch around a load, so the compiler can issue a lane's loads together.
-  const uint cc = min(ci, pc.c_in - 8), yc = uint(clamp(iy, 0, int(pc.h) - 1));
-  d0 = load_x8(n, cc, yc, uint(clamp(ix, 0, int(pc.w) - 1)));
-  d1 = load_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(pc.w) - 1)));
-  if (!in0) d0 = uvec4(0);
-  if (!in1) d1 = uvec4(0);
-}
-#if COOP_EMULATE
-// Every virtual lane of a 32-lane subgroup, SUBGROUP_SIZE at a time.
-void ad_load_row(uint f0, uint f1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
-  for (uint vl = gl_SubgroupInvocationID; vl < 32; vl += SUBGROUP_SIZE) {
-    uvec4 d0, d1;
-    ad_fetch(vl, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
-    ad_set(f0, vl, 0, d0.x);
-    ad_set(f0, vl, 1, d0.y);
-    ad_set(f0, vl, 2, d1.x);
-    ad_set(f0, vl, 3, d1.y);
-    ad_set(f1, vl, 0, d0.z);
-    ad_set(f1, vl, 1, d0.w);
-    ad_set(f1, vl, 2, d1.z);
-    ad_set(f1, vl, 3, d1.w);
-  }
-}
-#define AD_LOAD_ROW(p, n, iy0, ix0, chunk, pr, cs, kx, kc) ad_load_row(AD_FRAG(0, p), AD_FRAG(1, p), n, iy0, ix0, chunk, pr, cs, kx, kc)
-#else
-void ad_load_row(inout AD_A_T a0, inout AD_A_T a1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
-  uvec4 d0, d1;
-  ad_fetch(gl_SubgroupInvocationID, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
-  ad_set(a0, 0, d0.x);
-  ad_set(a0, 1, d0.y);
-  ad_set(a0, 2, d1.x);
-  ad_set(a0, 3, d1.y);
-  ad_set(a1, 0, d0.z);
-  ad_set(a1, 1, d0.w);
-  ad_set(a1, 2, d1.z);
-  ad_set(a1, 3, d1.w);
-}
-#define AD_LOAD_ROW(p, n, iy0, ix0, chunk, pr, cs, kx, kc) ad_load_row(ad[0][p], ad[1][p], n, iy0, ix0, chunk, pr, cs, kx, kc)
-#endif
-// A chunk's staging: its weights only.
-void stage_weights(uint chunk, uint t, uint w_base) {
-  fetch_weights(chunk, t, w_base);
-  stash_weights(t, 0);
-}
-#define STAGE_CHUNK(ch) stage_weights(ch, t, w_base)
+#include "conv2d_coopmat_adirect.glsl"
 #else
 #define STAGE_CHUNK(ch) stage_chunk(ch, t, n, iy0, ix0, w_base, widths4, 0)
 #endif
@@ -280,6 +219,11 @@ void main() {
   const uint w_base = ct * chunks * W_ITEMS;
 
   ACC_DECL;
+#if A_DIRECT
+  // The tile's whole patch inside X0 and every chunk full: its loads need no checks.
+  const bool ad_inside = iy0 >= 0 && ix0 >= 0 && iy0 + (TILE_H + KH - 1) <= int(pc.h) && ix0 + (TILE_W + KW - 1) <= int(pc.w) &&
+                         pc.c_in % CK == 0;
+#endif
 
   // The NCHW fast path needs rows of a multiple of 4 pixels (then a 4-pixel group is either
   // wholly inside a row or wholly outside): the bounds and the stored widths; uniform per dispatch.
@@ -342,31 +286,16 @@ void main() {
       }
     }
 #elif !PROFILE_SKIP_MMA && A_DIRECT
-    // Per kernel column and pair of K steps: the subgroup's AD_ROWS row fragments (patch rows r0
-    // .. r0 + FM + KH - 2) from X0, then as A_REUSE below: row p is kernel row p - i of fragment i.
-    uint r0, cs0;
-    frag_pos(sg_m, 0, r0, cs0);
-    LOOP_UNROLL for (uint kx = 0; kx < KW; ++kx) {
-      LOOP_UNROLL for (uint kc = 0; kc < CK / CM_K; kc += 2) {
-        AD_DECL;
-        LOOP_UNROLL for (uint p = 0; p < AD_ROWS; ++p) AD_LOAD_ROW(p, n, iy0, ix0, chunk, r0 + p, cs0, kx, kc);
-        AD_SYNC();
-        LOOP_UNROLL for (uint s = 0; s < 2; ++s) {
-          BS_DECL(KH * FN);
-          LOOP_UNROLL for (uint ky = 0; ky < KH; ++ky) {
-            LOOP_UNROLL for (uint j = 0; j < FN; ++j)
-              BS_LOAD(ky * FN + j, X_VEC4 * 4 + ((ky * KW + kx) * CK + (kc + s) * CM_K) * NTS + (sg_n * FN + j) * CM_N);
-          }
-          LOOP_UNROLL for (uint p = 0; p < AD_ROWS; ++p) {
-            LOOP_UNROLL for (uint i = 0; i < FM; ++i) {
-              if (p >= i && p - i < KH) {
-                LOOP_UNROLL for (uint j = 0; j < FN; ++j) AD_MUL_ADD(i, j, s, p, (p - i) * FN + j);
-              }
-            }
-          }
-        }
-        AD_SYNC();  // (the emulation's fragments are rewritten next)
-      }
+    // Tiles whose patch lies inside X0 (and every chunk full) load with no bounds checks: the
+    // K loop is compiled twice, and the choice is one per workgroup.
+    if (ad_inside) {
+#define AD_BOUNDED false
+#include "conv2d_coopmat_adirect_k.glsl"
+#undef AD_BOUNDED
+    } else {
+#define AD_BOUNDED true
+#include "conv2d_coopmat_adirect_k.glsl"
+#undef AD_BOUNDED
     }
 #elif !PROFILE_SKIP_MMA && A_REUSE_ON
     uint r0, cs0;

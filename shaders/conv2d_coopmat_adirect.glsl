@@ -1,0 +1,73 @@
+// conv2d_coopmat.comp with A_DIRECT: the A fragments' loads and the weights-only staging.
+// A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
+// byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
+// channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
+// the chunk loop. bench/int8_probe measured the data flow (bench/RESULTS.md, 2026-11-29
+// seventeenth session). The element order a lane fills is not in the Vulkan spec: the lowering
+// offers A_DIRECT only where runtime::checked_coop_a_rows found it on the device
+// (coop_layout_check.cpp, CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
+// + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
+// kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights orders K to match).
+// Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
+// `bounded` is a constant at every call (conv2d_coopmat_adirect_k.glsl): false where the whole
+// patch lies inside X0 and every chunk is full, and then the loads need no checks.
+void ad_fetch(const bool bounded, uint vl, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc, out uvec4 d0,
+              out uvec4 d1) {
+  const uint g = vl >> 2, tq = vl & 3u;
+  const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
+  const uint ci = chunk * CK + kc * CM_K + 8 * tq;
+  if (!bounded) {
+    d0 = load_x8(n, ci, uint(iy), uint(ix));
+    d1 = load_x8(n, ci, uint(iy), uint(ix + 8));
+    return;
+  }
+  const bool row = ci < pc.c_in && iy >= 0 && iy < int(pc.h);
+  const bool in0 = row && ix >= 0 && ix < int(pc.w), in1 = row && ix + 8 >= 0 && ix + 8 < int(pc.w);
+  // Both loads from clamped addresses (always inside X0: c_in >= 8), zeroed after where outside:
+  // no branch around a load, so the compiler can issue a lane's loads together.
+  const uint cc = min(ci, pc.c_in - 8), yc = uint(clamp(iy, 0, int(pc.h) - 1));
+  d0 = load_x8(n, cc, yc, uint(clamp(ix, 0, int(pc.w) - 1)));
+  d1 = load_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(pc.w) - 1)));
+  if (!in0) d0 = uvec4(0);
+  if (!in1) d1 = uvec4(0);
+}
+#if COOP_EMULATE
+// Every virtual lane of a 32-lane subgroup, SUBGROUP_SIZE at a time.
+void ad_load_row(const bool bounded, uint f0, uint f1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
+  for (uint vl = gl_SubgroupInvocationID; vl < 32; vl += SUBGROUP_SIZE) {
+    uvec4 d0, d1;
+    ad_fetch(bounded, vl, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
+    ad_set(f0, vl, 0, d0.x);
+    ad_set(f0, vl, 1, d0.y);
+    ad_set(f0, vl, 2, d1.x);
+    ad_set(f0, vl, 3, d1.y);
+    ad_set(f1, vl, 0, d0.z);
+    ad_set(f1, vl, 1, d0.w);
+    ad_set(f1, vl, 2, d1.z);
+    ad_set(f1, vl, 3, d1.w);
+  }
+}
+#define AD_LOAD_ROW(bounded, p, n, iy0, ix0, chunk, pr, cs, kx, kc) \
+  ad_load_row(bounded, AD_FRAG(0, p), AD_FRAG(1, p), n, iy0, ix0, chunk, pr, cs, kx, kc)
+#else
+void ad_load_row(const bool bounded, inout AD_A_T a0, inout AD_A_T a1, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc) {
+  uvec4 d0, d1;
+  ad_fetch(bounded, gl_SubgroupInvocationID, n, iy0, ix0, chunk, pr, cs, kx, kc, d0, d1);
+  ad_set(a0, 0, d0.x);
+  ad_set(a0, 1, d0.y);
+  ad_set(a0, 2, d1.x);
+  ad_set(a0, 3, d1.y);
+  ad_set(a1, 0, d0.z);
+  ad_set(a1, 1, d0.w);
+  ad_set(a1, 2, d1.z);
+  ad_set(a1, 3, d1.w);
+}
+#define AD_LOAD_ROW(bounded, p, n, iy0, ix0, chunk, pr, cs, kx, kc) \
+  ad_load_row(bounded, ad[0][p], ad[1][p], n, iy0, ix0, chunk, pr, cs, kx, kc)
+#endif
+// A chunk's staging: its weights only.
+void stage_weights(uint chunk, uint t, uint w_base) {
+  fetch_weights(chunk, t, w_base);
+  stash_weights(t, 0);
+}
+#define STAGE_CHUNK(ch) stage_weights(ch, t, w_base)
