@@ -21,6 +21,7 @@ struct ConfigTemplate {
   bool tap_sum = false;    // conv2d_coopmat_tapsum (nt 0 only: the taps x output channels, rounded up)
   int64_t ck = 16;
   int64_t epi_passes = 1;  // one-phase up2: the epilogue's channel passes (CoopConvConfig::epi_passes)
+  bool a_direct = false;   // A fragments straight from the NHWC input (CoopConvConfig::a_direct; ck 32)
 };
 
 // "4x64/ntfull/sg8x1/n16/b0": the ids the pruning tool and the measurement store use.
@@ -28,7 +29,7 @@ std::string template_id(const ConfigTemplate& t) {
   return std::to_string(t.tile_h) + "x" + std::to_string(t.tile_w) + "/nt" + (t.nt == 0 ? std::string("full") : std::to_string(t.nt)) +
          "/sg" + std::to_string(t.sg_m) + "x" + std::to_string(t.sg_n) + "/n" + std::to_string(t.cm_n) + "/b" +
          (t.b_global ? "1" : "0") + (t.ck == 32 ? "/ck32" : "") + (t.one_phase ? "/p1" : "") +
-         (t.epi_passes > 1 ? "/e" + std::to_string(t.epi_passes) : "") + (t.tap_sum ? "/ts" : "");
+         (t.epi_passes > 1 ? "/e" + std::to_string(t.epi_passes) : "") + (t.tap_sum ? "/ts" : "") + (t.a_direct ? "/ad" : "");
 }
 
 std::vector<ConfigTemplate> all_templates() {
@@ -53,6 +54,18 @@ std::vector<ConfigTemplate> all_templates() {
         for (int64_t sg : {2, 4, 8, 16}) {
           ConfigTemplate t{th, tw, 0, sg, 1, cm_n, false};
           t.tap_sum = true, t.ck = ck;
+          out.push_back(t);
+        }
+  // A_DIRECT (offered only where the device's fragment element order was checked: coop_config_fits):
+  // with no patch in shared memory a 16x16 or 8x32 tile of 32 channels fits twice per SM. Its
+  // geometry (CoopConvConfig::valid) keeps few subgroup grids per tile; 32-channel chunks only
+  // (a lane loads 8 channels of two K steps), coop N 16, B from shared memory.
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 32}, {16, 32}, {8, 16}})
+    for (int64_t nt : {0, 16, 32, 64})
+      for (int64_t sg_m : {2, 4, 8, 16})
+        for (int64_t sg_n : {1, 2}) {
+          ConfigTemplate t{th, tw, nt, sg_m, sg_n, 16, false};
+          t.a_direct = true, t.ck = 32;
           out.push_back(t);
         }
   return out;
@@ -82,6 +95,8 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
   c.up2 = t.up2;
   c.one_phase = t.one_phase;
   c.epi_passes = t.epi_passes;
+  c.a_direct = t.a_direct;
+  if (t.a_direct) c.ck = t.ck;
   c.acc_f16 = target.prefer_f16_accumulate;
   if ((c.cm_n == 16 && c.nt == 8) || (c.cm_n == 8 && c.nt > 64)) return std::nullopt;
   return c;
@@ -90,6 +105,10 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
 // Written by bench/prune/prune_configs.py (see bench/prune/README.md): the template ids it chose.
 const char* const kPrunedTemplates[] = {
 #include "kernels/coop_configs_pruned.inc"
+    // Added by hand until the next exhaustive run (A_DIRECT came after its data): the A_DIRECT
+    // tiles that won layers of OIDN balanced at 1920x1088 on the H200 (bench/RESULTS.md,
+    // 2026-11-29 eighteenth session: dec_conv3b, dec_conv2b, enc_conv2, enc_conv4, enc_conv5b).
+    "8x32/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt16/sg4x1/n16/b0/ck32/ad",
 };
 // Written by prune_configs.py --family conv2d_coopmat_tapsum (tap-sum templates of all_templates()).
 const char* const kPrunedTapsumTemplates[] = {

@@ -87,7 +87,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (space == ConfigSpace::Pruned) more = up2 ? coop_up2_configs_pruned(shape, target.coop) : coop_configs_pruned(shape, target.coop, pool);
   if (space == ConfigSpace::Full) more = up2 ? coop_up2_config_space(shape, target.coop) : coop_config_space(shape, target.coop, pool);
   for (const CoopConvConfig& c : more)
-    if (fusion_fits(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    if (fusion_fits(c) && a_direct_ok(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
 }
 

@@ -29,15 +29,22 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   return t;
 }
 
-// lowering_target(caps), plus conv2d_coopmat's A_DIRECT where the device's fp16 16x16x16
-// fragments have the element order it fills (runtime::checked_coop_a_rows: a few milliseconds,
-// one dispatch on the context's queue, the answer kept in the context). For tests and
-// benchmarks that force or name A_DIRECT configurations: until a configuration space offers
-// A_DIRECT, the API's plans do not ask (so compiles submit nothing and cache keys do not change).
-inline LoweringTarget lowering_target_with_a_direct(const runtime::DeviceContext& ctx) {
-  LoweringTarget t = lowering_target(ctx.caps());
+// Turns on conv2d_coopmat's A_DIRECT in `t` (a target of ctx's device) where the device's fp16
+// 16x16x16 fragments have the element order it fills (runtime::checked_coop_a_rows: a few
+// milliseconds, one dispatch on ctx's queue under its locks, the answer kept in the context and
+// its background views). Only the tuned configuration spaces offer A_DIRECT, so the API asks for
+// tuned compiles only, on the context its measurements use (api_compile.cpp): heuristic compiles
+// submit nothing for it and keep their cache keys (CoopTarget::a_rows adds ";arows").
+inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
   if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
     t.coop.a_rows = runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
+}
+
+// lowering_target(caps) with A_DIRECT where the device has it (tests and benchmarks that force,
+// name or tune A_DIRECT configurations).
+inline LoweringTarget lowering_target_with_a_direct(const runtime::DeviceContext& ctx) {
+  LoweringTarget t = lowering_target(ctx.caps());
+  enable_a_direct(t, ctx);
   return t;
 }
 

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "coop_support.hpp"
 #include "graph_builder.hpp"
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/implementations.hpp"
 #include "kernels/lowering_target.hpp"
 #include "kernels/shader_compiler.hpp"
 #include "runtime/reference/reference_executor.hpp"
@@ -197,6 +199,47 @@ TEST_CASE("conv2d_coopmat A_DIRECT is offered only where the element order was c
   staged.a_direct = false;
   target.force_config = staged;
   CHECK(coop == a_direct_and_coop(compile(g, plan::Precision::F16, target)).second);
+}
+
+TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs where the element order was checked",
+          "[kernels][coop-plan]") {
+  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced);
+  LoweringTarget target;
+  target.coop = h100_like();
+  auto a_direct_impls = [&](ConfigSpace space) {
+    std::vector<Implementation> out;
+    for (Implementation& i : enumerate_implementations(g, plan::Precision::F16, target, space))
+      if (i.kind == Implementation::Kind::CoopConv && i.coop.config.a_direct) out.push_back(std::move(i));
+    return out;
+  };
+  for (ConfigSpace space : {ConfigSpace::Heuristic, ConfigSpace::Pruned, ConfigSpace::Full}) CHECK(a_direct_impls(space).empty());
+  target.coop.a_rows = true;
+  CHECK(a_direct_impls(ConfigSpace::Heuristic).empty());  // (the heuristic's plans are unchanged)
+  const std::vector<Implementation> pruned = a_direct_impls(ConfigSpace::Pruned), full = a_direct_impls(ConfigSpace::Full);
+  CHECK(full.size() > pruned.size());
+  std::set<std::string> dec_conv2b, convs;
+  for (const std::vector<Implementation>* impls : {&pruned, &full})
+    for (const Implementation& i : *impls) {
+      INFO(i.name() << " [" << i.config << "]");
+      // Its own NHWC input, no concat, upsample or head (a pool and a tail may follow).
+      CHECK(i.family == "conv2d_coopmat");
+      CHECK(i.input_layout(0) == Layout::NHWC);
+      CHECK(i.fusion.concat == nullptr);
+      CHECK(i.fusion.upsample == nullptr);
+      CHECK(i.fusion.head == nullptr);
+      CHECK(i.coop.config.ck == 32);
+      convs.insert(i.anchor->name);
+      if (impls == &pruned && i.anchor->name == "/dec_conv2b/Conv") dec_conv2b.insert(i.coop.config.describe());
+    }
+  // The hand-added pruned templates (coop_config_space.cpp), at dec_conv2b's 64 output channels.
+  CHECK(dec_conv2b == std::set<std::string>{"8x32 nt32 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt32 ck32 sg4x1 16x16x16 f16acc adirect",
+                                            "16x16 nt16 ck32 sg4x1 16x16x16 f16acc adirect"});
+  // Every conv with an NHWC input of a multiple of 8 channels: also enc_conv1 without the head,
+  // and dec_conv4a/3a/2a reading their concat materialized; not enc_conv0 (the 3-channel image)
+  // nor dec_conv1a (64 + 3 channels).
+  CHECK(convs.size() == 13);
+  CHECK(convs.count("/enc_conv0/Conv") == 0);
+  CHECK(convs.count("/dec_conv1a/Conv") == 0);
 }
 
 TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
