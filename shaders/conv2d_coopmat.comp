@@ -183,7 +183,20 @@ shared f16vec4 smem[SMEM_VEC4];
 #endif
 
 #if A_DIRECT
+#define AD_X_H pc.h
+#define AD_X_W pc.w
+#define AD_X_C pc.c_in
+#define ad_x8 load_x8
+#define AD_KH KH
+#define AD_KW KW
+#define AD_B_AT(ky, kx, k) X_VEC4 * 4 + (((ky) * KW + (kx)) * CK + (k)) * NTS
 #include "conv2d_coopmat_adirect.glsl"
+// A chunk's staging: its weights only.
+void stage_weights(uint chunk, uint t, uint w_base) {
+  fetch_weights(chunk, t, w_base);
+  stash_weights(t, 0);
+}
+#define STAGE_CHUNK(ch) stage_weights(ch, t, w_base)
 #else
 #define STAGE_CHUNK(ch) stage_chunk(ch, t, n, iy0, ix0, w_base, widths4, 0)
 #endif
@@ -243,7 +256,7 @@ void main() {
 #else
   STAGE_CHUNK(0);
 #endif
-#if TAIL
+#if TAIL && !TAIL_LATE_CONSTS
   tail_stage_consts(t);
 #endif
   barrier();
@@ -288,6 +301,8 @@ void main() {
 #elif !PROFILE_SKIP_MMA && A_DIRECT
     // Tiles whose patch lies inside X0 (and every chunk full) load with no bounds checks: the
     // K loop is compiled twice, and the choice is one per workgroup.
+    uint r0, cs0;
+    frag_pos(sg_m, 0, r0, cs0);
     if (ad_inside) {
 #define AD_BOUNDED false
 #include "conv2d_coopmat_adirect_k.glsl"
@@ -358,6 +373,10 @@ void main() {
 
 #if TAIL && TAIL_PROFILE >= 3
   return;
+#endif
+#if TAIL_LATE_CONSTS
+  tail_stage_consts(t);  // over the weights stage, which every subgroup finished reading
+  barrier();
 #endif
 #if TAIL
   {  // the tail's input: bias and activation on the accumulators (conv2d_coopmat_tail.glsl)

@@ -1,4 +1,6 @@
-// conv2d_coopmat.comp with A_DIRECT: the A fragments' loads and the weights-only staging.
+// A_DIRECT's A fragment loads, shared by conv2d_coopmat.comp and conv2d_coopmat_up2.comp (one-
+// phase X0 chunks). The including shader defines AD_X_H, AD_X_W, AD_X_C (X0's rows, columns and
+// channels: the bounds) and ad_x8(n, c, y, x) (channels c .. c + 7 of X0's pixel (y, x), NHWC).
 // A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
 // byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
 // channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
@@ -17,17 +19,17 @@ void ad_fetch(const bool bounded, uint vl, uint n, int iy0, int ix0, uint chunk,
   const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
   const uint ci = chunk * CK + kc * CM_K + 8 * tq;
   if (!bounded) {
-    d0 = load_x8(n, ci, uint(iy), uint(ix));
-    d1 = load_x8(n, ci, uint(iy), uint(ix + 8));
+    d0 = ad_x8(n, ci, uint(iy), uint(ix));
+    d1 = ad_x8(n, ci, uint(iy), uint(ix + 8));
     return;
   }
-  const bool row = ci < pc.c_in && iy >= 0 && iy < int(pc.h);
-  const bool in0 = row && ix >= 0 && ix < int(pc.w), in1 = row && ix + 8 >= 0 && ix + 8 < int(pc.w);
-  // Both loads from clamped addresses (always inside X0: c_in >= 8), zeroed after where outside:
-  // no branch around a load, so the compiler can issue a lane's loads together.
-  const uint cc = min(ci, pc.c_in - 8), yc = uint(clamp(iy, 0, int(pc.h) - 1));
-  d0 = load_x8(n, cc, yc, uint(clamp(ix, 0, int(pc.w) - 1)));
-  d1 = load_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(pc.w) - 1)));
+  const bool row = ci < AD_X_C && iy >= 0 && iy < int(AD_X_H);
+  const bool in0 = row && ix >= 0 && ix < int(AD_X_W), in1 = row && ix + 8 >= 0 && ix + 8 < int(AD_X_W);
+  // Both loads from clamped addresses (always inside X0: its channels >= 8), zeroed after where
+  // outside: no branch around a load, so the compiler can issue a lane's loads together.
+  const uint cc = min(ci, AD_X_C - 8), yc = uint(clamp(iy, 0, int(AD_X_H) - 1));
+  d0 = ad_x8(n, cc, yc, uint(clamp(ix, 0, int(AD_X_W) - 1)));
+  d1 = ad_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(AD_X_W) - 1)));
   if (!in0) d0 = uvec4(0);
   if (!in1) d1 = uvec4(0);
 }
@@ -65,9 +67,3 @@ void ad_load_row(const bool bounded, inout AD_A_T a0, inout AD_A_T a1, uint n, i
 #define AD_LOAD_ROW(bounded, p, n, iy0, ix0, chunk, pr, cs, kx, kc) \
   ad_load_row(bounded, ad[0][p], ad[1][p], n, iy0, ix0, chunk, pr, cs, kx, kc)
 #endif
-// A chunk's staging: its weights only.
-void stage_weights(uint chunk, uint t, uint w_base) {
-  fetch_weights(chunk, t, w_base);
-  stash_weights(t, 0);
-}
-#define STAGE_CHUNK(ch) stage_weights(ch, t, w_base)

@@ -131,7 +131,15 @@
 #define OUT_VEC4 (NT * MS / 4)  // channel-major: element (m, j) at j * MS + m
 #endif
 #define MAIN_VEC4 ((NBUF * STAGE_VEC4) > OUT_VEC4 ? (NBUF * STAGE_VEC4) : OUT_VEC4)
-#if TAIL
+#if TAIL && A_DIRECT
+// After the tile's rows, over the dead weights stage: the tail's weights and the conv's bias,
+// staged after the chunk loop (TAIL_LATE_CONSTS), so that the weights stage and they fit the
+// ~24 KB at which two workgroups share an SM (16x16 nt32: 23104 bytes against 25664).
+#define TAIL_LATE_CONSTS 1
+#define TAIL_C_OFF OUT_VEC4
+#define TAIL_END_VEC4 (OUT_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
+#define SMEM_CORE_VEC4 (MAIN_VEC4 > TAIL_END_VEC4 ? MAIN_VEC4 : TAIL_END_VEC4)
+#elif TAIL
 // After everything else: the tail's weights and the conv's bias (conv2d_coopmat_tail.glsl).
 #define TAIL_C_OFF MAIN_VEC4
 #define SMEM_CORE_VEC4 (MAIN_VEC4 + (T_K * (T_NT + 8) + NT) / 4)
@@ -141,6 +149,9 @@
 #define SMEM_CORE_VEC4 (MAIN_VEC4 + H_K / 4)
 #else
 #define SMEM_CORE_VEC4 MAIN_VEC4
+#endif
+#ifndef TAIL_LATE_CONSTS
+#define TAIL_LATE_CONSTS 0
 #endif
 #if A_DIRECT && COOP_EMULATE
 // The emulation's A fragments (coopmat_ops.glsl): per subgroup 2 x (FM + KH - 1) fragments of

@@ -176,6 +176,20 @@ int smem_code(uint at) {
 
 #include "conv2d_coopmat_up2_stage.glsl"
 
+#if A_DIRECT
+// A_DIRECT (one-phase X0 chunks): no low-resolution patch in shared memory; each lane builds its
+// A fragments from 16-byte loads of X0 (conv2d_coopmat_adirect.glsl; conv2d_coopmat.comp says
+// why), a phase's 2x2 taps walked as a 2x2 kernel over the patch at the phase's offset.
+#define AD_X_H pc.h0
+#define AD_X_W pc.w0
+#define AD_X_C pc.c0
+uvec4 ad_x8(uint n, uint c, uint y, uint x) { return x0u4[(((n * pc.h0 + y) * pc.w0 + x) * pc.c0 + c) >> 3]; }
+#define AD_KH 2
+#define AD_KW 2
+#define AD_B_AT(ky, kx, k) (((ky) * 2 + (kx)) * CK + (k)) * NTS  // the phase's tap (ky, kx)
+#include "conv2d_coopmat_adirect.glsl"
+#endif
+
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint sg = gl_SubgroupID;
@@ -197,6 +211,14 @@ void main() {
   const int oy0 = int(TILE_WG.y * TILE_H), ox0 = int(TILE_WG.x * TILE_W);
 #endif
   const uint py = ph >> 1, px = ph & 1u;
+#if A_DIRECT
+  // The phase's low-resolution patch origin in X0 (chunk_at's), this subgroup's first fragment row
+  // (TILE_W 16: a fragment is a tile row), and whether the whole patch lies inside X0 with every
+  // chunk full: then the loads need no checks.
+  const int iy0 = oy0 + int(py) - 1, ix0 = ox0 + int(px) - 1;
+  const uint r0 = sg_m * FM, cs0 = 0;
+  const bool ad_inside = iy0 >= 0 && ix0 >= 0 && iy0 + (TILE_H + 1) <= int(pc.h0) && ix0 + (TILE_W + 1) <= int(pc.w0) && pc.c0 % CK == 0;
+#endif
   const uint cu = (pc.c0 + CKU - 1) / CKU, cs = (pc.c_in - pc.c0 + SKIP_CK - 1) / SKIP_CK;
   const uint chunks = cu + SKIP_STEPS * cs;
   const uint w_tile = ct * (cu * WU_BLOCK + cs * WS_BLOCK);
@@ -249,6 +271,16 @@ void main() {
       if (chunk + 1 == cu) {  // the skip's fp16 chunks continue in the float accumulators
         const float prescale = uintBitsToFloat(pc.prescale);
         LOOP_UNROLL for (uint f = 0; f < FM * FN; ++f) ACCI_TO_ACC(f, prescale);
+      }
+#elif A_DIRECT
+      if (ad_inside) {
+#define AD_BOUNDED false
+#include "conv2d_coopmat_adirect_k.glsl"
+#undef AD_BOUNDED
+      } else {
+#define AD_BOUNDED true
+#include "conv2d_coopmat_adirect_k.glsl"
+#undef AD_BOUNDED
       }
 #elif ONE_PHASE
       // Tap (dy, dx) of the phase: patch pixel (r + dy, c + dx) (the patch starts at the

@@ -27,6 +27,15 @@
 #define CKU CK
 #endif
 #include "coop_fp16_geometry.glsl"
+#ifndef A_DIRECT
+#define A_DIRECT 0
+#endif
+#if A_DIRECT && !(ONE_PHASE && X0_HWC && !X0_Q8 && (CK % 32) == 0 && TILE_W == 16)
+#error "conv2d_coopmat_up2: A_DIRECT reads one-phase fp16 NHWC X0 chunks of a multiple of 32 channels, tiles 16 columns wide"
+#endif
+#if A_DIRECT && !COOP_EMULATE && SUBGROUP_SIZE != 32
+#error "conv2d_coopmat_up2: A_DIRECT builds fragments in the element order of 32-lane subgroups"
+#endif
 #define M_TILE (TILE_H * TILE_W)
 #define FN (NT / CM_N / SG_N)
 // Strides in halves, padded as in conv2d_coopmat.comp (distinct banks per load phase).
@@ -52,7 +61,12 @@
 #define STAGE_U (LX_VEC4 + 4 * NT * QS)
 #else
 #define WU_ITEMS (4 * CK * NT / 4)   // what a workgroup stages of an X0 chunk: its phase's 4 taps
+#if A_DIRECT
+#define LX_VEC4 0  // no patch: each lane loads its A fragments' elements itself
+#define AD_ROWS (FM + 1)  // row fragments a subgroup loads per tap column (2x2 taps)
+#else
 #define LX_VEC4 (LHALO_H * LHALO_W * CKS / 4)
+#endif
 #define STAGE_U (LX_VEC4 + 4 * CK * NTS / 4)
 #endif
 #if SKIP_ROWS
@@ -139,7 +153,13 @@
 #define OUT_VEC4 (NTP * MS / 4)  // channel-major: element (m, j) at (j - q NTP) * MS + m (per pass)
 #endif
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#if A_DIRECT && COOP_EMULATE
+// The emulation's A fragments (coopmat_ops.glsl): 2 x AD_ROWS 16x16 fragments a subgroup, after the rest.
+#define AD_EMU_OFF MAX2(MAX2(STAGE_U, STAGE_S), OUT_VEC4)
+#define SMEM_VEC4 (AD_EMU_OFF + SG_COUNT * 2 * AD_ROWS * 64)
+#else
 #define SMEM_VEC4 MAX2(MAX2(STAGE_U, STAGE_S), OUT_VEC4)
+#endif
 // Work items per chunk, as conv2d_coopmat.comp's: fast path 4 channels x 4 aligned pixels,
 // scalar path 4 channels of one pixel; weights 4 consecutive halves of one (tap, k) row.
 #define NGL ((LHALO_W + 6) / 4)

@@ -6,7 +6,9 @@
 
 // The next chunk in registers (one array for every path: see conv2d_coopmat.comp).
 // What each chunk kind's paths need in registers: X0 chunks, then X1 chunks.
-#if X0_HWC
+#if A_DIRECT
+#define STAGE_U_N 1  // (X0 chunks stage their weights only)
+#elif X0_HWC
 #define STAGE_U_N (2 * PER_T(HV_U))
 #else
 #define STAGE_U_N MAX2(PER_T(X_U), 4 * PER_T(XV_U))
@@ -207,7 +209,7 @@ void stash_slots(uint t) {
 }
 #endif
 
-#if ONE_PHASE && X0_HWC && !X0_Q8
+#if ONE_PHASE && X0_HWC && !X0_Q8 && !A_DIRECT
 #define X0_BASES 1
 // A one-phase workgroup's X0 chunks all read the same low-resolution patch pixels, so where
 // each of this invocation's items reads (the element index of its 8 channels in the chunk of
@@ -370,7 +372,9 @@ Chunk chunk_at(uint chunk, uint n, uint cu, uint w_tile, int oy0, int ox0, uint 
 
 void fetch(const Chunk c, uint t) {
   if (c.s.up) {
-#if X0_Q8
+#if A_DIRECT
+    // (no patch: the lanes load their A fragments themselves, conv2d_coopmat_adirect.glsl)
+#elif X0_Q8
     fetch_patch_q8(c.s, t);
 #elif X0_BASES
     fetch_x0(c.s, t);
@@ -394,7 +398,9 @@ void fetch(const Chunk c, uint t) {
 
 void stash(const Chunk c, uint t) {
   if (c.s.up) {
-#if X0_Q8
+#if A_DIRECT
+    stash_weights(LX_VEC4, WU_ITEMS, t);
+#elif X0_Q8
     stash_patch_q8(t);
     stash_weights_q8(LX_VEC4, t);
 #elif X0_BASES

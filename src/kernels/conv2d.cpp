@@ -481,8 +481,9 @@ void lower_conv2d_coop(PlanBuilder& b, const compiler::Op& conv, const ConvFusio
   const bool y_q8 = how.y == Layout::NHWC_Q8, y_hwc = how.y == Layout::NHWC || y_q8;
   if ((how.x0 == Layout::NHWC_Q8 && !x0_q8) || how.x1 == Layout::NHWC_Q8 || (y_q8 && (f.tail || c.tap_sum)))
     fail(ErrorCode::Internal, describe_op(conv) + ": " + c.family() + " reads no NHWC_Q8 tensor (but an up2 conv's X0), and writes one only from its NHWC epilogue");
-  if (c.a_direct && (!hwc_only || f.concat || f.upsample || f.head))
-    fail(ErrorCode::Internal, describe_op(conv) + ": configuration " + c.describe() + " reads one NHWC input (no concat, upsample or head)");
+  if (c.a_direct && (c.up2 ? !c.one_phase || how.x0 != Layout::NHWC || x0_q8 : !hwc_only || f.concat || f.upsample || f.head))
+    fail(ErrorCode::Internal, describe_op(conv) + ": configuration " + c.describe() +
+                                  " reads one NHWC input (no concat, upsample or head; up2: one-phase, X0 NHWC fp16)");
   if (x0_q8 && (!c.one_phase || c.cm_n != 16 || !y_hwc || f.tail || f.head))
     fail(ErrorCode::Internal, describe_op(conv) + ": an int8 X0 needs a one-phase 16-column up2 configuration and an NHWC output");
   for (const auto& [t, hwc] : {std::pair{io.x0, x0_hwc}, std::pair{io.x1.value_or(io.x0), x1_hwc}, std::pair{io.y, y_hwc}}) {

@@ -47,6 +47,14 @@ int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
   return halo * (c.ck + 8) + kh * kw * c.ck * (c.nt + 8);
 }
 
+// A_DIRECT's weight row of input channel ci in its ck-channel chunk: within each 32 channels, K
+// in the order the lanes fill their A fragments (conv2d_coopmat_adirect.glsl's ad_fetch):
+// channel 8 t + 4 s + 2 q + b is row 16 s + 2 (t + 4 q) + b.
+int64_t a_direct_k(int64_t ci, int64_t ck) {
+  const int64_t r = ci % 32;
+  return ci % ck - r + 16 * (r / 4 % 2) + 2 * (r / 8 + 4 * (r / 2 % 2)) + r % 2;
+}
+
 }  // namespace
 
 bool CoopConvConfig::valid() const {
@@ -60,9 +68,12 @@ bool CoopConvConfig::valid() const {
     return false;
   if (tap_sum) return !up2 && !one_phase && !b_global && !a_direct && sg_n == 1 && nt <= 64 && (ck == 16 || ck == 32);
   if (m_frags() % sg_m != 0) return false;
-  if (a_direct) {  // the A-reuse geometry (conv2d_coopmat_config.glsl's A_REUSE_ON): FM >= 2 rows a subgroup
+  if (a_direct) {
+    // One-phase up2 X0 chunks: 16-column tiles, so a subgroup's fragments are consecutive rows.
+    if (up2) return one_phase && !b_global && ck % 32 == 0 && tile_w == 16;
+    // The A-reuse geometry (conv2d_coopmat_config.glsl's A_REUSE_ON): FM >= 2 rows a subgroup.
     const int64_t fm = m_frags() / sg_m;
-    return !up2 && !one_phase && !b_global && ck % 32 == 0 && fm >= 2 && tile_h % fm == 0 && sg_m == (tile_h / fm) * (tile_w / 16);
+    return !one_phase && !b_global && ck % 32 == 0 && fm >= 2 && tile_h % fm == 0 && sg_m == (tile_h / fm) * (tile_w / 16);
   }
   if (!up2) return !one_phase;
   if (one_phase) return !b_global;
@@ -80,8 +91,8 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
     const int64_t rows = ((tile_h + kh - 1) * (tile_w + kw - 1) + 15) / 16 * 16;
     return 2 * std::max(rows * (ck + 8) + ck * (nt + 8), nt * (rows + 8));
   }
-  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch and 4 taps; the skip's slots
-    const int64_t low = (tile_h + 1) * (tile_w + 1) * (ck + 8) + 4 * ck * (nt + 8);
+  if (up2 && one_phase) {  // ONE_PHASE: the low-resolution patch (not with A_DIRECT) and 4 taps; the skip's slots
+    const int64_t low = (a_direct ? 0 : (tile_h + 1) * (tile_w + 1) * (ck + 8)) + 4 * ck * (nt + 8);
     const int64_t slots = (2 * tile_h + 1) * (tile_w + 1) * 8 + 3 * 16 * (nt + 8);
     const int64_t ntp = nt / epi_passes, out_pass = std::max(ntp * (m + 8), m * (ntp + 8));  // one epilogue pass
     return 2 * std::max({low, slots, out_pass});
@@ -126,15 +137,17 @@ bool coop_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopT
   if (even_tile_h && c.tile_h % 2 != 0) return false;
   if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;
   // A_DIRECT: a device whose element order was checked, the reuse geometry's KH >= 2, and an
-  // input NHWC can hold (the lowering offers it to NHWC variants only).
-  if (c.a_direct && (!target.a_rows || s.kh < 2 || s.c_in % 8 != 0)) return false;
+  // input NHWC can hold (the lowering offers it to NHWC variants only; an up2 conv's X0 is NHWC
+  // there, its skip counted apart).
+  if (c.a_direct && (!target.a_rows || s.kh < 2 || (!c.up2 && s.c_in % 8 != 0))) return false;
   if (c.tap_sum && (even_tile_h || s.kh * s.kw * s.c_out > c.nt)) return false;
   return c.shared_bytes(s.kh, s.kw) <= target.max_shared_bytes;
 }
 
 int64_t a_direct_emulation_bytes(const CoopConvConfig& c, int64_t kh) {
   if (!c.a_direct) return 0;
-  return c.subgroups() * 2 * (c.m_frags() / c.sg_m + kh - 1) * 16 * 16 * 2;
+  const int64_t rows = c.m_frags() / c.sg_m + (c.up2 ? 1 : kh - 1);  // AD_ROWS (an up2 phase: 2x2 taps)
+  return c.subgroups() * 2 * rows * 16 * 16 * 2;
 }
 
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool plain) {
@@ -189,16 +202,21 @@ bool coop_tail_shape_ok(const Conv2dShape& t) {
   return t.kh == 3 && t.kw == 3 && t.sh == 1 && t.sw == 1 && t.dh == 1 && t.dw == 1 && t.c_out >= 1 && t.c_out <= 4;
 }
 
+int64_t coop_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail) {
+  // conv2d_coopmat.comp's SMEM_VEC4 with TAIL: the stage or the tile's rows (YS halves each),
+  // then the tail's weights and the conv's bias; with A_DIRECT those follow the rows over the
+  // dead stage (TAIL_LATE_CONSTS).
+  const int64_t rows = c.tile_h * c.tile_w * (std::max(c.nt, tail.t_nt) + 8), consts = tail.t_k * (tail.t_nt + 8) + c.nt;
+  const int64_t stage = plain_stage_halves(c, s.kh, s.kw);
+  return 2 * (c.a_direct ? std::max(stage, rows + consts) : std::max(stage, rows) + consts);
+}
+
 bool coop_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target) {
   if (c.up2 || c.tap_sum || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2 || tail.t_k > c.nt || tail.t_nt > 64 ||
       tail.cout < 1)
     return false;
   if (!coop_config_fits(c, s, target, false)) return false;
-  // conv2d_coopmat.comp's SMEM_VEC4 with TAIL: the stage or the tile's rows (YS halves each),
-  // then the tail's weights and the conv's bias.
-  const int64_t rows = c.tile_h * c.tile_w * (std::max(c.nt, tail.t_nt) + 8);
-  const int64_t bytes = 2 * (std::max(plain_stage_halves(c, s.kh, s.kw), rows) + tail.t_k * (tail.t_nt + 8) + c.nt);
-  return bytes <= target.max_shared_bytes;
+  return coop_tail_shared_bytes(c, s, tail) <= target.max_shared_bytes;
 }
 
 std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target) {
@@ -344,9 +362,7 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
     const int64_t tile = co / c.nt, j = co % c.nt;
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
       const int64_t chunk = ci / c.ck;
-      // A_DIRECT: within each 32 channels, K in the order the lanes fill their A fragments
-      // (conv2d_coopmat.comp's ad_fetch): channel 8 t + 4 s + 2 q + b is row 16 s + 2 (t + 4 q) + b.
-      const int64_t r = ci % 32, k = c.a_direct ? ci % c.ck - r + 16 * (r / 4 % 2) + 2 * (r / 8 + 4 * (r / 2 % 2)) + r % 2 : ci % c.ck;
+      const int64_t k = c.a_direct ? a_direct_k(ci, c.ck) : ci % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
         // B read from shared memory: row (tap, k) of nt channels; B read from the buffer
         // (b_global): column-major, column (tap, j) of ck channels, so that the two consecutive
@@ -391,10 +407,10 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
       const float* k3 = &w[static_cast<size_t>((co * s.c_in + ci) * 9)];
       if (ci < c0) {
-        const int64_t base = tile * tile_size + (ci / c.ck) * up_block;
+        const int64_t base = tile * tile_size + (ci / c.ck) * up_block, k = c.a_direct ? a_direct_k(ci, c.ck) : ci % c.ck;
         for (int64_t ph = 0; ph < 4; ++ph)
           for (int64_t tap = 0; tap < 4; ++tap)
-            packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + ci % c.ck) * c.nt + j)] = up2_phase_weight<float>(k3, ph, tap);
+            packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + k) * c.nt + j)] = up2_phase_weight<float>(k3, ph, tap);
       } else {
         const int64_t k = ci - c0;
         const int64_t base = tile * tile_size + cu * up_block + (k / skip_ck) * skip_block;

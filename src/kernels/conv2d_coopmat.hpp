@@ -123,6 +123,8 @@ bool coop_tail_shape_ok(const Conv2dShape& tail);
 // Whether plain conv2d_coopmat `config` can run `shape` with `tail` in its epilogue on `target`:
 // one channel tile (nt >= c_out), tile_h >= 2, no B_GLOBAL, the epilogue's shared memory fits.
 bool coop_tail_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
+// The shared memory of `config` with `tail` in its epilogue (bytes).
+int64_t coop_tail_shared_bytes(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTail& tail);
 // The heuristic's configuration for a conv with that tail, or nullopt.
 std::optional<CoopConvConfig> choose_coop_tail_config(const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target);
 // A conv2d_coopmat HEAD (ConvFusion::head): the conv before this one, when it reads an image of

@@ -290,7 +290,7 @@ Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const flo
 }
 
 bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate) {
-  if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || (!target.int8 && !emulate)) return false;
+  if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || c.a_direct || (!target.int8 && !emulate)) return false;
   if (emulate && (target.subgroup_size == 0 || 256 % target.subgroup_size != 0)) return false;
   // Emulated, one B fragment per subgroup: with more, and more than one X0 chunk, llvmpipe
   // (Mesa 22.3) computes garbage, as for conv2d_coopmat_q8 (q8_configs says more).

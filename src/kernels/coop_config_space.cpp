@@ -107,8 +107,10 @@ const char* const kPrunedTemplates[] = {
 #include "kernels/coop_configs_pruned.inc"
     // Added by hand until the next exhaustive run (A_DIRECT came after its data): the A_DIRECT
     // tiles that won layers of OIDN balanced at 1920x1088 on the H200 (bench/RESULTS.md,
-    // 2026-11-29 eighteenth session: dec_conv3b, dec_conv2b, enc_conv2, enc_conv4, enc_conv5b).
+    // 2026-11-29 eighteenth session: dec_conv3b, dec_conv2b, enc_conv2, enc_conv4, enc_conv5b,
+    // and dec_conv1b with its tail: 32 output channels, the "full" tile).
     "8x32/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt16/sg4x1/n16/b0/ck32/ad",
+    "16x16/ntfull/sg4x1/n16/b0/ck32/ad",
 };
 // Written by prune_configs.py --family conv2d_coopmat_tapsum (tap-sum templates of all_templates()).
 const char* const kPrunedTapsumTemplates[] = {
@@ -148,6 +150,16 @@ std::vector<ConfigTemplate> up2_templates() {
             t.epi_passes = ep;
             out.push_back(t);
           }
+  // One phase on A_DIRECT (X0 chunks of 32 channels built by the lanes from the NHWC input, only
+  // the phase's weights staged): tiles 16 columns wide, so a subgroup's fragments are rows.
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {32, 16}})
+    for (int64_t nt : {0, 32, 64})
+      for (auto [sg_m, sg_n] : grids)
+        for (int64_t ep : {1, 2, 4}) {
+          ConfigTemplate t{th, tw, nt, sg_m, sg_n, 16, false, true, true};
+          t.epi_passes = ep, t.a_direct = true, t.ck = 32;
+          out.push_back(t);
+        }
   return out;
 }
 
@@ -158,6 +170,8 @@ const char* const kPrunedUp2Templates[] = {
     // after the data the list above was pruned from; these won the variant runs of
     // bench/RESULTS.md, 2026-11-25 evening (dec_conv1a 0.51 -> 0.40-0.43 ms).
     "16x16/ntfull/sg4x2/n16/b0/p1/e2", "16x16/ntfull/sg8x1/n16/b0/p1/e2", "16x16/ntfull/sg8x2/n16/b0/p1/e2",
+    // And one phase on A_DIRECT, which won dec_conv1a on the H200 (2026-11-29 eighteenth session).
+    "16x16/ntfull/sg4x1/n16/b0/ck32/p1/e2/ad",
 };
 
 // The templates of `all` whose ids a pruned list names, in `all`'s order.

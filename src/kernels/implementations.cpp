@@ -61,13 +61,13 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   };
   // (An int8 configuration, forced or named for this conv, is the int8 variants' alone:
   // enumerate_implementations gives it to them.)
-  // A_DIRECT reads one NHWC input itself: no concat, upsample or head; emulated, its fragments
-  // take shared memory too (not with a tail, whose constants come on top).
+  // A_DIRECT reads one NHWC input itself: no concat, upsample or head, but for a one-phase up2
+  // conv's X0 chunks; emulated, its fragments take shared memory too.
   auto a_direct_ok = [&](const CoopConvConfig& c) {
     if (!c.a_direct) return true;
-    if (!plain || head) return false;
-    return !target.coop_emulate ||
-           (!tail && c.shared_bytes(shape.kh, shape.kw) + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes);
+    if ((!plain && !c.up2) || head) return false;
+    const int64_t bytes = tail ? coop_tail_shared_bytes(c, shape, *tail) : c.shared_bytes(shape.kh, shape.kw);
+    return !target.coop_emulate || bytes + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes;
   };
   auto usable = [&](const CoopConvConfig& c) {
     return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c) && a_direct_ok(c);
@@ -404,14 +404,15 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, own.size()) : own.size();
             for (size_t k = 0; k < count; ++k) {
               if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
-              if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(own[k], target.coop, target.coop_emulate)) continue;
               CoopConvConfig config = own[k];
-              // A_DIRECT reads its NHWC input itself (conv2d_coopmat.comp; coop_configs offered it
-              // to no concat, upsample or head): another layout takes the heuristic's configuration.
+              // A_DIRECT reads its NHWC fp16 input itself (coop_configs offered it to no concat,
+              // upsample or head but a one-phase up2 conv's X0): another layout takes the
+              // heuristic's configuration.
               if (config.a_direct && variant.input_layout(0) != Layout::NHWC) {
                 if (!a_direct_fallback) continue;
                 config = *a_direct_fallback;
               }
+              if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(config, target.coop, target.coop_emulate)) continue;
               variant.family = config.family();
               variant.coop.config = config;
               variant.config = config.describe() + variant.layout_words();

@@ -44,19 +44,26 @@ CoopConvConfig a_direct_config(int64_t th, int64_t tw, int64_t nt, int64_t ck, i
 // target allows one), all 3x3 with ReLU but the last. At 69x77 (odd: tiles hang over the borders)
 // the last two convs (c_in 32, 34x38) have tiles of up to 16x16 whose patch lies inside their
 // input: those take the loads without bounds checks (conv2d_coopmat_adirect_k.glsl).
-GraphBuilder chain() {
-  GraphBuilder b;
-  const compiler::TensorId x = b.input("x", 3);
+// A 3x3 conv with padding 1 and bias, then ReLU.
+compiler::TensorId conv_relu(GraphBuilder& b, const std::string& name, compiler::TensorId in, int64_t c_out, uint64_t seed) {
+  return b.activation(name + "_relu", b.conv(name, in, c_out, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed), relu());
+}
+
+// A 2x2 max-pool of stride 2 (floor).
+compiler::TensorId pool2(GraphBuilder& b, compiler::TensorId in) {
   compiler::PoolAttrs pool;
   pool.kernel = {2, 2};
   pool.stride = {2, 2};
-  auto conv = [&](const std::string& name, compiler::TensorId in, int64_t c_out, uint64_t seed) {
-    return b.activation(name + "_relu", b.conv(name, in, c_out, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, seed), relu());
-  };
-  const compiler::TensorId a = conv("conv_a", x, 16, 61);
-  const compiler::TensorId bb = conv("conv_b", a, 40, 62);
-  const compiler::TensorId c = b.pool("pool", conv("conv_c", bb, 32, 63), pool, {0, 0, 0, 0}, false);
-  const compiler::TensorId d = conv("conv_d", c, 32, 64);
+  return b.pool("pool", in, pool, {0, 0, 0, 0}, false);
+}
+
+GraphBuilder chain() {
+  GraphBuilder b;
+  const compiler::TensorId x = b.input("x", 3);
+  const compiler::TensorId a = conv_relu(b, "conv_a", x, 16, 61);
+  const compiler::TensorId bb = conv_relu(b, "conv_b", a, 40, 62);
+  const compiler::TensorId c = pool2(b, conv_relu(b, "conv_c", bb, 32, 63));
+  const compiler::TensorId d = conv_relu(b, "conv_d", c, 32, 64);
   b.output(b.conv("conv_e", d, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 65));
   return b;
 }
@@ -79,6 +86,43 @@ GraphBuilder padded() {
       b.op("pad", "Pad", pad, {m}, {b.c(1), b.c(16), b.add(b.shape(x)[2], b.c(3)), b.add(b.shape(x)[3], b.c(4))});
   b.output(b.activation("conv_p_relu", b.conv("conv_p", pa, 12, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, 72), relu()));
   return b;
+}
+
+// NCHW image x (3 channels) -> conv 3->c0 + 2x2 max-pool (low resolution, NHWC) -> nearest 2x
+// upsample, concatenated with a 9-channel NCHW input -> conv (c0 + 9)->21: conv2d_coopmat_up2's
+// one-phase X0 chunks on A_DIRECT, the skip in 3 planes (as test_coop.cpp's wide-skip case,
+// whose channel counts make the cost model keep the tensors between the convs NHWC). Full
+// resolution 38x46, low 19x23 (odd).
+GraphBuilder up2_chain(int64_t c0) {
+  GraphBuilder b;
+  const compiler::TensorId x = b.input("x", 3);
+  const compiler::TensorId skip = b.input("skip", 9);
+  const compiler::TensorId lo = pool2(b, conv_relu(b, "conv_lo", x, c0, 91));
+  const compiler::ValueId h = b.g.program.mul(b.shape(lo)[2], b.c(2)), w = b.g.program.mul(b.shape(lo)[3], b.c(2));
+  const compiler::TensorId u = b.op("up", "Resize", compiler::UpsampleAttrs{}, {lo}, {b.c(1), b.c(c0), h, w});
+  const compiler::TensorId cat = b.op("cat", "Concat", compiler::ConcatAttrs{1}, {u, skip}, {b.c(1), b.c(c0 + 9), h, w});
+  b.output(conv_relu(b, "conv_up", cat, 21, 93));
+  return b;
+}
+
+// A one-phase up2 configuration on A_DIRECT: th x 16 low-resolution pixels of one phase.
+CoopConvConfig up2_a_direct_config(int64_t th, int64_t nt, int64_t sg_m, bool acc_f16) {
+  CoopConvConfig c = a_direct_config(th, 16, nt, 32, sg_m, acc_f16);
+  c.up2 = c.one_phase = true;
+  return c;
+}
+
+// The up2 chain's output with conv_up on `c` (named for it), and the plan's up2 A_DIRECT dispatches.
+HostTensor up2_output(const runtime::DeviceContext& ctx, LoweringTarget target, const GraphBuilder& b, const CoopConvConfig& c,
+                      const std::vector<HostTensor>& inputs, int* up2_a_direct) {
+  target.conv_configs["conv_up"] = c;
+  plan::Plan plan = compile(b.g, plan::Precision::F16, target);
+  *up2_a_direct = 0;
+  for (const auto& d : plan.dispatches) {
+    const auto& p = plan.pipelines[d.pipeline];
+    *up2_a_direct += p.family == "conv2d_coopmat_up2" && define(p, "A_DIRECT") == "1";
+  }
+  return run_on(ctx, std::move(plan), inputs).at(0);
 }
 
 // A plan's A_DIRECT and coop dispatches.
@@ -124,7 +168,7 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
   if (!fp16_available(caps)) return;
   LoweringTarget target = emulated_lowering_target(caps);
   REQUIRE(target.coop.a_rows);
-  target.coop_tail = false;  // (with a tail the emulation's fragments would not fit lavapipe's 32 KB)
+  target.coop_tail = false;  // (but in one case below: with a tail most tiles' emulated fragments would not fit lavapipe's 32 KB)
   target.coop_head = false;
   // 8x16 pixels, 16 channels, 2 subgroups of 4 row fragments; 4x16, 32 channels, 2 of 2 (fp32
   // accumulators); 4x16, 16 channels on two subgroup columns of 16x8x16 fragments.
@@ -155,6 +199,19 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
     CHECK(staged_a_direct == 0);
     CHECK(diff <= 1e-3);
   }
+  // With conv_e as conv_d's tail: its constants staged after the chunk loop, over the weights
+  // (TAIL_LATE_CONSTS). 4x16 pixels on 2 subgroups of 2 rows: the emulation's fragments fit.
+  {
+    target.coop_tail = true;
+    target.force_config = a_direct_config(4, 16, 32, 32, 2, true);
+    int a_direct = 0, coop = 0;
+    const double err = chain_error(device(), target, &a_direct, &coop);
+    INFO("tail, " << target.force_config->describe() << ": relative L2 " << err);
+    CHECK(a_direct == 3);
+    CHECK(coop == 4);
+    CHECK(err <= kChainTolerance);
+    target.coop_tail = false;
+  }
   // A zero Pad read through (pad_top 2, pad_left 1 and a conv without padding of its own).
   {
     target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
@@ -172,6 +229,40 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
   CHECK(chain_error(device(), target, &a_direct, &coop) <= kChainTolerance);
   CHECK(a_direct == 0);
   CHECK(coop == 5);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("conv2d_coopmat_up2 one-phase A_DIRECT emulated against the CPU reference: borders, chunks past c0, the skip plane",
+          "[kernels][coop-emulate]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps)) return;
+  LoweringTarget target = emulated_lowering_target(caps);
+  target.coop_head = target.coop_tail = false;
+  // c0 64: two 32-channel chunks, and tiles whose patch lies inside X0 (the unchecked loads);
+  // c0 40: the second chunk mostly past c0, every tile checked.
+  for (int64_t c0 : {64, 40}) {
+    const GraphBuilder b = up2_chain(c0);
+    const std::vector<HostTensor> inputs = random_graph_inputs(b, 38, 46, 29);
+    const HostTensor want = reference::run_reference(b.g, inputs).at(0);
+    // 8x16 pixels of a phase on 2 subgroups of 4 row fragments, and on 4 of 2 (fp32 accumulators).
+    for (const CoopConvConfig& c : {up2_a_direct_config(8, 32, 2, true), up2_a_direct_config(8, 32, 4, false)}) {
+      int a_direct = 0;
+      const double err = relative_l2(up2_output(device(), target, b, c, inputs, &a_direct), want);
+      INFO("c0 " << c0 << ", " << c.describe() << ": relative L2 " << err);
+      CHECK(a_direct == 1);
+      CHECK(err <= kChainTolerance);
+    }
+    // Sharper: the same tile staged (fp32 accumulators), only the summation order differs.
+    CoopConvConfig c = up2_a_direct_config(8, 32, 4, false);
+    int a_direct = 0, staged_a_direct = 0;
+    const HostTensor direct = up2_output(device(), target, b, c, inputs, &a_direct);
+    c.a_direct = false;
+    const HostTensor staged = up2_output(device(), target, b, c, inputs, &staged_a_direct);
+    INFO("c0 " << c0 << ": A_DIRECT against staged, relative L2 " << relative_l2(direct, staged));
+    CHECK(a_direct == 1);
+    CHECK(staged_a_direct == 0);
+    CHECK(relative_l2(direct, staged) <= 1e-3);
+  }
   CHECK(device().validation_errors() == 0);
 }
 
@@ -217,23 +308,33 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
   CHECK(a_direct_impls(ConfigSpace::Heuristic).empty());  // (the heuristic's plans are unchanged)
   const std::vector<Implementation> pruned = a_direct_impls(ConfigSpace::Pruned), full = a_direct_impls(ConfigSpace::Full);
   CHECK(full.size() > pruned.size());
-  std::set<std::string> dec_conv2b, convs;
+  std::set<std::string> dec_conv2b, convs, up2_convs;
   for (const std::vector<Implementation>* impls : {&pruned, &full})
     for (const Implementation& i : *impls) {
       INFO(i.name() << " [" << i.config << "]");
-      // Its own NHWC input, no concat, upsample or head (a pool and a tail may follow).
-      CHECK(i.family == "conv2d_coopmat");
+      // An NHWC X0 read by the lanes, 32-channel chunks, no head.
       CHECK(i.input_layout(0) == Layout::NHWC);
+      CHECK(i.coop.config.ck == 32);
+      CHECK(i.fusion.head == nullptr);
+      if (i.family == "conv2d_coopmat_up2") {  // a one-phase upsampled conv's X0 chunks
+        CHECK(i.coop.config.one_phase);
+        CHECK(i.fusion.upsample != nullptr);
+        up2_convs.insert(i.anchor->name);
+        continue;
+      }
+      // Else its own NHWC input: no concat or upsample (a pool and a tail may follow).
+      CHECK(i.family == "conv2d_coopmat");
       CHECK(i.fusion.concat == nullptr);
       CHECK(i.fusion.upsample == nullptr);
-      CHECK(i.fusion.head == nullptr);
-      CHECK(i.coop.config.ck == 32);
       convs.insert(i.anchor->name);
       if (impls == &pruned && i.anchor->name == "/dec_conv2b/Conv") dec_conv2b.insert(i.coop.config.describe());
     }
-  // The hand-added pruned templates (coop_config_space.cpp), at dec_conv2b's 64 output channels.
+  // The upsampled convs with an NHWC X0 (dec_conv1a: the hand-added pruned template).
+  CHECK(up2_convs == std::set<std::string>{"/dec_conv4a/Conv", "/dec_conv3a/Conv", "/dec_conv2a/Conv", "/dec_conv1a/Conv"});
+  // The hand-added pruned templates (coop_config_space.cpp), at dec_conv2b's 64 output channels
+  // (the "full" tile, dec_conv1b's, is nt 64 here).
   CHECK(dec_conv2b == std::set<std::string>{"8x32 nt32 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt32 ck32 sg4x1 16x16x16 f16acc adirect",
-                                            "16x16 nt16 ck32 sg4x1 16x16x16 f16acc adirect"});
+                                            "16x16 nt16 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt64 ck32 sg4x1 16x16x16 f16acc adirect"});
   // Every conv with an NHWC input of a multiple of 8 channels: also enc_conv1 without the head,
   // and dec_conv4a/3a/2a reading their concat materialized; not enc_conv0 (the 3-channel image)
   // nor dec_conv1a (64 + 3 channels).
@@ -282,3 +383,43 @@ TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the
   }
 }
 
+TEST_CASE("conv2d_coopmat_up2 one-phase A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
+  if (!coop_available()) return;
+  LoweringTarget target = lowering_target_with_a_direct(coop_device());
+  if (!target.coop.a_rows) return;  // (the plain test above says why, and fails on NVIDIA)
+  target.coop_head = target.coop_tail = false;
+  for (int64_t c0 : {64, 40}) {
+    const GraphBuilder b = up2_chain(c0);
+    const std::vector<HostTensor> inputs = random_graph_inputs(b, 38, 46, 29);
+    const HostTensor want = reference::run_reference(b.g, inputs).at(0);
+    // 16x16 of a phase on 4 subgroups of 4 rows and on 8 of 2; 8x16 on 2 subgroup columns.
+    CoopConvConfig columns = up2_a_direct_config(8, 32, 2, false);
+    columns.sg_n = 2;
+    for (const CoopConvConfig& c : {up2_a_direct_config(16, 32, 4, true), up2_a_direct_config(16, 32, 8, true), columns}) {
+      int a_direct = 0;
+      const double err = relative_l2(up2_output(coop_device(), target, b, c, inputs, &a_direct), want);
+      INFO("c0 " << c0 << ", " << c.describe() << ": relative L2 " << err);
+      CHECK(a_direct == 1);
+      CHECK(err <= kChainTolerance);
+    }
+  }
+  // OIDN balanced at odd sizes: dec_conv1a (64 + 3 channels, the image's plane) and dec_conv2a
+  // (64 + 32 channels, the skip in row steps) on A_DIRECT, the rest heuristic.
+  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced);
+  target.coop_head = target.coop_tail = true;
+  CoopConvConfig c = up2_a_direct_config(16, 64, 4, true);
+  c.epi_passes = 2;
+  target.conv_configs["/dec_conv1a/Conv"] = c;
+  target.conv_configs["/dec_conv2a/Conv"] = c;
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{203, 317}, {61, 93}}) {
+    const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 78)};
+    plan::Plan plan = compile(g, plan::Precision::F16, target);
+    int a_direct = 0;
+    for (const auto& d : plan.dispatches)
+      a_direct += plan.pipelines[d.pipeline].family == "conv2d_coopmat_up2" && define(plan.pipelines[d.pipeline], "A_DIRECT") == "1";
+    const double err = relative_l2(run_on(coop_device(), std::move(plan), inputs).at(0), reference::run_reference(g, inputs).at(0));
+    INFO("OIDN balanced " << w << "x" << h << ": relative L2 " << err << ", " << a_direct << " up2 A_DIRECT dispatches");
+    CHECK(a_direct == 2);
+    CHECK(err <= 2e-2);
+  }
+}
