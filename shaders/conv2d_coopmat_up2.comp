@@ -58,7 +58,8 @@
 // Macros: TILE_H TILE_W (output pixels per workgroup; TILE_H even, TILE_W a multiple of 32; with
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
-//   12 channels), TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; no
+//   12 channels), A_DIRECT (optional, with ONE_PHASE, an fp16 NHWC X0, CK a multiple of 32 and
+//   TILE_W 16: the X0 chunks' A fragments built by the lanes from X0, below), TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; no
 //   lowering sets it yet: the variant harness measures it),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
