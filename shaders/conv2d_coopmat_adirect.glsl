@@ -9,7 +9,8 @@
 // offers A_DIRECT only where runtime::checked_coop_a_rows found it on the device
 // (coop_layout_check.cpp, CoopTarget::a_rows). Lane vl = 4 g + t: rows g and g + 8 (pixels cs * 16 + g and
 // + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
-// kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights orders K to match).
+// kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights and
+// pack_coop_up2_weights order K to match: a_direct_k).
 // Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
 // `bounded` is a constant at every call (conv2d_coopmat_adirect_k.glsl): false where the whole
 // patch lies inside X0 and every chunk is full, and then the loads need no checks.

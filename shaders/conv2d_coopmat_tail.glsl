@@ -23,7 +23,8 @@
 // the same rows (Z[p][c] at p * YS + c), all without waiting for the other subgroups; one workgroup
 // barrier then precedes the tap sums, which read the neighbours' rows. W2 (T_K x T_NTS) and
 // the conv's bias (NT halves) sit in shared memory of their own after everything else (TAIL_C),
-// staged with the first chunk. (A first version with a barrier between each step, W2 loaded
+// staged with the first chunk (with A_DIRECT: after the tile's rows, over the dead weights stage,
+// staged after the chunk loop: TAIL_LATE_CONSTS, conv2d_coopmat_config.glsl). (A first version with a barrier between each step, W2 loaded
 // after the main loop and the bias added in a pass over shared memory cost 0.13 ms on the
 // H100's dec_conv1b: bench/RESULTS.md, 2026-11-25 afternoon.)
 
@@ -46,7 +47,7 @@ f16vec4 tail_z4(uint at) { return smem[at]; }
 #include "conv_tail_sums.glsl"
 
 // W2 ([T_K][T_NT], pack_coop_tapsum_weights) and the conv's bias (zero past c_out) into their
-// shared memory; before the first chunk's barrier.
+// shared memory; before the first chunk's barrier (TAIL_LATE_CONSTS: after the last one's).
 void tail_stage_consts(uint t) {
   for (uint e = t; e < T_K * T_NT / 4; e += WG_SIZE) smem[(T_W2_OFF + (e / (T_NT / 4)) * T_NTS) / 4 + e % (T_NT / 4)] = w2[e];
   for (uint co = t; co < NT; co += WG_SIZE) {

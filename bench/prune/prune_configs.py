@@ -25,20 +25,20 @@ import sys
 
 
 def template_of(config, c_out):
-    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ 1ph][ ep2][ tapsum][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
+    # "4x64 nt64 ck16 sg8x1 16x16x16 f16acc[ bglobal][ up2][ 1ph][ ep2][ tapsum][ adirect][ nhwc(x0,y)]" -> "4x64/ntfull/sg8x1/n16/b0"
     # ("/ck32" appended for ck32, "/p1" for one phase per workgroup, "/e2" for its two-pass
     # epilogue, "/ts" for tap-sum, whose N is
-    # always the layer's taps x channels: "full"); the layouts are part of the layer, not of the
-    # template
-    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( 1ph)?( ep\d)?( tapsum)?( nhwc\([^)]*\))?$",
+    # always the layer's taps x channels: "full", "/ad" for A_DIRECT); the layouts are part of the
+    # layer, not of the template
+    m = re.match(r"(\d+)x(\d+) nt(\d+) ck(\d+) sg(\d+)x(\d+) 16x(\d+)x16 \w+( bglobal)?( up2)?( 1ph)?( ep\d)?( tapsum)?( adirect)?( nhwc\([^)]*\))?$",
                  config)
     if not m:
         return None
-    th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, ep, tap_sum, _ = m.groups()
+    th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, ep, tap_sum, a_direct, _ = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full or tap_sum else nt
     ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
-    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}{'/e' + ep.strip()[2:] if ep else ''}{'/ts' if tap_sum else ''}"
+    return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}{'/e' + ep.strip()[2:] if ep else ''}{'/ts' if tap_sum else ''}{'/ad' if a_direct else ''}"
 
 
 def load(path, family):

@@ -265,12 +265,16 @@ std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& s, cons
 
 bool up2_skip_rows(const CoopConvConfig& c, int64_t skip_channels) { return c.up2 && c.one_phase && skip_channels > kSkipPlaneChannels; }
 
-bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels, const CoopTarget& target) {
-  if (!up2_skip_rows(c, skip_channels)) return true;
+int64_t up2_shared_bytes(const CoopConvConfig& c, int64_t skip_channels) {
+  if (!up2_skip_rows(c, skip_channels)) return c.shared_bytes(3, 3);
   // conv2d_coopmat_up2.comp's STAGE_S with SKIP_ROWS: tile_h rows of 2 tile_w + 1 unpadded pixels
   // and 3 taps' weights (shared_bytes counted the slots instead).
   const int64_t rows = c.tile_h * (2 * c.tile_w + 1) * c.ck + 3 * c.ck * (c.nt + 8);
-  return std::max(2 * rows, c.shared_bytes(3, 3)) <= target.max_shared_bytes;
+  return std::max(2 * rows, c.shared_bytes(3, 3));
+}
+
+bool up2_skip_fits(const CoopConvConfig& c, int64_t skip_channels, const CoopTarget& target) {
+  return !up2_skip_rows(c, skip_channels) || up2_shared_bytes(c, skip_channels) <= target.max_shared_bytes;
 }
 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels,

@@ -48,10 +48,11 @@ struct CoopConvConfig {
   // accumulators; conv2d_coopmat_q8.hpp). ck 32 or 64; no one_phase, tap_sum or epi_passes; up2
   // there means its PHASES mode (an upsampled X0 by output phase, a full-resolution tile).
   bool q8 = false;
-  // conv2d_coopmat.comp's A_DIRECT: no patch in shared memory, each lane loads its A fragments'
-  // elements from the NHWC input itself (src/kernels/README.md). Plain convs of one NHWC input
-  // (no concat, upsample or head), ck a multiple of 32, the A-reuse tile geometry, and a device
-  // whose fragment element order was checked (CoopTarget::a_rows).
+  // A_DIRECT: no patch in shared memory, each lane loads its A fragments' elements from the NHWC
+  // input itself (src/kernels/README.md). conv2d_coopmat: plain convs of one NHWC input (no
+  // concat, upsample or head; a pool or tail may follow), the A-reuse tile geometry;
+  // conv2d_coopmat_up2: one phase, the X0 chunks of an fp16 NHWC X0, tiles 16 wide. Both: ck a
+  // multiple of 32 and a device whose fragment element order was checked (CoopTarget::a_rows).
   bool a_direct = false;
 
   bool operator==(const CoopConvConfig&) const = default;
@@ -106,7 +107,7 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
 
 // The shared memory COOP_EMULATE adds for an A_DIRECT configuration (its fragments in shared
-// memory: conv2d_coopmat_config.glsl), in bytes; 0 for any other.
+// memory: conv2d_coopmat_config.glsl, conv2d_coopmat_up2_config.glsl), in bytes; 0 for any other.
 int64_t a_direct_emulation_bytes(const CoopConvConfig& config, int64_t kh);
 
 // A conv2d_coopmat TAIL (ConvFusion::tail): a 3x3 stride-1 padding-1 conv of `cout` <= 4
@@ -154,6 +155,8 @@ bool up2_skip_rows(const CoopConvConfig& config, int64_t skip_channels);
 // Whether a configuration can take a conv whose concatenated skip has `skip_channels` channels
 // (0: no concat) on `target`: any but a one-phase one whose skip row steps exceed its shared memory.
 bool up2_skip_fits(const CoopConvConfig& config, int64_t skip_channels, const CoopTarget& target);
+// The shared memory (bytes) of an up2 configuration with a skip of `skip_channels` channels.
+int64_t up2_shared_bytes(const CoopConvConfig& config, int64_t skip_channels);
 
 // conv2d_coopmat's tap packing for narrow inputs (its NARROW macro): 2 for c_in <= 4, 1 for
 // c_in <= 8, 2 for c_in <= 12 (3 planes of 4 channels), else 0; 0 too where the shader does not

@@ -11,7 +11,7 @@
 namespace denox::kernels {
 
 bool q8_config_valid(const CoopConvConfig& c) {
-  if (c.one_phase || c.tap_sum || c.epi_passes != 1 || c.a_direct) return false;  // (A_DIRECT: conv2d_coopmat only)
+  if (c.one_phase || c.tap_sum || c.epi_passes != 1 || c.a_direct) return false;  // (A_DIRECT: the fp16 shaders only)
   if (c.tile_h < 1 || c.tile_w < 16 || c.tile_w % 16 != 0 || (c.ck != 32 && c.ck != 64)) return false;
   if (c.sg_m < 1 || c.sg_n < 1 || c.nt < 16 || c.nt % (16 * c.sg_n) != 0) return false;
   if (c.up2 && (c.tile_w % 32 != 0 || c.tile_h % 2 != 0 || c.sg_m % 4 != 0 || c.b_global)) return false;

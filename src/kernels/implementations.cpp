@@ -46,7 +46,7 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // `skip_channels`: with up2, the channels concatenated after the upsampled ones (0: none).
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 // `a_direct_fallback`: where the forced or named configuration is an A_DIRECT one, the
-// heuristic's, for the layout variants A_DIRECT cannot read (an NCHW input).
+// heuristic's, for the layout variants A_DIRECT cannot read (an NCHW or NHWC_Q8 input).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
                                          const std::optional<CoopTail>& tail, bool head, bool q8_output = false,
@@ -66,7 +66,9 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   auto a_direct_ok = [&](const CoopConvConfig& c) {
     if (!c.a_direct) return true;
     if ((!plain && !c.up2) || head) return false;
-    const int64_t bytes = tail ? coop_tail_shared_bytes(c, shape, *tail) : c.shared_bytes(shape.kh, shape.kw);
+    const int64_t bytes = tail  ? coop_tail_shared_bytes(c, shape, *tail)
+                          : c.up2 ? up2_shared_bytes(c, skip_channels)
+                                  : c.shared_bytes(shape.kh, shape.kw);
     return !target.coop_emulate || bytes + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes;
   };
   auto usable = [&](const CoopConvConfig& c) {
@@ -364,9 +366,10 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           const bool up2_q8_out = up2 && std::any_of(variants.begin(), variants.end(), [](const Implementation& v) {
                                     return v.output_layout == Layout::NHWC_Q8;
                                   });
+          std::optional<CoopConvConfig> q8_out_fallback;
           const std::vector<CoopConvConfig> q8_out_configs =
               up2_q8_out ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
-                                          f.head != nullptr, true)
+                                          f.head != nullptr, true, &q8_out_fallback)
                          : std::vector<CoopConvConfig>{};
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
@@ -400,8 +403,11 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             // was as fast or faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and
             // the layouts would otherwise double the tuning time.
             Implementation& variant = variants[v];
-            const std::vector<CoopConvConfig>& own = up2 && variant.output_layout == Layout::NHWC_Q8 ? q8_out_configs : configs;
+            const bool q8_out = up2 && variant.output_layout == Layout::NHWC_Q8;
+            const std::vector<CoopConvConfig>& own = q8_out ? q8_out_configs : configs;
+            const std::optional<CoopConvConfig>& fallback = q8_out ? q8_out_fallback : a_direct_fallback;
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, own.size()) : own.size();
+            std::vector<CoopConvConfig> taken;  // (the fallback may stand in for several A_DIRECT configurations)
             for (size_t k = 0; k < count; ++k) {
               if (variant.output_layout == Layout::NHWC_Q8 && own[k].tap_sum) continue;  // (no NHWC epilogue)
               CoopConvConfig config = own[k];
@@ -409,10 +415,12 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
               // upsample or head but a one-phase up2 conv's X0): another layout takes the
               // heuristic's configuration.
               if (config.a_direct && variant.input_layout(0) != Layout::NHWC) {
-                if (!a_direct_fallback) continue;
-                config = *a_direct_fallback;
+                if (!fallback) continue;
+                config = *fallback;
               }
               if (variant.input_layout(0) == Layout::NHWC_Q8 && !up2_q8_fits(config, target.coop, target.coop_emulate)) continue;
+              if (std::find(taken.begin(), taken.end(), config) != taken.end()) continue;
+              taken.push_back(config);
               variant.family = config.family();
               variant.coop.config = config;
               variant.config = config.describe() + variant.layout_words();

@@ -14,9 +14,12 @@
 #include <tuple>
 #include <utility>
 
+#include "compiler/cost_model/cost_model.hpp"
+#include "compiler/supergraph/edge_graph.hpp"
 #include "coop_cases.hpp"
 #include "coop_support.hpp"
 #include "graph_builder.hpp"
+#include "q8_support.hpp"
 #include "kernels/conv2d_coopmat.hpp"
 #include "kernels/implementations.hpp"
 #include "kernels/lowering_target.hpp"
@@ -91,16 +94,18 @@ GraphBuilder padded() {
 // NCHW image x (3 channels) -> conv 3->c0 + 2x2 max-pool (low resolution, NHWC) -> nearest 2x
 // upsample, concatenated with a 9-channel NCHW input -> conv (c0 + 9)->21: conv2d_coopmat_up2's
 // one-phase X0 chunks on A_DIRECT, the skip in 3 planes (as test_coop.cpp's wide-skip case,
-// whose channel counts make the cost model keep the tensors between the convs NHWC). Full
-// resolution 38x46, low 19x23 (odd).
-GraphBuilder up2_chain(int64_t c0) {
+// whose channel counts make the cost model keep the tensors between the convs NHWC). With
+// `wide_skip` the skip is conv 9->16 of that input (NHWC), staged in row steps (SKIP_ROWS).
+GraphBuilder up2_chain(int64_t c0, bool wide_skip = false) {
   GraphBuilder b;
   const compiler::TensorId x = b.input("x", 3);
-  const compiler::TensorId skip = b.input("skip", 9);
+  const compiler::TensorId in9 = b.input("skip", 9);
+  const compiler::TensorId skip = wide_skip ? conv_relu(b, "conv_s", in9, 16, 95) : in9;
+  const int64_t skip_c = wide_skip ? 16 : 9;
   const compiler::TensorId lo = pool2(b, conv_relu(b, "conv_lo", x, c0, 91));
   const compiler::ValueId h = b.g.program.mul(b.shape(lo)[2], b.c(2)), w = b.g.program.mul(b.shape(lo)[3], b.c(2));
   const compiler::TensorId u = b.op("up", "Resize", compiler::UpsampleAttrs{}, {lo}, {b.c(1), b.c(c0), h, w});
-  const compiler::TensorId cat = b.op("cat", "Concat", compiler::ConcatAttrs{1}, {u, skip}, {b.c(1), b.c(c0 + 9), h, w});
+  const compiler::TensorId cat = b.op("cat", "Concat", compiler::ConcatAttrs{1}, {u, skip}, {b.c(1), b.c(c0 + skip_c), h, w});
   b.output(conv_relu(b, "conv_up", cat, 21, 93));
   return b;
 }
@@ -146,18 +151,20 @@ double error_of(const runtime::DeviceContext& ctx, const LoweringTarget& target,
   return relative_l2(output_of(ctx, target, b, inputs, a_direct, coop), reference::run_reference(b.g, inputs).at(0));
 }
 
-// The chain at 77x69.
+// The chain at 77x69 (or w x h).
 HostTensor chain_output(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop) {
   const GraphBuilder b = chain();
   return output_of(ctx, target, b, random_graph_inputs(b, 69, 77, 19), a_direct, coop);
 }
-double chain_error(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop) {
+double chain_error(const runtime::DeviceContext& ctx, const LoweringTarget& target, int* a_direct, int* coop, int64_t h = 69,
+                   int64_t w = 77) {
   const GraphBuilder b = chain();
-  return error_of(ctx, target, b, random_graph_inputs(b, 69, 77, 19), a_direct, coop);
+  return error_of(ctx, target, b, random_graph_inputs(b, h, w, 19), a_direct, coop);
 }
 
-// The chain's tolerance: 2e-2 (the fp16 plans' usual) would let a wrong border column through (a
-// load one pixel past the row read 7.6e-3 in the emulation, against 1.5e-3 right).
+// The chain's tolerance: 2e-2 (the fp16 plans' usual) would let a wrong border column through (at
+// 45x37 a load one pixel past the row read 7.6e-3 in the emulation, against 1.5e-3 right; at
+// 77x69 one pixel short in the unchecked loads 6.6e-2 against 1.7e-3).
 constexpr double kChainTolerance = 5e-3;
 
 }  // namespace
@@ -212,6 +219,17 @@ TEST_CASE("conv2d_coopmat A_DIRECT emulated (COOP_EMULATE) against the CPU refer
     CHECK(err <= kChainTolerance);
     target.coop_tail = false;
   }
+  // At 67x35 conv_d's and conv_e's input is 33x17: with 8x16 tiles the interior tile (1, 1)'s
+  // patch ends exactly at its last row and column; at 65x35 (32 columns) tile column 1's patch
+  // is one column short of inside (a lax test would read the next row's first pixel).
+  for (int64_t w : {67, 65}) {
+    target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
+    int a_direct = 0, coop = 0;
+    const double err = chain_error(device(), target, &a_direct, &coop, 35, w);
+    INFO(w << "x35: relative L2 " << err);
+    CHECK(a_direct == 4);
+    CHECK(err <= kChainTolerance);
+  }
   // A zero Pad read through (pad_top 2, pad_left 1 and a conv without padding of its own).
   {
     target.force_config = a_direct_config(8, 16, 16, 32, 2, true);
@@ -239,16 +257,19 @@ TEST_CASE("conv2d_coopmat_up2 one-phase A_DIRECT emulated against the CPU refere
   LoweringTarget target = emulated_lowering_target(caps);
   target.coop_head = target.coop_tail = false;
   // c0 64: two 32-channel chunks, and tiles whose patch lies inside X0 (the unchecked loads);
-  // c0 40: the second chunk mostly past c0, every tile checked.
-  for (int64_t c0 : {64, 40}) {
+  // c0 40: the second chunk mostly past c0, every tile checked. Full resolution 46x38 (low 23x19,
+  // odd); for c0 64 also 34x34 (low 17x17: with 8x16 tiles the patch of tile row 1 in phase
+  // (1, 1) ends exactly at X0's last row and column) and 32x34 (16 columns: every patch one
+  // column short of inside; a lax test would read the next row's first pixel).
+  for (auto [c0, w, h] : {std::tuple<int64_t, int64_t, int64_t>{64, 46, 38}, {40, 46, 38}, {64, 34, 34}, {64, 32, 34}}) {
     const GraphBuilder b = up2_chain(c0);
-    const std::vector<HostTensor> inputs = random_graph_inputs(b, 38, 46, 29);
+    const std::vector<HostTensor> inputs = random_graph_inputs(b, h, w, 29);
     const HostTensor want = reference::run_reference(b.g, inputs).at(0);
     // 8x16 pixels of a phase on 2 subgroups of 4 row fragments, and on 4 of 2 (fp32 accumulators).
     for (const CoopConvConfig& c : {up2_a_direct_config(8, 32, 2, true), up2_a_direct_config(8, 32, 4, false)}) {
       int a_direct = 0;
       const double err = relative_l2(up2_output(device(), target, b, c, inputs, &a_direct), want);
-      INFO("c0 " << c0 << ", " << c.describe() << ": relative L2 " << err);
+      INFO("c0 " << c0 << ", " << w << "x" << h << ", " << c.describe() << ": relative L2 " << err);
       CHECK(a_direct == 1);
       CHECK(err <= kChainTolerance);
     }
@@ -258,10 +279,22 @@ TEST_CASE("conv2d_coopmat_up2 one-phase A_DIRECT emulated against the CPU refere
     const HostTensor direct = up2_output(device(), target, b, c, inputs, &a_direct);
     c.a_direct = false;
     const HostTensor staged = up2_output(device(), target, b, c, inputs, &staged_a_direct);
-    INFO("c0 " << c0 << ": A_DIRECT against staged, relative L2 " << relative_l2(direct, staged));
+    INFO("c0 " << c0 << ", " << w << "x" << h << ": A_DIRECT against staged, relative L2 " << relative_l2(direct, staged));
     CHECK(a_direct == 1);
     CHECK(staged_a_direct == 0);
     CHECK(relative_l2(direct, staged) <= 1e-3);
+  }
+  // A 16-channel NHWC skip, staged in row steps (SKIP_ROWS) between the X0 chunks: 4x16 on 2
+  // subgroups (the emulation's fragments and the row steps fit lavapipe's 32 KB).
+  {
+    const GraphBuilder b = up2_chain(64, true);
+    const std::vector<HostTensor> inputs = random_graph_inputs(b, 38, 46, 31);
+    int a_direct = 0;
+    const double err = relative_l2(up2_output(device(), target, b, up2_a_direct_config(4, 32, 2, true), inputs, &a_direct),
+                                   reference::run_reference(b.g, inputs).at(0));
+    INFO("16-channel skip in row steps: relative L2 " << err);
+    CHECK(a_direct == 1);
+    CHECK(err <= kChainTolerance);
   }
   CHECK(device().validation_errors() == 0);
 }
@@ -341,6 +374,31 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
   CHECK(convs.size() == 13);
   CHECK(convs.count("/enc_conv0/Conv") == 0);
   CHECK(convs.count("/dec_conv1a/Conv") == 0);
+  // The shared memory of the configurations the H200 runs (two workgroups per SM up to ~24 KB):
+  // the weights stage (9 x 32 rows of 40 halves); with dec_conv0 as the tail, its constants after
+  // the rows (TAIL_LATE_CONSTS); dec_conv1a's one phase: the epilogue's pass (256 x 40 halves).
+  CHECK(a_direct_config(16, 16, 32, 32, 4, true).shared_bytes(3, 3) == 23040);
+  Conv2dShape dec_conv1b;
+  dec_conv1b.c_in = 64, dec_conv1b.c_out = 32, dec_conv1b.kh = dec_conv1b.kw = 3;
+  dec_conv1b.sh = dec_conv1b.sw = dec_conv1b.dh = dec_conv1b.dw = 1;
+  CHECK(coop_tail_shared_bytes(a_direct_config(16, 16, 32, 32, 4, true), dec_conv1b, CoopTail(3, 32)) == 23104);
+  CoopConvConfig one_phase = up2_a_direct_config(16, 64, 4, true);
+  one_phase.epi_passes = 2;
+  CHECK(one_phase.shared_bytes(3, 3) == 20480);
+  // With int8 tensors too: no A_DIRECT implementation reads an NHWC_Q8 tensor, and each lowers.
+  LoweringTarget t8 = h100_int8_target(g, {random_tensor({1, 3, 40, 48}, 5)});
+  t8.coop.a_rows = true;
+  const std::vector<int64_t> values = *autotune::values_at_extent(g, 320, 200);
+  int lowered = 0;
+  for (const Implementation& i : enumerate_implementations(g, plan::Precision::F16, t8, ConfigSpace::Pruned)) {
+    if (i.kind != Implementation::Kind::CoopConv || !i.coop.config.a_direct) continue;
+    INFO(i.name() << " [" << i.config << "]");
+    CHECK(i.input_layout(0) == Layout::NHWC);
+    const autotune::EdgeGraph edge = autotune::extract_edge_graph(g, i, values, plan::Precision::F16);
+    CHECK_NOTHROW(lower_implementations(edge.graph, plan::Precision::F16, {&edge.impl}));
+    ++lowered;
+  }
+  CHECK(lowered > 0);
 }
 
 TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {

@@ -1,6 +1,7 @@
-// The cooperative-matrix element order conv2d_coopmat's A_DIRECT relies on, checked on the device.
+// The cooperative-matrix element order A_DIRECT relies on, checked on the device.
 // GL_KHR_cooperative_matrix leaves the order of the elements a lane holds to the implementation;
-// A_DIRECT fills A fragments element by element from global memory (shaders/conv2d_coopmat.comp),
+// A_DIRECT fills A fragments element by element from global memory (conv2d_coopmat.comp and
+// conv2d_coopmat_up2.comp: shaders/conv2d_coopmat_adirect.glsl),
 // so the lowering offers it only where this check passed (kernels::CoopTarget::a_rows).
 #pragma once
 
