@@ -187,6 +187,7 @@ shared f16vec4 smem[SMEM_VEC4];
 #define AD_X_W pc.w
 #define AD_X_C pc.c_in
 #define ad_x8 load_x8
+#define AD_PREDICATED 1
 #define AD_KH KH
 #define AD_KW KW
 #define AD_B_AT(ky, kx, k) (X_VEC4 * 4 + (((ky) * KW + (kx)) * CK + (k)) * NTS)

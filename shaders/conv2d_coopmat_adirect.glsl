@@ -1,6 +1,7 @@
 // A_DIRECT's A fragment loads, shared by conv2d_coopmat.comp and conv2d_coopmat_up2.comp (one-
 // phase X0 chunks). The including shader defines AD_X_H, AD_X_W, AD_X_C (X0's rows, columns and
-// channels: the bounds) and ad_x8(n, c, y, x) (channels c .. c + 7 of X0's pixel (y, x), NHWC).
+// channels: the bounds), ad_x8(n, c, y, x) (channels c .. c + 7 of X0's pixel (y, x), NHWC) and
+// AD_PREDICATED (the bounded loads: 1 under their conditions, 0 from clamped addresses).
 // A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
 // byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
 // channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
@@ -26,13 +27,23 @@ void ad_fetch(const bool bounded, uint vl, uint n, int iy0, int ix0, uint chunk,
   }
   const bool row = ci < AD_X_C && iy >= 0 && iy < int(AD_X_H);
   const bool in0 = row && ix >= 0 && ix < int(AD_X_W), in1 = row && ix + 8 >= 0 && ix + 8 < int(AD_X_W);
+#if AD_PREDICATED
+  // Loads under their conditions: conv2d_coopmat's choice (the bounded copy then takes fewer
+  // registers than with clamped addresses: dec_conv3b 0.085 -> 0.077 ms, dec_conv2b 0.145 ->
+  // 0.139, dec_conv1b with its tail 0.306 -> 0.293 on the H200).
+  d0 = d1 = uvec4(0);
+  if (in0) d0 = ad_x8(n, ci, uint(iy), uint(ix));
+  if (in1) d1 = ad_x8(n, ci, uint(iy), uint(ix + 8));
+#else
   // Both loads from clamped addresses (always inside X0: its channels >= 8), zeroed after where
-  // outside: no branch around a load, so the compiler can issue a lane's loads together.
+  // outside: no branch around a load (conv2d_coopmat_up2's choice: predicated, its dec_conv1a
+  // spilled and ran 0.369 -> 0.374 ms).
   const uint cc = min(ci, AD_X_C - 8), yc = uint(clamp(iy, 0, int(AD_X_H) - 1));
   d0 = ad_x8(n, cc, yc, uint(clamp(ix, 0, int(AD_X_W) - 1)));
   d1 = ad_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(AD_X_W) - 1)));
   if (!in0) d0 = uvec4(0);
   if (!in1) d1 = uvec4(0);
+#endif
 }
 #if COOP_EMULATE
 // Every virtual lane of a 32-lane subgroup, SUBGROUP_SIZE at a time.

@@ -185,6 +185,7 @@ int smem_code(uint at) {
 #define AD_X_W pc.w0
 #define AD_X_C pc.c0
 uvec4 ad_x8(uint n, uint c, uint y, uint x) { return x0u4[(((n * pc.h0 + y) * pc.w0 + x) * pc.c0 + c) >> 3]; }
+#define AD_PREDICATED 0
 #define AD_KH 2
 #define AD_KW 2
 #define AD_B_AT(ky, kx, k) (((ky) * 2 + (kx)) * CK + (k)) * NTS  // the phase's tap (ky, kx)
