@@ -62,6 +62,7 @@
 #define FRAGS_W (TILE_W / CM_M)
 #define FRAGS_M (M_TILE / CM_M)
 #define FM (FRAGS_M / SG_M)
+#define AD_ROWS (FM + KH - 1)  // A_DIRECT: row fragments a subgroup loads per kernel column
 #define FN (NT / CM_N / SG_N)
 // Shared-memory strides in halves, padded by 8 (16 bytes) so that the 8 rows one fragment-load
 // phase reads fall into distinct banks; every stride is a multiple of 8 halves, so every row a
@@ -154,10 +155,10 @@
 #define TAIL_LATE_CONSTS 0
 #endif
 #if A_DIRECT && COOP_EMULATE
-// The emulation's A fragments (coopmat_ops.glsl): per subgroup 2 x (FM + KH - 1) fragments of
-// 16 x 16 halves, after everything else.
+// The emulation's A fragments (coopmat_ops.glsl): per subgroup 2 x AD_ROWS fragments of 16 x 16
+// halves, after everything else.
 #define AD_EMU_OFF SMEM_CORE_VEC4
-#define SMEM_VEC4 (SMEM_CORE_VEC4 + SG_COUNT * 2 * (FM + KH - 1) * 64)
+#define SMEM_VEC4 (SMEM_CORE_VEC4 + SG_COUNT * 2 * AD_ROWS * 64)
 #else
 #define SMEM_VEC4 SMEM_CORE_VEC4
 #endif
@@ -189,7 +190,6 @@
 #define A_REUSE 1
 #endif
 #define A_REUSE_ON (A_REUSE && !NARROW && !B_GLOBAL && FM >= 2 && KH >= 2 && (TILE_H % FM) == 0 && SG_M == (TILE_H / FM) * FRAGS_W)
-#define AD_ROWS (FM + KH - 1)  // A_DIRECT: row fragments a subgroup loads per kernel column
 #if A_DIRECT && !A_REUSE_ON
 #error "conv2d_coopmat: A_DIRECT takes the A_REUSE geometry (FM >= 2 consecutive tile rows a subgroup, KH >= 2)"
 #endif

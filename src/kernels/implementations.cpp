@@ -66,10 +66,11 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   auto a_direct_ok = [&](const CoopConvConfig& c) {
     if (!c.a_direct) return true;
     if ((!plain && !c.up2) || head) return false;
+    if (!target.coop_emulate) return true;
     const int64_t bytes = tail  ? coop_tail_shared_bytes(c, shape, *tail)
                           : c.up2 ? up2_shared_bytes(c, skip_channels)
                                   : c.shared_bytes(shape.kh, shape.kw);
-    return !target.coop_emulate || bytes + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes;
+    return bytes + a_direct_emulation_bytes(c, shape.kh) <= target.coop.max_shared_bytes;
   };
   auto usable = [&](const CoopConvConfig& c) {
     return !c.q8 && c.up2 == up2 && coop_config_fits(c, shape, target.coop, pool) && fusion_fits(c) && a_direct_ok(c);
