@@ -190,7 +190,7 @@ shared f16vec4 smem[SMEM_VEC4];
 #define AD_PREDICATED 1
 #define AD_KH KH
 #define AD_KW KW
-#define AD_B_AT(ky, kx, k, jn) (X_VEC4 * 4 + (((ky) * KW + (kx)) * CK + (k)) * NTS + (jn) * CM_N)
+#define AD_B_AT(ky, kx, k) (X_VEC4 * 4 + (((ky) * KW + (kx)) * CK + (k)) * NTS)
 #include "conv2d_coopmat_adirect.glsl"
 // A chunk's staging: its weights only.
 void stage_weights(uint chunk, uint t, uint w_base) {

@@ -1,10 +1,7 @@
-// A_DIRECT's A fragment loads, shared by conv2d_coopmat.comp, conv2d_coopmat_up2.comp (one-
-// phase X0 chunks) and conv2d_coopmat_q8.comp (conv2d_coopmat_q8_adirect.glsl: int8 fragments).
-// The including shader defines AD_X_H, AD_X_W, AD_X_C (X0's rows, columns and channels: the
-// bounds), ad_x8(n, c, y, x) (the 16 bytes of channels c .. c + AD_LANE_C - 1 of X0's pixel
-// (y, x), NHWC) and AD_PREDICATED (the bounded loads: 1 under their conditions, 0 from clamped
-// addresses); AD_LANE_C (default 8: fp16) and AD_PAD (the value outside X0, default zeros) where
-// they differ.
+// A_DIRECT's A fragment loads, shared by conv2d_coopmat.comp and conv2d_coopmat_up2.comp (one-
+// phase X0 chunks). The including shader defines AD_X_H, AD_X_W, AD_X_C (X0's rows, columns and
+// channels: the bounds), ad_x8(n, c, y, x) (channels c .. c + 7 of X0's pixel (y, x), NHWC) and
+// AD_PREDICATED (the bounded loads: 1 under their conditions, 0 from clamped addresses).
 // A_DIRECT: only the weights are staged; each lane builds its share of the A fragments from 16-
 // byte loads of X0 (through L1), which frees the patch's shared memory (a 16x16 tile of 32
 // channels then fits twice per SM) and takes the patch's stores and its barrier wait out of
@@ -15,21 +12,14 @@
 // + 8 of the patch row), channels 8 t .. 8 t + 7 of the 32 at K step pair kc: words 0, 1 to step
 // kc's K words t, t + 4 and words 2, 3 to step kc + 1's (pack_coop_weights and
 // pack_coop_up2_weights order K to match: a_direct_k).
-// Zero (AD_PAD) outside X0 and past c_in (a multiple of AD_LANE_C: a group is all in or all out).
-// (int8: a lane's 16 bytes are 16 channels, so the same words span two K steps of 32.)
+// Zero outside X0 and past c_in (a multiple of 8: a group is all in or all out).
 // `bounded` is a constant at every call (conv2d_coopmat_adirect_k.glsl): false where the whole
 // patch lies inside X0 and every chunk is full, and then the loads need no checks.
-#ifndef AD_LANE_C
-#define AD_LANE_C 8
-#endif
-#ifndef AD_PAD
-#define AD_PAD uvec4(0)
-#endif
 void ad_fetch(const bool bounded, uint vl, uint n, int iy0, int ix0, uint chunk, uint pr, uint cs, uint kx, uint kc, out uvec4 d0,
               out uvec4 d1) {
   const uint g = vl >> 2, tq = vl & 3u;
   const int iy = iy0 + int(pr), ix = ix0 + int(cs * CM_M + g + kx);
-  const uint ci = chunk * CK + kc * CM_K + AD_LANE_C * tq;
+  const uint ci = chunk * CK + kc * CM_K + 8 * tq;
   if (!bounded) {
     d0 = ad_x8(n, ci, uint(iy), uint(ix));
     d1 = ad_x8(n, ci, uint(iy), uint(ix + 8));
@@ -41,18 +31,18 @@ void ad_fetch(const bool bounded, uint vl, uint n, int iy0, int ix0, uint chunk,
   // Loads under their conditions: conv2d_coopmat's choice (the bounded copy then takes fewer
   // registers than with clamped addresses: dec_conv3b 0.085 -> 0.077 ms, dec_conv2b 0.145 ->
   // 0.139, dec_conv1b with its tail 0.306 -> 0.293 on the H200).
-  d0 = d1 = AD_PAD;
+  d0 = d1 = uvec4(0);
   if (in0) d0 = ad_x8(n, ci, uint(iy), uint(ix));
   if (in1) d1 = ad_x8(n, ci, uint(iy), uint(ix + 8));
 #else
-  // Both loads from clamped addresses (always inside X0: its channels >= AD_LANE_C), zeroed after where
+  // Both loads from clamped addresses (always inside X0: its channels >= 8), zeroed after where
   // outside: no branch around a load (conv2d_coopmat_up2's choice: predicated, its dec_conv1a
   // spilled and ran 0.369 -> 0.374 ms).
-  const uint cc = min(ci, AD_X_C - AD_LANE_C), yc = uint(clamp(iy, 0, int(AD_X_H) - 1));
+  const uint cc = min(ci, AD_X_C - 8), yc = uint(clamp(iy, 0, int(AD_X_H) - 1));
   d0 = ad_x8(n, cc, yc, uint(clamp(ix, 0, int(AD_X_W) - 1)));
   d1 = ad_x8(n, cc, yc, uint(clamp(ix + 8, 0, int(AD_X_W) - 1)));
-  if (!in0) d0 = AD_PAD;
-  if (!in1) d1 = AD_PAD;
+  if (!in0) d0 = uvec4(0);
+  if (!in1) d1 = uvec4(0);
 #endif
 }
 #if COOP_EMULATE

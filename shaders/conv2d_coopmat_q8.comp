@@ -34,8 +34,7 @@
 //   conv2d_coopmat_q8_phases.glsl; its weights and accumulator starts per phase);
 //   TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; set with TAIL);
 //   Q8_A_REUSE (default 1: the A-fragment reuse below where the tile allows; 0 switches it off
-//   for measurements); A_DIRECT (optional: no patch staged, each lane loads its A fragments from
-//   X0, conv2d_coopmat_q8_adirect.glsl); COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for
+//   for measurements); COOP_EMULATE (1: plain arithmetic instead of cooperative matrices, for
 //   tests on devices without them).
 // Bindings: X0, [X1 if CONCAT], Y, packed weights, epilogue (vec2 per output channel: factor,
 //   bias), accumulator start ([co_tile][NT/16][16][16] int32); with TAIL then the tail's packed
@@ -157,15 +156,14 @@ uint b_frag_at(uint ct, uint chunks, uint chunk, uint tap, uint col0, uint s) { 
 #endif
 
 #if COOP_EMULATE && !PHASES
-// One emulated 16x16x32 multiply-add into accumulator pairs c: A rows from shared memory at a_at
-// (rows a_stride vectors apart: the patch's A_STRIDE, A_DIRECT's fragments 2), B columns at b_at
-// (shared memory, or the weights buffer with B_GLOBAL).
-void emu_mul_add(inout int c[2 * EMU_PAIRS], uint a_at, uint a_stride, uint b_at) {
+// One emulated 16x16x32 multiply-add into accumulator pairs c: A rows from the patch at a_at,
+// B columns at b_at (shared memory, or the weights buffer with B_GLOBAL).
+void emu_mul_add(inout int c[2 * EMU_PAIRS], uint a_at, uint b_at) {
   LOOP_UNROLL for (uint k = 0; k < EMU_PAIRS; ++k) {
     const uint p = gl_SubgroupInvocationID + k * SUBGROUP_SIZE, r = p / 8, col = 2 * (p % 8);
     int s0 = c[2 * k], s1 = c[2 * k + 1];
     for (uint q = 0; q < 32; ++q) {
-      const int av = smem_byte((a_at + r * a_stride) * 16 + q);
+      const int av = smem_byte((a_at + r * A_STRIDE) * 16 + q);
       s0 += av * B_BYTE((b_at + col * B_STRIDE) * 16 + q), s1 += av * B_BYTE((b_at + (col + 1) * B_STRIDE) * 16 + q);
     }
     c[2 * k] = s0, c[2 * k + 1] = s1;
@@ -173,16 +171,12 @@ void emu_mul_add(inout int c[2 * EMU_PAIRS], uint a_at, uint a_stride, uint b_at
 }
 #endif
 
-uint zp_word(int z) { return (uint(z) & 255u) * 0x01010101u; }
-
-#if A_DIRECT
-#include "conv2d_coopmat_q8_adirect.glsl"
-#else
 uvec4 px[PATCH_PER_T];
-#endif
 #if !B_GLOBAL
 uvec4 pw[W_PER_T];
 #endif
+
+uint zp_word(int z) { return (uint(z) & 255u) * 0x01010101u; }
 
 // Where each of this invocation's patch items reads, the same for every chunk: the vector index
 // of its pixel's first 16 channels in X0 (and in X1), -1 outside the source (its zero point),
@@ -193,7 +187,6 @@ uvec4 pw[W_PER_T];
 #if (WG_SIZE % VPP) != 0
 #error "conv2d_coopmat_q8: the workgroup size must be a multiple of CK / 16 (fetch's channel groups)"
 #endif
-#if !A_DIRECT
 int base0[PATCH_PER_T];
 #if CONCAT
 int base1[PATCH_PER_T];
@@ -233,14 +226,11 @@ void fetch_bases(uint t, uint n, int iy0, int ix0) {
   }
 #endif  // PHASES
 }
-#endif  // !A_DIRECT
 
 // Chunk `chunk` (input channels chunk * CK ..) of the patch, 16 channels of a pixel per item,
 // and unless B_GLOBAL its weights, into registers: every global load issued before any store.
 // Outside the input (padding) a source's zero point, past c_in zeros (their weights are zero).
-// (A_DIRECT: the weights only.)
 void fetch(uint chunk, uint t, uint w_base) {
-#if !A_DIRECT
   const uint ci = chunk * CK + (t % VPP) * 16;  // this invocation's channel group, every item
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
     uvec4 v = uvec4(0u);
@@ -254,7 +244,6 @@ void fetch(uint chunk, uint t, uint w_base) {
     }
     px[i] = v;
   }
-#endif
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
@@ -265,12 +254,10 @@ void fetch(uint chunk, uint t, uint w_base) {
 
 // ... and from the registers into shared memory.
 void stash(uint t) {
-#if !A_DIRECT
   LOOP_UNROLL for (uint i = 0; i < PATCH_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
     if (e < PATCH_ITEMS) smem[(e / VPP) * A_STRIDE + e % VPP] = px[i];
   }
-#endif
 #if !B_GLOBAL
   LOOP_UNROLL for (uint i = 0; i < W_PER_T; ++i) {
     const uint e = t + i * WG_SIZE;
@@ -361,15 +348,10 @@ void main() {
 #endif
   }
 
-#if TAIL && !TAIL_LATE_CONSTS
+#if TAIL
   tail_stage_w2(t);  // ordered before the tail by the chunks' barriers
 #endif
-#if A_DIRECT
-  // The tile's whole patch inside X0 and every chunk full: its loads need no checks.
-  const bool ad_inside = iy0 >= 0 && ix0 >= 0 && iy0 + int(HALO_H) <= int(pc.h) && ix0 + int(HALO_W) <= int(pc.w) && pc.c_in % CK == 0;
-#else
   fetch_bases(t, n, iy0, ix0);
-#endif
 #if PHASES
   for (uint chunk = 0; chunk < chunks; ++chunk) {
     fetch_phases(chunk, n0, t, w_base);
@@ -411,22 +393,7 @@ void main() {
     barrier();  // the previous chunk's fragment loads are done
     stash(t);
     barrier();
-#if A_DIRECT
-    // Only the weights are staged; the K loop is compiled twice, unchecked for interior tiles.
-    const uint sg_n = sn;
-    uint r0, cx0;
-    frag_pos(sm, 0, r0, cx0);
-    const uint cs0 = cx0 / 16;
-    if (ad_inside) {
-#define AD_BOUNDED false
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-    } else {
-#define AD_BOUNDED true
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-    }
-#elif A_REUSE_ON
+#if A_REUSE_ON
     uint r0, cx0;
     frag_pos(sm, 0, r0, cx0);
     LOOP_UNROLL for (uint kx = 0; kx < KW; ++kx) {
@@ -451,7 +418,7 @@ void main() {
             if (p >= i && p - i < KH) {
               LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
 #if COOP_EMULATE
-                emu_mul_add(acc[i * FN + j], a_at, A_STRIDE, b_at[(p - i) * FN + j]);
+                emu_mul_add(acc[i * FN + j], a_at, b_at[(p - i) * FN + j]);
 #else
                 acc[i * FN + j] = coopMatMulAdd(a, b[(p - i) * FN + j], acc[i * FN + j]);
 #endif
@@ -479,7 +446,7 @@ void main() {
         LOOP_UNROLL for (uint j = 0; j < FN; ++j) {
           const uint b_at = b_frag_at(ct, chunks, chunk, tap, (sn * FN + j) * 16, s);
 #if COOP_EMULATE
-          LOOP_UNROLL for (uint i = 0; i < FM; ++i) emu_mul_add(acc[i * FN + j], a_at[i], A_STRIDE, b_at);
+          LOOP_UNROLL for (uint i = 0; i < FM; ++i) emu_mul_add(acc[i * FN + j], a_at[i], b_at);
 #else
           coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> b;
           coopMatLoad(b, B_SRC, b_at, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
@@ -495,9 +462,6 @@ void main() {
   // Accumulators -> shared memory as fp16 times prescale, pixel-major (the patch is dead after
   // this barrier).
   barrier();
-#if TAIL_LATE_CONSTS
-  tail_stage_w2(t);  // after the rows, over the weights stage every subgroup finished reading
-#endif
   const float prescale = uintBitsToFloat(pc.prescale);
 #if T_FOLD
   const float fold_a = uintBitsToFloat(pc.act_a), fold_b = uintBitsToFloat(pc.act_b);
@@ -539,9 +503,6 @@ void main() {
     }
   }
 #if TAIL
-#if TAIL_LATE_CONSTS
-  barrier();  // W2 staged
-#endif
   tail_own_rows(sm, oy0, ox0);
   barrier();  // the tap sums read the neighbouring subgroups' rows
   tail_sums(t, n, oy0, ox0);

@@ -47,32 +47,13 @@
 #define Q8_A_REUSE 1
 #endif
 #define A_REUSE_ON (Q8_A_REUSE && !PHASES && FM >= 2 && KH >= 2 && (TILE_H % FM) == 0 && SG_M == (TILE_H / FM) * FRAGS_W)
-// A_DIRECT (optional, default 0): conv2d_coopmat's A_DIRECT for the int8 conv
-// (conv2d_coopmat_q8_adirect.glsl): no patch in shared memory, each lane loads its A fragments'
-// elements from X0 itself; the A-reuse geometry, one NHWC_Q8 input, CK a multiple of 64 (one
-// 16-byte load covers two K steps of a lane's row).
-#ifndef A_DIRECT
-#define A_DIRECT 0
-#endif
-#if A_DIRECT && (!A_REUSE_ON || CONCAT || UPSAMPLE0 || PHASES || B_GLOBAL || (CK % 64) != 0)
-#error "conv2d_coopmat_q8: A_DIRECT takes the A-reuse geometry, one input (no concat, upsample, PHASES or B_GLOBAL) and CK a multiple of 64"
-#endif
-#if A_DIRECT && !COOP_EMULATE && SUBGROUP_SIZE != 32
-#error "conv2d_coopmat_q8: A_DIRECT builds fragments in the element order of 32-lane subgroups"
-#endif
-#define AD_ROWS (FM + KH - 1)  // A_DIRECT: row fragments a subgroup loads per kernel column
 // Shared memory in 16-byte vectors: the patch (pixel rows of VPP vectors, padded by one), the
 // chunk's weights (rows (tap, n) likewise) and, after the last chunk, the fp16 accumulators
 // (pixel rows of NT halves, padded by one vector).
 #define VPP (CK / 16)
 #define A_STRIDE (VPP + 1)
-#if A_DIRECT
-#define PATCH_ITEMS 0
-#define PATCH_V 0
-#else
 #define PATCH_ITEMS (HALO_H * HALO_W * VPP)
 #define PATCH_V (HALO_H * HALO_W * A_STRIDE)
-#endif
 #define W_ITEMS (KK * NT * VPP)
 #if B_GLOBAL
 #define W_V 0
@@ -89,34 +70,14 @@
 #define OUT_V (TILE_H * TILE_W * OS)
 #define MAIN_V ((PATCH_V + W_V) > OUT_V ? (PATCH_V + W_V) : OUT_V)
 #if TAIL
-#define T_NTS (T_NT + 8)
-#define T_FN (T_NT / 16)
-#if A_DIRECT
-// A_DIRECT: W2 after the tile's rows, over the dead weights stage, staged after the chunk loop
-// (TAIL_LATE_CONSTS, as conv2d_coopmat's), so that 16x16 nt32 fits the ~24 KB at which two
-// workgroups share an SM (23040 bytes against 25600).
-#define TAIL_LATE_CONSTS 1
-#define T_W2_V OUT_V
-#define SMEM_CORE_V (MAIN_V > (OUT_V + T_K * T_NTS / 8) ? MAIN_V : (OUT_V + T_K * T_NTS / 8))
-#else
 // After everything else: the tail's weights W2, T_K rows of T_NTS halves, staged before the
 // first chunk.
+#define T_NTS (T_NT + 8)
+#define T_FN (T_NT / 16)
 #define T_W2_V MAIN_V
-#define SMEM_CORE_V (MAIN_V + T_K * T_NTS / 8)
-#endif
+#define SMEM_V (MAIN_V + T_K * T_NTS / 8)
 #else
-#define SMEM_CORE_V MAIN_V
-#endif
-#ifndef TAIL_LATE_CONSTS
-#define TAIL_LATE_CONSTS 0
-#endif
-#if A_DIRECT && COOP_EMULATE
-// The emulation's A fragments (conv2d_coopmat_q8_adirect.glsl): per subgroup 2 x AD_ROWS
-// fragments of 16 rows x 32 bytes, after everything else.
-#define AD_EMU_OFF SMEM_CORE_V
-#define SMEM_V (SMEM_CORE_V + SG_M * SG_N * 2 * AD_ROWS * 32)
-#else
-#define SMEM_V SMEM_CORE_V
+#define SMEM_V MAIN_V
 #endif
 #if PHASES
 // X0's chunks (PHASES): the low-resolution patch (the tile's rows and columns halved, plus one on

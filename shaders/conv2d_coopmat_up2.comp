@@ -188,7 +188,7 @@ uvec4 ad_x8(uint n, uint c, uint y, uint x) { return x0u4[(((n * pc.h0 + y) * pc
 #define AD_PREDICATED 0
 #define AD_KH 2
 #define AD_KW 2
-#define AD_B_AT(ky, kx, k, jn) (((ky) * 2 + (kx)) * CK + (k)) * NTS + (jn) * CM_N  // the phase's tap (ky, kx)
+#define AD_B_AT(ky, kx, k) (((ky) * 2 + (kx)) * CK + (k)) * NTS  // the phase's tap (ky, kx)
 #include "conv2d_coopmat_adirect.glsl"
 #endif
 

@@ -54,6 +54,10 @@ std::string int8_missing(const denox_context_T& ctx) {
 kernels::LoweringTarget target_for(const denox_context_T& ctx, const CompileRequest& request, const std::string& model_hash) {
   if (request.precision != plan::Precision::F16) return {};
   kernels::LoweringTarget t = device_target(ctx);
+  // A tuned compile may measure A_DIRECT configurations: the element-order check runs on the
+  // context the measurements use (a background compile's view submits under the engine's lock).
+  if (request.tuning != DENOX_TUNING_HEURISTIC && !coop_emulated_for_tests())
+    kernels::enable_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
   if (const auto& c = request.calibration) {
     if (c->model_hash != model_hash)
       fail(ErrorCode::InvalidArgument, "the int8 calibration was made for another model (content hash " + c->model_hash.substr(0, 16) +
@@ -61,11 +65,6 @@ kernels::LoweringTarget target_for(const denox_context_T& ctx, const CompileRequ
                                            "...): calibrate this model (denox_calibrate_file, `denox calibrate`)");
     t.int8 = std::shared_ptr<const kernels::QuantTable>(c, &c->table);
   }
-  // A tuned compile may measure A_DIRECT configurations (int8 ones too with t.int8): the
-  // element-order checks run on the context the measurements use (a background compile's view
-  // submits under the engine's lock).
-  if (request.tuning != DENOX_TUNING_HEURISTIC && !coop_emulated_for_tests())
-    kernels::enable_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
   return t;
 }
 

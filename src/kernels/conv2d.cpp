@@ -372,8 +372,6 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   // up2 (PHASES): an upsampled X0 and a concatenated X1, enumerated only where up2_applicable.
   if (c.up2 && (!f.upsample || !io.x1 || f.pool || f.tail))
     fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8 by phases needs a fused upsample and concat, no pool or tail");
-  if (c.a_direct && (f.upsample || io.x1))
-    fail(ErrorCode::Internal, describe_op(conv) + ": conv2d_coopmat_q8's A_DIRECT reads one input, not upsampled (configuration " + c.describe() + ")");
   Q8ConvConstants k = c.up2 ? quantize_q8_phases(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c)
                             : quantize_q8_conv(*weight.f32_data, q8_bias(b, conv, io), shape, c0, how.q_x0, how.q_x1, c);
   // A tail after an activation that commutes with the channel factors (none, ReLU, LeakyReLU:
@@ -394,7 +392,6 @@ void lower_conv2d_q8(PlanBuilder& b, const compiler::Op& conv, const ConvFusion&
   if (y_q8) spec.defines.push_back({"Y_ZP", how.q_y.zero_point});
   if (c.b_global) spec.defines.push_back({"B_GLOBAL", 1});
   if (c.up2) spec.defines.push_back({"PHASES", 1});
-  if (c.a_direct) spec.defines.push_back({"A_DIRECT", 1});
   if (how.emulate) spec.defines.push_back({"COOP_EMULATE", 1});
   std::vector<plan::Binding> bindings = {b.read(io.x0, Layout::NHWC_Q8)};
   if (io.x1) bindings.push_back(b.read(*io.x1, Layout::NHWC_Q8));

@@ -47,14 +47,15 @@ int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
   return halo * (c.ck + 8) + kh * kw * c.ck * (c.nt + 8);
 }
 
-}  // namespace
-
-int64_t a_direct_k(int64_t ci, int64_t ck, int64_t per_word) {
-  // A pair of K steps is 8 * per_word * 2 channels; its word w = 4 t + 2 s + q holds lane t's
-  // word t + 4 q of step s.
-  const int64_t pair = 16 * per_word, r = ci % pair, w = r / per_word;
-  return ci % ck - r + 8 * per_word * (w / 2 % 2) + per_word * (w / 4 + 4 * (w % 2)) + r % per_word;
+// A_DIRECT's weight row of input channel ci in its ck-channel chunk: within each 32 channels, K
+// in the order the lanes fill their A fragments (conv2d_coopmat_adirect.glsl's ad_fetch):
+// channel 8 t + 4 s + 2 q + b is row 16 s + 2 (t + 4 q) + b.
+int64_t a_direct_k(int64_t ci, int64_t ck) {
+  const int64_t r = ci % 32;
+  return ci % ck - r + 16 * (r / 4 % 2) + 2 * (r / 8 + 4 * (r / 2 % 2)) + r % 2;
 }
+
+}  // namespace
 
 bool CoopConvConfig::valid() const {
   if (q8) return q8_config_valid(*this);
@@ -109,7 +110,7 @@ int64_t CoopConvConfig::shared_bytes(int64_t kh, int64_t kw) const {
 std::string CoopConvConfig::describe() const {
   const std::string tiles = std::to_string(tile_h) + "x" + std::to_string(tile_w) + " nt" + std::to_string(nt) + " ck" +
                             std::to_string(ck) + " sg" + std::to_string(sg_m) + "x" + std::to_string(sg_n);
-  if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8" + (up2 ? " up2" : "") + (a_direct ? " adirect" : "");
+  if (q8) return tiles + " 16x16x32 i32acc" + (b_global ? " bglobal" : "") + " q8" + (up2 ? " up2" : "");
   return tiles + " 16x" + std::to_string(cm_n) + "x16 " + (acc_f16 ? "f16acc" : "f32acc") + (b_global ? " bglobal" : "") +
          (up2 ? " up2" : "") + (one_phase ? " 1ph" : "") + (epi_passes > 1 ? " ep" + std::to_string(epi_passes) : "") +
          (tap_sum ? " tapsum" : "") + (a_direct ? " adirect" : "");
@@ -365,7 +366,7 @@ std::vector<float> pack_coop_weights(std::span<const float> w, const Conv2dShape
     const int64_t tile = co / c.nt, j = co % c.nt;
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
       const int64_t chunk = ci / c.ck;
-      const int64_t k = c.a_direct ? a_direct_k(ci, c.ck, 2) : ci % c.ck;
+      const int64_t k = c.a_direct ? a_direct_k(ci, c.ck) : ci % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
         // B read from shared memory: row (tap, k) of nt channels; B read from the buffer
         // (b_global): column-major, column (tap, j) of ck channels, so that the two consecutive
@@ -410,7 +411,7 @@ std::vector<float> pack_coop_up2_weights(std::span<const float> w, const Conv2dS
     for (int64_t ci = 0; ci < s.c_in; ++ci) {
       const float* k3 = &w[static_cast<size_t>((co * s.c_in + ci) * 9)];
       if (ci < c0) {
-        const int64_t base = tile * tile_size + (ci / c.ck) * up_block, k = c.a_direct ? a_direct_k(ci, c.ck, 2) : ci % c.ck;
+        const int64_t base = tile * tile_size + (ci / c.ck) * up_block, k = c.a_direct ? a_direct_k(ci, c.ck) : ci % c.ck;
         for (int64_t ph = 0; ph < 4; ++ph)
           for (int64_t tap = 0; tap < 4; ++tap)
             packed[static_cast<size_t>(base + ((ph * 4 + tap) * c.ck + k) * c.nt + j)] = up2_phase_weight<float>(k3, ph, tap);

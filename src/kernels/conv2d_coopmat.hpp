@@ -53,7 +53,6 @@ struct CoopConvConfig {
   // concat, upsample or head; a pool or tail may follow), the A-reuse tile geometry;
   // conv2d_coopmat_up2: one phase, the X0 chunks of an fp16 NHWC X0, tiles 16 wide. Both: ck a
   // multiple of 32 and a device whose fragment element order was checked (CoopTarget::a_rows).
-  // conv2d_coopmat_q8 (q8): as conv2d_coopmat, one NHWC_Q8 input, ck 64 (CoopTarget::a_rows_q8).
   bool a_direct = false;
 
   bool operator==(const CoopConvConfig&) const = default;
@@ -86,9 +85,6 @@ struct CoopTarget {
   // t + 4, in the order conv2d_coopmat's A_DIRECT fills them (the device context checks it on the
   // device: coop_layout_check.hpp; the emulation always may).
   bool a_rows = false;
-  // The same for the int8 16x32 A fragments (a word holds 4 int8 elements): conv2d_coopmat_q8's
-  // A_DIRECT.
-  bool a_rows_q8 = false;
   bool supports(const CoopMatrixShape& s) const;
 };
 
@@ -113,13 +109,6 @@ bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, co
 // The shared memory COOP_EMULATE adds for an A_DIRECT configuration (its fragments in shared
 // memory: conv2d_coopmat_config.glsl, conv2d_coopmat_up2_config.glsl), in bytes; 0 for any other.
 int64_t a_direct_emulation_bytes(const CoopConvConfig& config, int64_t kh);
-
-// A_DIRECT's weight row (K position) of input channel ci in its ck-channel chunk, for fragments
-// whose 32-bit words hold per_word elements (2: fp16, 4: int8): within each pair of K steps, K in
-// the order the lanes fill their A fragments from one 16-byte load (conv2d_coopmat_adirect.glsl's
-// ad_fetch): with r = ci mod 16 per_word and its word w = 4 t + 2 s + q, row
-// 8 per_word s + per_word (t + 4 q) + r mod per_word.
-int64_t a_direct_k(int64_t ci, int64_t ck, int64_t per_word);
 
 // A conv2d_coopmat TAIL (ConvFusion::tail): a 3x3 stride-1 padding-1 conv of `cout` <= 4
 // output channels computed in the epilogue of the conv before it as a tap-sum over `t_nt`

@@ -11,23 +11,19 @@
 namespace denox::kernels {
 
 bool q8_config_valid(const CoopConvConfig& c) {
-  if (c.one_phase || c.tap_sum || c.epi_passes != 1) return false;
+  if (c.one_phase || c.tap_sum || c.epi_passes != 1 || c.a_direct) return false;  // (A_DIRECT: the fp16 shaders only)
   if (c.tile_h < 1 || c.tile_w < 16 || c.tile_w % 16 != 0 || (c.ck != 32 && c.ck != 64)) return false;
   if (c.sg_m < 1 || c.sg_n < 1 || c.nt < 16 || c.nt % (16 * c.sg_n) != 0) return false;
   if (c.up2 && (c.tile_w % 32 != 0 || c.tile_h % 2 != 0 || c.sg_m % 4 != 0 || c.b_global)) return false;
-  if (c.m_frags() % c.sg_m != 0) return false;
-  // A_DIRECT (conv2d_coopmat_q8_adirect.glsl): the A-reuse geometry (a subgroup's fragments one
-  // 16-pixel column of fm >= 2 consecutive tile rows), 64-channel chunks, staged B, no phases.
-  const int64_t fm = c.m_frags() / c.sg_m;
-  return !c.a_direct || (!c.up2 && !c.b_global && c.ck == 64 && fm >= 2 && c.tile_h % fm == 0 && c.sg_m == c.tile_h / fm * (c.tile_w / 16));
+  return c.m_frags() % c.sg_m == 0;
 }
 
 int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw) {
-  // In 16-byte vectors (the shader's SMEM_V): the patch (none with A_DIRECT) and the staged
-  // weights, each row padded by one vector, or the fp16 accumulators (pixel rows of nt halves,
-  // padded likewise). up2: also X0's stage, the low-resolution patch and 16 phase blocks of weights.
+  // In 16-byte vectors (the shader's SMEM_V): the patch and the staged weights, each row padded
+  // by one vector, or the fp16 accumulators (pixel rows of nt halves, padded likewise). up2: also
+  // X0's stage, the low-resolution patch and 16 phase blocks of weights.
   const int64_t row = c.ck / 16 + 1;
-  const int64_t stage = (c.a_direct ? 0 : (c.tile_h + kh - 1) * (c.tile_w + kw - 1) * row) + (c.b_global ? 0 : kh * kw * c.nt * row);
+  const int64_t stage = (c.tile_h + kh - 1) * (c.tile_w + kw - 1) * row + (c.b_global ? 0 : kh * kw * c.nt * row);
   const int64_t stage0 = c.up2 ? (c.tile_h / 2 + 2) * (c.tile_w / 2 + 2) * row + 16 * c.nt * row : 0;
   const int64_t out = c.tile_h * c.tile_w * (c.nt / 8 + 1);
   return 16 * std::max({stage, stage0, out});
@@ -40,31 +36,20 @@ bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTar
   if (emulate && (target.subgroup_size > 128 || 128 % target.subgroup_size != 0)) return false;
   if (even_tile_h && c.tile_h % 2 != 0) return false;
   if (c.up2 && (s.kh != 3 || s.kw != 3 || even_tile_h)) return false;  // (PHASES: no fused pool)
-  // A_DIRECT: a device whose int8 fragment element order was checked and the reuse geometry's
-  // kh >= 2 (the caller offers it to one NHWC_Q8 input only: no concat or upsample).
-  if (c.a_direct && (!(target.a_rows_q8 || emulate) || s.kh < 2)) return false;
-  return q8_shared_bytes(c, s.kh, s.kw) + (emulate ? q8_a_direct_emulation_bytes(c, s.kh) : 0) <= target.max_shared_bytes;
-}
-
-int64_t q8_a_direct_emulation_bytes(const CoopConvConfig& c, int64_t kh) {
-  if (!c.a_direct) return 0;
-  return c.subgroups() * 2 * (c.m_frags() / c.sg_m + kh - 1) * 16 * 32;  // 2 x AD_ROWS fragments of 16 x 32 bytes
+  return q8_shared_bytes(c, s.kh, s.kw) <= target.max_shared_bytes;
 }
 
 int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail) {
   const int64_t row = c.ck / 16 + 1;
-  const int64_t stage = (c.a_direct ? 0 : (c.tile_h + s.kh - 1) * (c.tile_w + s.kw - 1) * row) + (c.b_global ? 0 : s.kh * s.kw * c.nt * row);
+  const int64_t stage = (c.tile_h + s.kh - 1) * (c.tile_w + s.kw - 1) * row + (c.b_global ? 0 : s.kh * s.kw * c.nt * row);
   const int64_t rows = c.tile_h * c.tile_w * (std::max(c.nt, tail.t_nt) + 8) / 8;
-  const int64_t w2 = 2 * tail.t_k * (tail.t_nt + 8);
-  // A_DIRECT stages W2 after the chunk loop, after the rows over the dead weights (TAIL_LATE_CONSTS).
-  if (c.a_direct) return std::max(16 * stage, 16 * rows + w2);
-  return 16 * std::max(stage, rows) + w2;
+  return 16 * std::max(stage, rows) + 2 * tail.t_k * (tail.t_nt + 8);
 }
 
 bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& s, const CoopTail& tail, const CoopTarget& target, bool emulate) {
   if (!q8_config_fits(c, s, target, false, emulate) || c.up2 || c.b_global || c.sg_n != 1 || c.nt < s.c_out || c.tile_h < 2) return false;
   if (tail.cout < 1 || tail.t_k > c.nt || tail.t_nt > 64) return false;
-  return q8_tail_shared_bytes(c, s, tail) + (emulate ? q8_a_direct_emulation_bytes(c, s.kh) : 0) <= target.max_shared_bytes;
+  return q8_tail_shared_bytes(c, s, tail) <= target.max_shared_bytes;
 }
 
 namespace {
@@ -93,7 +78,7 @@ double max_phase_weight(std::span<const float> w, const Conv2dShape& s, int64_t 
 }  // namespace
 
 std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
-                                       const CoopTail* tail, bool one_input) {
+                                       const CoopTail* tail) {
   auto fits = [&](const CoopConvConfig& c) {
     return tail ? q8_tail_fits(c, s, *tail, target, emulate) : q8_config_fits(c, s, target, even_tile_h, emulate);
   };
@@ -147,17 +132,6 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
           // larger layers (bench/RESULTS.md, 2026-11-27 sixth session).
           q8_config(8, 16, nt, 32, 4, 1, false)})
       order.push_back(c);
-    // A_DIRECT (conv2d_coopmat_q8_adirect.glsl) for a conv of one input, where the device's int8
-    // fragment order was checked: the fp16 A_DIRECT winners' geometries (16x16 and 8x32 on 4
-    // subgroups of 4 row fragments: ~23 KB, two workgroups an SM) and the staged heuristic's 16x32
-    // on 8, in 64-channel chunks.
-    if (one_input && target.a_rows_q8 && !emulate)
-      for (int64_t ad_nt : {nt, wide != 0 ? wide : nt, int64_t{64}})
-        for (CoopConvConfig c : {q8_config(16, 16, ad_nt, 64, 4, 1, false), q8_config(8, 32, ad_nt, 64, 4, 1, false),
-                                 q8_config(16, 32, ad_nt, 64, 8, 1, false)}) {
-          c.a_direct = true;
-          order.push_back(c);
-        }
   }
   std::vector<CoopConvConfig> out;
   for (const CoopConvConfig& c : order) {
@@ -222,7 +196,7 @@ Q8ConvConstants quantize_q8_conv(std::span<const float> w, std::span<const float
     const double inv = 1.0 / sw[static_cast<size_t>(n)];
     int64_t correction = 0;
     for (int64_t k = 0; k < s.c_in; ++k) {
-      const int64_t z = k < c0 ? x0.zero_point : x1.zero_point, ch = k / c.ck, kc = c.a_direct ? a_direct_k(k, c.ck, 4) : k % c.ck;
+      const int64_t z = k < c0 ? x0.zero_point : x1.zero_point, ch = k / c.ck, kc = k % c.ck;
       for (int64_t tap = 0; tap < kk; ++tap) {
         const int8_t q = weight_code(weight(n, k, tap) * ratio(k) * inv);
         correction -= static_cast<int64_t>(q) * z;

@@ -17,14 +17,10 @@ namespace denox::kernels {
 // sg_n, the A fragments divisible among sg_m, none of the fp16 family's one-phase / tap-sum
 // options. With up2 (PHASES in the shader: a 3x3 conv of an upsampled X0 concatenated with X1,
 // X0's channels by output phase; conv2d_coopmat_q8_phases.glsl): tile_w a multiple of 32, an even
-// tile_h, sg_m a multiple of 4 (a subgroup's fragments are one phase's), no B_GLOBAL. With
-// a_direct (conv2d_coopmat_q8_adirect.glsl): ck 64, the A-reuse geometry, no up2 or B_GLOBAL.
+// tile_h, sg_m a multiple of 4 (a subgroup's fragments are one phase's), no B_GLOBAL.
 bool q8_config_valid(const CoopConvConfig& c);
 // Shared memory conv2d_coopmat_q8.comp declares for a kh x kw kernel (bytes).
 int64_t q8_shared_bytes(const CoopConvConfig& c, int64_t kh, int64_t kw);
-// The shared memory COOP_EMULATE adds for an A_DIRECT configuration (its int8 fragments in
-// shared memory, conv2d_coopmat_q8_config.glsl), in bytes; 0 for any other.
-int64_t q8_a_direct_emulation_bytes(const CoopConvConfig& c, int64_t kh);
 // Whether `c` runs `shape` on `target` (int8 fragments on the device or `emulate`, subgroups,
 // shared memory, an even tile for a fused pool; stride and dilation 1).
 bool q8_config_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate);
@@ -36,10 +32,8 @@ int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& shape, 
 bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target, bool emulate);
 // The configurations to try for `shape` (with `tail` in the epilogue, when given), the
 // heuristic's first (`all`: the tuner's set, else only the heuristic's). Empty when none fits.
-// `one_input` (no fused concat or upsample): the tuner's set takes A_DIRECT ones too where
-// target.a_rows_q8.
 std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
-                                       const CoopTail* tail = nullptr, bool one_input = false);
+                                       const CoopTail* tail = nullptr);
 // The up2 (PHASES) configurations to try for a 3x3 conv of an upsampled input concatenated with
 // a full-resolution one (`all`: the tuner's set, else the heuristic's first), as q8_configs.
 std::vector<CoopConvConfig> q8_phase_configs(const Conv2dShape& shape, const CoopTarget& target, bool emulate, bool all);

@@ -16,7 +16,6 @@ std::string LoweringTarget::key() const {
   for (const auto& [name, c] : conv_configs) k += ";" + name + " " + c.describe();
   if (coop.int8) k += ";int8";
   if (coop.a_rows) k += ";arows";
-  if (coop.a_rows_q8) k += ";arowsq8";
   if (int8) k += ";" + quant_table_key(*int8);
   return k + ")";
 }

@@ -29,33 +29,22 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   return t;
 }
 
-// conv2d_coopmat_q8's A_DIRECT in `t` where the device's int8 16x32 fragments have the order it
-// fills (CoopTarget::a_rows_q8, ";arowsq8"; the same check as enable_a_direct's, with Q8=1).
-inline void enable_a_direct_q8(LoweringTarget& t, const runtime::DeviceContext& ctx) {
-  if (t.coop.int8)
-    t.coop.a_rows_q8 = runtime::checked_coop_a_rows(
-        ctx, [] { return compile_shader("coop_a_layout", {{"Q8", "1"}}, plan::Precision::F32); }, true);
-}
-
 // Turns on conv2d_coopmat's A_DIRECT in `t` (a target of ctx's device) where the device's fp16
 // 16x16x16 fragments have the element order it fills (runtime::checked_coop_a_rows: a few
 // milliseconds, one dispatch on ctx's queue under its locks, the answer kept in the context and
-// its background views), and with an int8 precision (t.int8: set it first) conv2d_coopmat_q8's
-// (enable_a_direct_q8). Only the tuned configuration spaces offer A_DIRECT, so the API asks for
+// its background views). Only the tuned configuration spaces offer A_DIRECT, so the API asks for
 // tuned compiles only, on the context its measurements use (api_compile.cpp): heuristic compiles
 // submit nothing for it and keep their cache keys (CoopTarget::a_rows adds ";arows").
 inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
   if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
     t.coop.a_rows = runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
-  if (t.int8) enable_a_direct_q8(t, ctx);
 }
 
-// lowering_target(caps) with A_DIRECT, fp16 and int8, where the device has it (tests and
-// benchmarks that force, name or tune A_DIRECT configurations).
+// lowering_target(caps) with A_DIRECT where the device has it (tests and benchmarks that force,
+// name or tune A_DIRECT configurations).
 inline LoweringTarget lowering_target_with_a_direct(const runtime::DeviceContext& ctx) {
   LoweringTarget t = lowering_target(ctx.caps());
   enable_a_direct(t, ctx);
-  enable_a_direct_q8(t, ctx);
   return t;
 }
 
@@ -67,7 +56,7 @@ inline LoweringTarget emulated_lowering_target(const runtime::DeviceCapabilities
   t.coop.shapes = h100_coop_shapes();
   t.coop.subgroup_size = caps.subgroup_size;
   t.coop.max_shared_bytes = caps.max_compute_shared_memory;
-  t.coop.a_rows = t.coop.a_rows_q8 = true;  // (the emulation fills its fragments in A_DIRECT's order itself)
+  t.coop.a_rows = true;  // (the emulation fills its fragments in A_DIRECT's order itself)
   t.coop_emulate = true;
   return t;
 }

@@ -10,31 +10,20 @@
 
 namespace denox::runtime {
 
-std::string coop_a_rows_mismatch(const DeviceContext& ctx, const std::vector<uint32_t>& spirv, bool q8) {
+std::string coop_a_rows_mismatch(const DeviceContext& ctx, const std::vector<uint32_t>& spirv) {
   if (ctx.queue() == VK_NULL_HANDLE) return "the context has no queue to run the check on";
   if (ctx.caps().subgroup_size != 32) return "the subgroup size is " + std::to_string(ctx.caps().subgroup_size) + ", not 32";
-  // A 16 x cols A fragment: a 32-bit word holds `per_word` elements, 4 words a lane.
-  const uint32_t per_word = q8 ? 4 : 2, cols = 8 * per_word, elems = 4 * per_word;
-  constexpr uint32_t kLanes = 32;
-  const uint32_t out_words = 1 + 2 * kLanes * elems;
-  const char* what = q8 ? "16x32 int8" : "16x16 fp16";
-  // The rows matrix (element (r, c) = r), then the columns matrix (= c): exact in fp16 and int8.
-  std::vector<uint8_t> matrices(2 * 16 * cols * (q8 ? 1 : 2));
+  constexpr uint32_t kLanes = 32, kElems = 8;  // a 16x16 fp16 A fragment: 8 halves a lane
+  constexpr uint32_t kOutWords = 1 + 2 * kLanes * kElems;
+  // The rows matrix (element (r, c) = r), then the columns matrix (= c): exact in fp16.
+  std::vector<uint16_t> matrices(2 * 16 * 16);
   for (uint32_t m = 0; m < 2; ++m)
     for (uint32_t r = 0; r < 16; ++r)
-      for (uint32_t c = 0; c < cols; ++c) {
-        const uint32_t at = (m * 16 + r) * cols + c, value = m ? c : r;
-        if (q8) {
-          matrices[at] = static_cast<uint8_t>(value);
-        } else {
-          const uint16_t h = float_to_half(static_cast<float>(value));
-          std::memcpy(&matrices[2 * at], &h, 2);
-        }
-      }
-  Buffer in(ctx, matrices.size(), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, MemoryKind::Upload, "coop layout check input");
-  std::memcpy(in.mapped(), matrices.data(), matrices.size());
-  Buffer out(ctx, out_words * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, MemoryKind::Readback, "coop layout check output");
-  std::memset(out.mapped(), 0xff, out_words * 4);
+      for (uint32_t c = 0; c < 16; ++c) matrices[(m * 16 + r) * 16 + c] = float_to_half(static_cast<float>(m ? c : r));
+  Buffer in(ctx, matrices.size() * 2, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, MemoryKind::Upload, "coop layout check input");
+  std::memcpy(in.mapped(), matrices.data(), matrices.size() * 2);
+  Buffer out(ctx, kOutWords * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, MemoryKind::Readback, "coop layout check output");
+  std::memset(out.mapped(), 0xff, kOutWords * 4);
   const ComputePipeline pipeline(ctx, spirv, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, 0, VK_NULL_HANDLE,
                                  "coop_a_layout");
   const auto& vk = ctx.vk();
@@ -56,39 +45,36 @@ std::string coop_a_rows_mismatch(const DeviceContext& ctx, const std::vector<uin
     to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
     vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
   });
-  std::vector<uint32_t> w(out_words);
-  std::memcpy(w.data(), out.mapped(), out_words * 4);
-  if (w[0] != elems)
-    return "a lane holds " + std::to_string(w[0]) + " elements of a " + what + " A matrix, not " + std::to_string(elems);
+  std::vector<uint32_t> w(kOutWords);
+  std::memcpy(w.data(), out.mapped(), kOutWords * 4);
+  if (w[0] != kElems) return "a lane holds " + std::to_string(w[0]) + " elements of a 16x16 fp16 A matrix, not 8";
   for (uint32_t lane = 0; lane < kLanes; ++lane)
-    for (uint32_t e = 0; e < elems; ++e) {
-      const uint32_t word = e / per_word, row = lane / 4 + 8 * (word >> 1), col = per_word * (lane % 4 + 4 * (word & 1)) + e % per_word;
-      const uint32_t got_row = w[1 + 2 * (lane * elems + e)], got_col = w[2 + 2 * (lane * elems + e)];
+    for (uint32_t e = 0; e < kElems; ++e) {
+      const uint32_t word = e / 2, row = lane / 4 + 8 * (word >> 1), col = 2 * (lane % 4 + 4 * (word & 1)) + e % 2;
+      const uint32_t got_row = w[1 + 2 * (lane * kElems + e)], got_col = w[2 + 2 * (lane * kElems + e)];
       if (got_row != row || got_col != col)
-        return std::string(what) + " lane " + std::to_string(lane) + " element " + std::to_string(e) + " is (" + std::to_string(got_row) + ", " +
+        return "lane " + std::to_string(lane) + " element " + std::to_string(e) + " is (" + std::to_string(got_row) + ", " +
                std::to_string(got_col) + "), not (" + std::to_string(row) + ", " + std::to_string(col) + ")";
     }
   return "";
 }
 
-bool checked_coop_a_rows(const DeviceContext& ctx, const std::function<std::vector<uint32_t>()>& spirv, bool q8) {
-  if (const int state = ctx.coop_a_rows_state(q8); state >= 0) return state == 1;
+bool checked_coop_a_rows(const DeviceContext& ctx, const std::function<std::vector<uint32_t>()>& spirv) {
+  if (const int state = ctx.coop_a_rows_state(); state >= 0) return state == 1;
   if (ctx.queue() == VK_NULL_HANDLE) return false;  // (not kept: a view with a queue may run it)
   if (ctx.caps().subgroup_size != 32) {  // (A_DIRECT's order is one of 32-lane subgroups: no shader to compile)
-    ctx.set_coop_a_rows(q8, false);
+    ctx.set_coop_a_rows(false);
     return false;
   }
-  const char* shader = q8 ? "conv2d_coopmat_q8" : "conv2d_coopmat";
   bool passed = false;
   try {
-    const std::string why = coop_a_rows_mismatch(ctx, spirv(), q8);
+    const std::string why = coop_a_rows_mismatch(ctx, spirv());
     passed = why.empty();
-    if (!passed) spdlog::info("denox: {}'s A_DIRECT is off on {}: {}", shader, ctx.caps().device_name, why);
+    if (!passed) spdlog::info("denox: conv2d_coopmat's A_DIRECT is off on {}: {}", ctx.caps().device_name, why);
   } catch (const std::exception& e) {
-    spdlog::warn("denox: the cooperative-matrix element-order check ({}) failed on {}: {}; its A_DIRECT is off", shader,
-                 ctx.caps().device_name, e.what());
+    spdlog::warn("denox: the cooperative-matrix element-order check failed on {}: {}; A_DIRECT is off", ctx.caps().device_name, e.what());
   }
-  ctx.set_coop_a_rows(q8, passed);
+  ctx.set_coop_a_rows(passed);
   return passed;
 }
 

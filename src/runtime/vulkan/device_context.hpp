@@ -141,11 +141,11 @@ class DeviceContext {
 
   // Validation-layer messages of severity error seen so far (own instance with validation only).
   uint64_t validation_errors() const { return validation_errors_->load(); }
-  // The answers of the A_DIRECT element-order checks (coop_layout_check.hpp; fp16, or int8 with
-  // q8), kept by runtime::checked_coop_a_rows (background views share them): -1 none yet, 0
-  // failed or not applicable, 1 passed.
-  int coop_a_rows_state(bool q8 = false) const { return (q8 ? coop_a_rows_->q8 : coop_a_rows_->fp16).load(); }
-  void set_coop_a_rows(bool q8, bool passed) const { (q8 ? coop_a_rows_->q8 : coop_a_rows_->fp16).store(passed ? 1 : 0); }
+  // The answer of the A_DIRECT element-order check (coop_layout_check.hpp), kept by
+  // runtime::checked_coop_a_rows (background views share it): -1 none yet, 0 failed or not
+  // applicable, 1 passed.
+  int coop_a_rows_state() const { return coop_a_rows_->load(); }
+  void set_coop_a_rows(bool passed) const { coop_a_rows_->store(passed ? 1 : 0); }
 
   // Lists the physical devices of a fresh instance (for `denox info` and --device).
   static std::vector<DeviceCapabilities> enumerate(bool validation);
@@ -166,10 +166,7 @@ class DeviceContext {
   QueueLockHooks engine_hooks_;  // as the engine passed them
   QueueLockHooks hooks_;         // what lock_queue() calls: engine_hooks_ on a background view only
   std::shared_ptr<std::atomic<uint64_t>> validation_errors_ = std::make_shared<std::atomic<uint64_t>>(0);
-  struct CoopARows {
-    std::atomic<int> fp16{-1}, q8{-1};
-  };
-  std::shared_ptr<CoopARows> coop_a_rows_ = std::make_shared<CoopARows>();
+  std::shared_ptr<std::atomic<int>> coop_a_rows_ = std::make_shared<std::atomic<int>>(-1);
   VolkDeviceTable table_{};
   DeviceCapabilities caps_;
   VkPhysicalDeviceMemoryProperties memory_{};
