@@ -111,6 +111,11 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // covers the input channels.
   if (emulate && tail && s.c_in > 32) return {};
   std::vector<CoopConvConfig> order;
+  // 64-channel tiles without a pool on 4 x 2 subgroups of 4 x 2 fragments (256 bytes of shared-
+  // memory fragments a multiply, 8 x 2's 2 x 2 load 427): on the H200 dec_conv2b 0.1080 ->
+  // 0.1021 ms, dec_conv4b 0.0376 -> 0.0371; with a pool (enc_conv3) 0.0312 -> 0.0317, so pooled
+  // convs keep 8 x 2 (bench/RESULTS.md, 2026-11-29 nineteenth session).
+  if (wide == 64 && !even_tile_h) order.push_back(q8_config(16, 16, 64, 32, 4, 2, false));
   if (wide == 64) order.push_back(q8_config(16, 16, 64, 32, 8, 2, false));
   if (wide == 48) order.push_back(q8_config(16, 16, 48, 32, 8, 1, false));
   for (const CoopConvConfig& c : {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
@@ -130,7 +135,7 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
           // 8x16 pixels on 4 subgroups of 2 x 2 fragments (staged B, ~22 KB: two workgroups an SM):
           // dec_conv4b (1/8 resolution) 0.0367 -> 0.0347 ms on the H100; 20-60% slower on the
           // larger layers (bench/RESULTS.md, 2026-11-27 sixth session).
-          q8_config(8, 16, nt, 32, 4, 1, false)})
+          q8_config(8, 16, nt, 32, 4, 1, false), q8_config(16, 16, 64, 32, 4, 2, false)})
       order.push_back(c);
   }
   std::vector<CoopConvConfig> out;

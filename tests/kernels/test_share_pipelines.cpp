@@ -24,10 +24,16 @@ namespace {
 // portable ones 2.
 class FlatMeasurer : public autotune::Measurer {
  public:
+  // What an int8 convolution (conv2d_coopmat_q8) measures; by default as any other layout variant.
+  double q8_ms = 0.9;
   std::vector<autotune::Measured> measure(const compiler::Graph&, const std::vector<const Implementation*>& impls, plan::Precision,
                                           uint32_t, uint32_t, const autotune::Progress&) override {
     std::vector<autotune::Measured> out(impls.size());
-    for (size_t i = 0; i < impls.size(); ++i) out[i].ok = true, out[i].ms = impls[i]->family == "conv2d" ? 2.0 : impls[i]->layout_words().empty() ? 1.0 : 0.9;
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const Implementation& impl = *impls[i];
+      out[i].ok = true;
+      out[i].ms = impl.family == "conv2d" ? 2.0 : impl.family == "conv2d_coopmat_q8" ? q8_ms : impl.layout_words().empty() ? 1.0 : 0.9;
+    }
     return out;
   }
 };
@@ -135,6 +141,7 @@ TEST_CASE("pipelines counted from implementations lowered alone are the int8 pla
   o.target = h100_int8_target(g, std::vector<HostTensor>{random_tensor({1, 3, 40, 48}, 5)});
   o.space = ConfigSpace::Pruned;
   FlatMeasurer m;
+  m.q8_ms = 0.8;  // (so that the int8 convolutions are chosen wherever they can be, not only where sharing a pipeline favours them)
   o.measurer = &m;
   const autotune::Schedule s = autotune::schedule_graph(g, o);
   const plan::Plan p = autotune::lower_schedule(g, s, o.precision);
