@@ -371,9 +371,10 @@ TEST_CASE("int8 convs with a tail on the GPU's int8 cooperative matrices", "[ker
 namespace {
 
 // int8 convs with 64, 48 and 112 output channels, which the heuristic gives 64- and 48-channel
-// tiles (q8_configs: 2 x 2 subgroups' fragments of 64 channels, one column of 3 for 48), over one
-// to four 32-channel chunks: x (16) -> conv0 16->64 (fp16, writing NHWC_Q8) -> conv1 64->64 ->
-// conv2 64->48 -> conv3 48->112 -> conv4 112->32 -> conv5 32->3, each with a ReLU but the last.
+// tiles (q8_configs: 4 x 2 subgroups of 4 x 2 fragments for 64 channels without a pool, one
+// column of 3 for 48), over one to four 32-channel chunks: x (16) -> conv0 16->64 (fp16, writing
+// NHWC_Q8) -> conv1 64->64 -> conv2 64->48 -> conv3 48->112 -> conv4 112->32 -> conv5 32->3,
+// each with a ReLU but the last.
 GraphBuilder q8_wide_graph() {
   GraphBuilder b;
   TensorId t = b.input("x", 16);
