@@ -300,19 +300,9 @@ void main() {
       }
     }
 #elif !PROFILE_SKIP_MMA && A_DIRECT
-    // Tiles whose patch lies inside X0 (and every chunk full) load with no bounds checks: the
-    // K loop is compiled twice, and the choice is one per workgroup.
     uint r0, cs0;
     frag_pos(sg_m, 0, r0, cs0);
-    if (ad_inside) {
-#define AD_BOUNDED false
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-    } else {
-#define AD_BOUNDED true
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-    }
+#include "conv2d_coopmat_adirect_chunk.glsl"
 #elif !PROFILE_SKIP_MMA && A_REUSE_ON
     uint r0, cs0;
     frag_pos(sg_m, 0, r0, cs0);

@@ -1,11 +1,11 @@
-// A_DIRECT: one chunk's multiplies (conv2d_coopmat_adirect.glsl's loads), included twice in the
-// chunk loop of conv2d_coopmat.comp and conv2d_coopmat_up2.comp with AD_BOUNDED false (a tile
-// whose patch lies inside X0) and true (any other), so that the interior tiles' loads carry no
-// bounds arithmetic (bench/RESULTS.md, 2026-11-29 eighteenth session: that arithmetic cost
-// dec_conv2b 0.139 -> 0.206 ms). The includer defines AD_KH, AD_KW (the kernel the loop walks:
-// 3x3, or 2x2 for an up2 phase), AD_B_AT(ky, kx, k) (the staged weights' row, in halves) and has
-// n, iy0, ix0 (the patch's origin in X0), chunk, sg_n and r0, cs0 (its first fragment's tile row
-// and 16-pixel column segment) in scope.
+// A_DIRECT: one chunk's multiplies (conv2d_coopmat_adirect.glsl's loads), included twice by
+// conv2d_coopmat_adirect_chunk.glsl with AD_BOUNDED false (a tile whose patch lies inside X0)
+// and true (any other), so that the interior tiles' loads carry no bounds arithmetic
+// (bench/RESULTS.md, 2026-11-29 eighteenth session: that arithmetic cost dec_conv2b 0.139 ->
+// 0.206 ms). The shader defines AD_KH, AD_KW (the kernel the loop walks: 3x3, or 2x2 for an up2
+// phase), AD_B_AT(ky, kx, k) (the staged weights' row, in halves) and has n, iy0, ix0 (the
+// patch's origin in X0), chunk, sg_n and r0, cs0 (its first fragment's tile row and 16-pixel
+// column segment) in scope.
 // Per kernel column and pair of K steps: the subgroup's AD_ROWS row fragments (patch rows r0 ..
 // r0 + FM + AD_KH - 2) from X0, then as A_REUSE: row p is kernel row p - i of fragment i.
 {

@@ -24,9 +24,10 @@
 // barrier then precedes the tap sums, which read the neighbours' rows. W2 (T_K x T_NTS) and
 // the conv's bias (NT halves) sit in shared memory of their own after everything else (TAIL_C),
 // staged with the first chunk (with A_DIRECT: after the tile's rows, over the dead weights stage,
-// staged after the chunk loop: TAIL_LATE_CONSTS, conv2d_coopmat_config.glsl). (A first version with a barrier between each step, W2 loaded
-// after the main loop and the bias added in a pass over shared memory cost 0.13 ms on the
-// H100's dec_conv1b: bench/RESULTS.md, 2026-11-25 afternoon.)
+// staged after the chunk loop: TAIL_LATE_CONSTS, conv2d_coopmat_config.glsl). (A first version
+// with a barrier between each step, W2 loaded after the main loop and the bias added in a pass
+// over shared memory cost 0.13 ms on the H100's dec_conv1b: bench/RESULTS.md, 2026-11-25
+// afternoon.)
 
 #define T_NTS (T_NT + 8)
 #define T_FN (T_NT / CM_N)

@@ -59,8 +59,9 @@
 //   ONE_PHASE low-resolution pixels of one phase, TILE_W a multiple of 16), ONE_PHASE (optional),
 //   SKIP_ROWS (optional, with ONE_PHASE and CONCAT: the lowering sets it for skips of more than
 //   12 channels), A_DIRECT (optional, with ONE_PHASE, an fp16 NHWC X0, CK a multiple of 32 and
-//   TILE_W 16: the X0 chunks' A fragments built by the lanes from X0, below), TILES_REVERSED (optional: the tiles last to first, tile_order.glsl; no
-//   lowering sets it yet: the variant harness measures it),
+//   TILE_W 16: the X0 chunks' A fragments built by the lanes from X0, below), TILES_REVERSED
+//   (optional: the tiles last to first, tile_order.glsl; no lowering sets it yet: the variant
+//   harness measures it),
 //   NT CK SG_M SG_N SUBGROUP_SIZE CM_N ACC_F16 HAS_BIAS ACT as in conv2d_coopmat.comp,
 //   CONCAT (optional, default 0): X1 present; X0_HWC X1_HWC Y_HWC (optional, default 0) 1: that
 //   tensor is NHWC (with a channel count that is a multiple of 8: the lowering checks). Each
@@ -275,15 +276,7 @@ void main() {
         LOOP_UNROLL for (uint f = 0; f < FM * FN; ++f) ACCI_TO_ACC(f, prescale);
       }
 #elif A_DIRECT
-      if (ad_inside) {
-#define AD_BOUNDED false
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-      } else {
-#define AD_BOUNDED true
-#include "conv2d_coopmat_adirect_k.glsl"
-#undef AD_BOUNDED
-      }
+#include "conv2d_coopmat_adirect_chunk.glsl"
 #elif ONE_PHASE
       // Tap (dy, dx) of the phase: patch pixel (r + dy, c + dx) (the patch starts at the
       // phase's offset); B: the staged 4 taps.
