@@ -284,7 +284,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   // up to 32 output channels 8x64 on 16 subgroups; 48 / 64 in one 8x32 tile, 96 as two
   // 48-channel tiles, on 8 subgroups of one column (the tuner's picks with NHWC tensors,
   // 2026-11-26: dec_conv2a 0.247 -> 0.234 ms, dec_conv3a 0.136 -> 0.132 against 8x2 subgroups);
-  // wider ones in 64-channel 4x64 tiles. Then smaller tiles where
+  // wider ones in 64-channel 4x64 tiles (both now after a 16x32 tile, below). Then smaller tiles where
   // shared memory is short. A conv of up to 64 channels: one phase per workgroup, 16x16
   // low-resolution pixels with a two-pass epilogue (23-24 KB of shared memory: two workgroups
   // per SM), else 8x16 in one pass. Without a skip or with one of at most 12 channels in slot
@@ -304,8 +304,15 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   }
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});
-  else if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});
-  else picks.push_back({4, 64, 8, 2, 64, 16});
+  // Above 64 channels, 32-channel tiles of 16x32 pixels on 16 subgroups of one column first (the
+  // int8 phase conv's geometry, 40 KB): on the H200 dec_conv3a (96) 0.131 -> 0.116 ms, dec_conv4a
+  // (112) 0.066 -> 0.065; dec_conv2a (64) was slower on it, 0.215 -> 0.247, so convs of up to 64
+  // channels keep the picks above (bench/RESULTS.md, 2026-11-29 twentieth session).
+  if (full > 64) {
+    picks.push_back({16, 32, 16, 1, 32, 16});
+    if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});
+    else picks.push_back({4, 64, 8, 2, 64, 16});
+  }
   for (int64_t nt : {std::min<int64_t>(full, 64), std::min<int64_t>(full, 32)})
     for (const Pick& p : {Pick{8, 32, 8, 2, nt, 16}, Pick{4, 64, 8, 2, nt, 16}, Pick{4, 32, 4, 2, nt, 16}, Pick{4, 32, 8, 1, nt, 16}})
       picks.push_back(p);

@@ -134,7 +134,9 @@ std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& te
 std::vector<ConfigTemplate> up2_templates() {
   std::vector<ConfigTemplate> out;
   const std::pair<int64_t, int64_t> grids[] = {{4, 1}, {8, 1}, {4, 2}, {8, 2}, {16, 1}, {16, 2}, {32, 1}};
-  for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}})
+  // 16x32 came after the exhaustive data (the int8 phase conv's winning tile; fp16 dec_conv3a
+  // 0.131 -> 0.116 ms on the H200, bench/RESULTS.md 2026-11-29 twentieth session).
+  for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}, {16, 32}})
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})
         for (auto [sg_m, sg_n] : grids) out.push_back({th, tw, nt, sg_m, sg_n, cm_n, false, true});
@@ -172,6 +174,9 @@ const char* const kPrunedUp2Templates[] = {
     "16x16/ntfull/sg4x2/n16/b0/p1/e2", "16x16/ntfull/sg8x1/n16/b0/p1/e2", "16x16/ntfull/sg8x2/n16/b0/p1/e2",
     // And one phase on A_DIRECT, which won dec_conv1a on the H200 (2026-11-29 eighteenth session).
     "16x16/ntfull/sg4x1/n16/b0/ck32/p1/e2/ad",
+    // And all phases on 16x32 pixels of 32 channels (the heuristic's for more than 64 channels:
+    // dec_conv3a, dec_conv4a; 2026-11-29 twentieth session).
+    "16x32/nt32/sg16x1/n16/b0",
 };
 
 // The templates of `all` whose ids a pruned list names, in `all`'s order.

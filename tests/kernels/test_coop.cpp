@@ -137,6 +137,10 @@ std::vector<CoopConvConfig> forced_configs() {
   v.back().one_phase = true, v.back().epi_passes = 4;
   // A head's tile with 16x8x16 fragments (two head N fragments per chunk) and fp32 accumulators.
   add(8, 32, 32, 16, 8, 1, 8, false, false);  // index 25
+  // All phases on 16x32 pixels, 32-channel tiles on 16 subgroups of one column (the heuristic's
+  // for up2 convs of more than 64 channels; 40 KB, more than llvmpipe's 32 KB, so only the [coop]
+  // test on hardware runs it).
+  up2(16, 32, 32, 16, 1, 16, true);  // index 26
   return v;
 }
 

@@ -265,7 +265,14 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->epi_passes == 2);
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->shared_bytes(3, 3) == 23088);
   CHECK(choose_coop_up2_config({64, 64, 3, 3}, full, 0)->one_phase);
-  CHECK_FALSE(choose_coop_up2_config({144, 96, 3, 3}, full, 48)->one_phase);  // more than 64 channels
+  // More than 64 channels: all phases, 16x32 pixels in 32-channel tiles on 16 subgroups of one
+  // column (dec_conv3a, dec_conv4a of OIDN balanced).
+  for (auto [c_in, c_out] : {std::pair<int64_t, int64_t>{144, 96}, {160, 112}}) {
+    const auto c = choose_coop_up2_config({c_in, c_out, 3, 3}, full, 48);
+    REQUIRE(c);
+    CHECK_FALSE(c->one_phase);
+    CHECK(c->describe() == "16x32 nt32 ck16 sg16x1 16x16x16 f16acc up2");
+  }
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
   narrow.shapes = {{16, 8, 16, false}};
