@@ -305,9 +305,11 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
   if (full <= 32) picks.push_back({8, 64, 16, 1, full, 16});
   else if (full <= 64) picks.push_back({8, 32, 8, 1, full, 16});
   // Above 64 channels, 32-channel tiles of 16x32 pixels on 16 subgroups of one column first (the
-  // int8 phase conv's geometry, 40 KB): on the H200 dec_conv3a (96) 0.131 -> 0.116 ms, dec_conv4a
-  // (112) 0.066 -> 0.065; dec_conv2a (64) was slower on it, 0.215 -> 0.247, so convs of up to 64
-  // channels keep the picks above (bench/RESULTS.md, 2026-11-29 twentieth session).
+  // int8 phase conv's geometry, 40 KB): on the H200, against the picks below in the same calls,
+  // dec_conv3a (96) 0.132 -> 0.117 ms, dec_conv4a (112) 0.067 -> 0.065 at 1920x1088 (0.068 ->
+  // 0.059 and 0.046 -> 0.027 at 1280x720). Measured at 96 and 112 channels only. dec_conv2a (64)
+  // was slower on it (0.215 -> 0.247), so convs of up to 64 channels keep the picks above
+  // (bench/RESULTS.md, 2026-11-29 twentieth session).
   if (full > 64) {
     picks.push_back({16, 32, 16, 1, 32, 16});
     if (full == 96) picks.push_back({8, 32, 8, 1, 48, 16});

@@ -135,7 +135,7 @@ std::vector<ConfigTemplate> up2_templates() {
   std::vector<ConfigTemplate> out;
   const std::pair<int64_t, int64_t> grids[] = {{4, 1}, {8, 1}, {4, 2}, {8, 2}, {16, 1}, {16, 2}, {32, 1}};
   // 16x32 came after the exhaustive data (the int8 phase conv's winning tile; fp16 dec_conv3a
-  // 0.131 -> 0.116 ms on the H200, bench/RESULTS.md 2026-11-29 twentieth session).
+  // 0.132 -> 0.117 ms at 1920x1088 on the H200, bench/RESULTS.md 2026-11-29 twentieth session).
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}, {16, 32}})
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})

@@ -232,6 +232,16 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
     }
     concats += define(p, "CONCAT") == "1" && define(p, "UPSAMPLE0") == "1";
     CHECK(std::stoi(define(p, "SG_M")) * std::stoi(define(p, "SG_N")) * 32 == static_cast<int>(p.local_size[0]));
+    // The up2 convs of more than 64 channels on all phases of 16x32 pixels, 32-channel tiles on
+    // 16 subgroups of one column (choose_coop_up2_config).
+    if (d.name.find("dec_conv3a") != std::string::npos || d.name.find("dec_conv4a") != std::string::npos) {
+      CHECK(p.family == "conv2d_coopmat_up2");
+      CHECK(define(p, "ONE_PHASE").empty());
+      CHECK(define(p, "TILE_H") == "16");
+      CHECK(define(p, "TILE_W") == "32");
+      CHECK(define(p, "NT") == "32");
+      CHECK(define(p, "SG_M") == "16");
+    }
   }
   CHECK(pools == 4);
   CHECK(concats == 4);
@@ -291,6 +301,33 @@ TEST_CASE("coop lowering of the OIDN U-Net: default and fp32 plans unchanged and
   CHECK(unfused.at("conv2d_coopmat_tapsum") == 1);
   CHECK(unfused.at("pool2d") == 4);
   CHECK(unfused.at("upsample_nearest") == 4);
+}
+
+TEST_CASE("the forced 16x32 all-phase up2 configuration applies to every up2 conv of the cases on a 48 KB target", "[kernels][coop-plan]") {
+  // The [coop] test runs forced configuration 26 on hardware only (40 KB: more than llvmpipe's
+  // 32 KB), and its counts hold whether or not a forced configuration fits; so check here that
+  // it takes every up2 conv of the cases where 48 KB are available.
+  LoweringTarget target;
+  target.coop = h100_like();
+  target.force_config = forced_configs()[26];
+  int checked = 0;
+  for (Case& c : cases()) {
+    const plan::Plan plan = build_portable_plan(c.b.g, plan::Precision::F16, target);
+    int up2 = 0;
+    for (const auto& d : plan.dispatches) {
+      const auto& p = plan.pipelines[d.pipeline];
+      if (p.family != "conv2d_coopmat_up2") continue;
+      ++up2;
+      INFO(c.name << ": " << d.name);
+      CHECK(define(p, "TILE_H") == "16");
+      CHECK(define(p, "TILE_W") == "32");
+      CHECK(define(p, "SG_M") == "16");
+      CHECK(define(p, "ONE_PHASE").empty());
+    }
+    CHECK(up2 == c.upsampled);
+    checked += up2;
+  }
+  CHECK(checked >= 4);
 }
 
 TEST_CASE("coop family emulated (COOP_EMULATE) against the CPU reference at odd sizes with channel padding and every fusion",

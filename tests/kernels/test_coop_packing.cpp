@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "coop_support.hpp"
 #include "kernels/conv2d_coopmat.hpp"
+#include "kernels/implementations.hpp"
 
 using namespace denox;
 using namespace denox::kernels;
@@ -266,12 +268,31 @@ TEST_CASE("coop configs: valid, within shared memory, only device-reported shape
   CHECK(choose_coop_up2_config({67, 64, 3, 3}, full, 3)->shared_bytes(3, 3) == 23088);
   CHECK(choose_coop_up2_config({64, 64, 3, 3}, full, 0)->one_phase);
   // More than 64 channels: all phases, 16x32 pixels in 32-channel tiles on 16 subgroups of one
-  // column (dec_conv3a, dec_conv4a of OIDN balanced).
-  for (auto [c_in, c_out] : {std::pair<int64_t, int64_t>{144, 96}, {160, 112}}) {
-    const auto c = choose_coop_up2_config({c_in, c_out, 3, 3}, full, 48);
+  // column, 40 KB (OIDN balanced's dec_conv3a: 112 + 48 -> 96, dec_conv4a: 96 + 64 -> 112). With
+  // less shared memory the earlier picks that fit (96: 8x32 in 48-channel tiles; 112: its 4x64
+  // tile of 64 channels needs 43 KB, so 8x32 in 32-channel tiles); with 16x8x16 fragments only,
+  // the same tile on them.
+  CoopTarget below_40k = full;
+  below_40k.max_shared_bytes = 40000;
+  CoopTarget cm8_only = full;
+  cm8_only.shapes = {{16, 8, 16, false}};
+  for (auto [c_out, skip, fallback] : {std::tuple<int64_t, int64_t, const char*>{96, 48, "8x32 nt48 ck16 sg8x1 16x16x16 f16acc up2"},
+                                       {112, 64, "8x32 nt32 ck16 sg8x2 16x16x16 f16acc up2"}}) {
+    const Conv2dShape s{160, c_out, 3, 3};
+    const auto c = choose_coop_up2_config(s, full, skip);
     REQUIRE(c);
     CHECK_FALSE(c->one_phase);
     CHECK(c->describe() == "16x32 nt32 ck16 sg16x1 16x16x16 f16acc up2");
+    CHECK(c->shared_bytes(3, 3) == 40960);
+    // The tuner's pruned list has it too (an id named by hand: a typo would drop it silently).
+    const std::vector<CoopConvConfig> pruned = coop_up2_configs_pruned(s, full);
+    CHECK(std::find(pruned.begin(), pruned.end(), *c) != pruned.end());
+    const auto smaller = choose_coop_up2_config(s, below_40k, skip);
+    REQUIRE(smaller);
+    CHECK(smaller->describe() == fallback);
+    const auto cm8 = choose_coop_up2_config(s, cm8_only, skip);
+    REQUIRE(cm8);
+    CHECK(cm8->describe() == "16x32 nt32 ck16 sg16x1 16x8x16 f32acc up2");
   }
   // Only 16x8x16 with fp32 accumulators: every choice uses it.
   CoopTarget narrow = full;
