@@ -7,14 +7,17 @@ bench/tune_gpu.sh, which copies it to $OUT): an SQLite cache file whose `measure
 holds one row per (device, layer signature, configuration) with "ok <ms>" or "failed <why>".
 
 The objective (the paper's subset selection): pick at most K templates S minimizing
-    sum over layers L of  min_{t in S} ms(L, t) / min_{t in all} ms(L, t)
+    sum over layers L of  w(L) * min_{t in S} ms(L, t) / min_{t in all} ms(L, t)
 i.e. the summed slowdown of each layer against its exhaustive optimum when the tuner may only
-try S. A layer none of S covers costs `--uncovered` (the heuristic's choice is always tried as
-well, so this is a bound, not a failure). Greedy: add the template that lowers the objective
+try S, each layer weighted by its optimum's time (--objective time, the default: the summed layer
+time, what a frame pays) or by 1 (--objective slowdown: the mean per-layer slowdown, which lets a
+20% loss on a 10 us conv outweigh 2% on a 0.2 ms one). A layer none of S covers costs
+`--uncovered` (the heuristic's choice is always tried as well, so this is a bound, not a failure). Greedy: add the template that lowers the objective
 most until K are chosen; greedy is within (1 - 1/e) of the optimum for this monotone
 submodular objective, and K is small enough to check by hand.
 
-Usage: prune_configs.py CACHE.sqlite3 [-k 8] [--family F] [--out src/kernels/coop_configs_pruned.inc]
+Usage: prune_configs.py CACHE.sqlite3 [CACHE2.sqlite3 ...] [-k 8] [--family F] [--objective time|slowdown]
+                        [--out src/kernels/coop_configs_pruned.inc]
 (conv2d_coopmat_up2's set goes to src/kernels/coop_up2_configs_pruned.inc, conv2d_coopmat_tapsum's to
 src/kernels/coop_tapsum_configs_pruned.inc)
 """
@@ -69,16 +72,19 @@ def load(path, family):
             if layout or len(by_layout) == 1}
 
 
-def greedy(layers, k, uncovered):
+def greedy(layers, k, uncovered, weigh_time=False):
     best = {l: min(ts.values()) for l, ts in layers.items()}
     templates = sorted({t for ts in layers.values() for t in ts})
     chosen = []
+    # --objective time weighs each layer's slowdown by its optimum's ms: the summed layer time,
+    # which is what a frame pays (a 1% loss on a 0.9 ms conv outweighs 20% on a 0.01 ms one).
+    weight = {l: (best[l] if weigh_time else 1.0) for l in layers}
 
     def objective(s):
         total = 0.0
         for l, ts in layers.items():
             got = [ts[t] for t in s if t in ts]
-            total += (min(got) / best[l]) if got else uncovered
+            total += weight[l] * ((min(got) / best[l]) if got else uncovered)
         return total
 
     while len(chosen) < k:
@@ -87,24 +93,46 @@ def greedy(layers, k, uncovered):
             break
         chosen.append(cand)
         print(f"  + {cand:28s} objective {objective(chosen):8.3f} over {len(layers)} layers "
-              f"(mean slowdown {objective(chosen) / len(layers):.3f})", file=sys.stderr)
+              f"({'summed time over the optimum' if weigh_time else 'mean slowdown'} "
+              f"{objective(chosen) / sum(weight.values()):.4f})", file=sys.stderr)
     return chosen
+
+
+def evaluate(path, family, ids):
+    """Prints how far the templates `ids` leave one store's layers from their optimum."""
+    layers = load(path, family)
+    best = sum(min(ts.values()) for ts in layers.values())
+    got = sum(min([ts[t] for t in ids if t in ts], default=3 * min(ts.values())) for ts in layers.values())
+    print(f"{path}: {len(layers)} {family} layers, summed time {got:.4f} ms against the per-layer optimum's "
+          f"{best:.4f} ({100 * (got / best - 1):.2f}% over)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cache")
+    ap.add_argument("cache", nargs="+", help="measurement stores (several: e.g. one per GPU; a layer measured in two keeps the first)")
     ap.add_argument("-k", type=int, default=8)
     ap.add_argument("--uncovered", type=float, default=3.0)
     ap.add_argument("--family", default="conv2d_coopmat", choices=["conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_tapsum"])
+    ap.add_argument("--objective", default="time", choices=["time", "slowdown"],
+                    help="minimize the summed layer time (default) or the mean per-layer slowdown")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--evaluate", nargs="+", metavar="LIST.inc",
+                    help="choose nothing: report, store by store, how far the ids these files name are from the optimum")
     a = ap.parse_args()
-    layers = load(a.cache, a.family)
+    if a.evaluate:
+        ids = [i for f in a.evaluate for i in re.findall(r'^"([^"]+)",', open(f).read(), re.M)]
+        for path in a.cache:
+            evaluate(path, a.family, ids)
+        return
+    layers = {}
+    for path in a.cache:
+        for layer, ts in load(path, a.family).items():
+            layers.setdefault(layer, ts)
     if not layers:
-        sys.exit(f"{a.cache}: no {a.family} measurements (run an exhaustive tune first)")
-    chosen = greedy(layers, a.k, a.uncovered)
+        sys.exit(f"{' '.join(a.cache)}: no {a.family} measurements (run an exhaustive tune first)")
+    chosen = greedy(layers, a.k, a.uncovered, a.objective == "time")
     text = ("// Generated by bench/prune/prune_configs.py; do not edit by hand (bench/prune/README.md).\n"
-            f"// From {len(layers)} measured {a.family} layers (exhaustive), k = {a.k}, greedy.\n"
+            f"// From {len(layers)} measured {a.family} layers (exhaustive), k = {a.k}, greedy, objective {a.objective}.\n"
             + "".join(f'"{t}",\n' for t in chosen))
     if a.out:
         open(a.out, "w").write(text)

@@ -1,7 +1,7 @@
 // conv2d_coopmat's (and conv2d_coopmat_up2's) configuration space as templates (a template fixes the pixel tile, the
 // output-channel tile rule, the subgroup grid, the coop N and where B is read from; the
 // channel counts of a layer turn it into a CoopConvConfig), the whole space for exhaustive
-// tuning, and the reduced set bench/prune/prune_configs.py chose from H100 measurements.
+// tuning, and the reduced sets bench/prune/prune_configs.py chose from H100 and H200 measurements.
 #include <algorithm>
 
 #include "kernels/implementations.hpp"
@@ -105,12 +105,6 @@ std::optional<CoopConvConfig> instantiate(const ConfigTemplate& t, const Conv2dS
 // Written by bench/prune/prune_configs.py (see bench/prune/README.md): the template ids it chose.
 const char* const kPrunedTemplates[] = {
 #include "kernels/coop_configs_pruned.inc"
-    // Added by hand until the next exhaustive run (A_DIRECT came after its data): the A_DIRECT
-    // tiles that won layers of OIDN balanced at 1920x1088 on the H200 (bench/RESULTS.md,
-    // 2026-11-29 eighteenth session: dec_conv3b, dec_conv2b, enc_conv2, enc_conv4, enc_conv5b,
-    // and dec_conv1b with its tail: 32 output channels, the "full" tile).
-    "8x32/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt32/sg4x1/n16/b0/ck32/ad", "16x16/nt16/sg4x1/n16/b0/ck32/ad",
-    "16x16/ntfull/sg4x1/n16/b0/ck32/ad",
 };
 // Written by prune_configs.py --family conv2d_coopmat_tapsum (tap-sum templates of all_templates()).
 const char* const kPrunedTapsumTemplates[] = {
@@ -168,15 +162,6 @@ std::vector<ConfigTemplate> up2_templates() {
 // Written by prune_configs.py --family conv2d_coopmat_up2.
 const char* const kPrunedUp2Templates[] = {
 #include "kernels/coop_up2_configs_pruned.inc"
-    // Added by hand until the next exhaustive run: the two-pass epilogue templates (/e2) came
-    // after the data the list above was pruned from; these won the variant runs of
-    // bench/RESULTS.md, 2026-11-25 evening (dec_conv1a 0.51 -> 0.40-0.43 ms).
-    "16x16/ntfull/sg4x2/n16/b0/p1/e2", "16x16/ntfull/sg8x1/n16/b0/p1/e2", "16x16/ntfull/sg8x2/n16/b0/p1/e2",
-    // And one phase on A_DIRECT, which won dec_conv1a on the H200 (2026-11-29 eighteenth session).
-    "16x16/ntfull/sg4x1/n16/b0/ck32/p1/e2/ad",
-    // And all phases on 16x32 pixels of 32 channels (the heuristic's for more than 64 channels:
-    // dec_conv3a, dec_conv4a; 2026-11-29 twentieth session).
-    "16x32/nt32/sg16x1/n16/b0",
 };
 
 // The templates of `all` whose ids a pruned list names, in `all`'s order.
@@ -189,7 +174,23 @@ std::vector<ConfigTemplate> named(const std::vector<ConfigTemplate>& all, const 
   return chosen;
 }
 
+// The ids of `ids` that name no template of `all` (a typo, or a template the space lost).
+template <size_t N>
+void collect_unknown(const std::vector<ConfigTemplate>& all, const char* const (&ids)[N], std::vector<std::string>& out) {
+  for (const char* id : ids)
+    if (std::none_of(all.begin(), all.end(), [&](const ConfigTemplate& t) { return template_id(t) == id; })) out.push_back(id);
+}
+
 }  // namespace
+
+std::vector<std::string> coop_pruned_ids_unknown() {
+  std::vector<std::string> out;
+  const std::vector<ConfigTemplate> all = all_templates(), up2 = up2_templates();
+  collect_unknown(all, kPrunedTemplates, out);
+  collect_unknown(all, kPrunedTapsumTemplates, out);
+  collect_unknown(up2, kPrunedUp2Templates, out);
+  return out;
+}
 
 std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target) {
   return from_templates(up2_templates(), shape, target, false);

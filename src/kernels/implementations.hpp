@@ -36,7 +36,7 @@ namespace denox::kernels {
 // Which coop-matrix configurations an implementation is enumerated with.
 enum class ConfigSpace : uint8_t {
   Heuristic,  // the heuristic's one choice per pattern (no measuring)
-  Pruned,     // the reduced set chosen offline from H100 data (coop_configs_pruned()) + the heuristic's
+  Pruned,     // the reduced set chosen offline from H100 and H200 data (coop_configs_pruned()) + the heuristic's
   Full,       // the whole sweep (coop_config_space()): exhaustive tuning
 };
 const char* config_space_name(ConfigSpace s);
@@ -99,5 +99,8 @@ std::vector<CoopConvConfig> coop_configs_pruned(const Conv2dShape& shape, const 
 // The same for conv2d_coopmat_up2 (3x3 convs of an upsampled input).
 std::vector<CoopConvConfig> coop_up2_config_space(const Conv2dShape& shape, const CoopTarget& target);
 std::vector<CoopConvConfig> coop_up2_configs_pruned(const Conv2dShape& shape, const CoopTarget& target);
+// The ids in the pruned lists that name no template (the lists are matched by id, so an unknown
+// one would be dropped silently): empty unless a list or the space is wrong.
+std::vector<std::string> coop_pruned_ids_unknown();
 
 }  // namespace denox::kernels

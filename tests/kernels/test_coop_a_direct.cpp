@@ -362,12 +362,11 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
       convs.insert(i.anchor->name);
       if (impls == &pruned && i.anchor->name == "/dec_conv2b/Conv") dec_conv2b.insert(i.coop.config.describe());
     }
-  // The upsampled convs with an NHWC X0 (dec_conv1a: the hand-added pruned template).
+  // The upsampled convs with an NHWC X0 (dec_conv1a: the pruned list's one-phase A_DIRECT tiles).
   CHECK(up2_convs == std::set<std::string>{"/dec_conv4a/Conv", "/dec_conv3a/Conv", "/dec_conv2a/Conv", "/dec_conv1a/Conv"});
-  // The hand-added pruned templates (coop_config_space.cpp), at dec_conv2b's 64 output channels
-  // (the "full" tile, dec_conv1b's, is nt 64 here).
-  CHECK(dec_conv2b == std::set<std::string>{"8x32 nt32 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt32 ck32 sg4x1 16x16x16 f16acc adirect",
-                                            "16x16 nt16 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt64 ck32 sg4x1 16x16x16 f16acc adirect"});
+  // The pruned list's A_DIRECT templates (coop_configs_pruned.inc, from the H200's exhaustive
+  // data), at dec_conv2b's 64 output channels (the "full" tile, dec_conv1b's, is nt 64 here).
+  CHECK(dec_conv2b == std::set<std::string>{"16x16 nt32 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt64 ck32 sg4x1 16x16x16 f16acc adirect"});
   // Every conv with an NHWC input of a multiple of 8 channels: also enc_conv1 without the head,
   // and dec_conv4a/3a/2a reading their concat materialized; not enc_conv0 (the 3-channel image)
   // nor dec_conv1a (64 + 3 channels).
