@@ -40,7 +40,7 @@ def template_of(config, c_out):
     th, tw, nt, ck, sgm, sgn, cmn, bg, _, one_phase, ep, tap_sum, a_direct, _ = m.groups()
     full = 8 if c_out <= 8 else (c_out + 15) // 16 * 16
     nt_s = "full" if int(nt) == full or tap_sum else nt
-    ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32 (measured once, not in the space) never matches a ck16 template
+    ck_s = "" if ck == "16" else f"/ck{ck}"  # ck32: the A_DIRECT and tap-sum templates' "/ck32"
     return f"{th}x{tw}/nt{nt_s}/sg{sgm}x{sgn}/n{cmn}/b{1 if bg else 0}{ck_s}{'/p1' if one_phase else ''}{'/e' + ep.strip()[2:] if ep else ''}{'/ts' if tap_sum else ''}{'/ad' if a_direct else ''}"
 
 
@@ -93,23 +93,30 @@ def greedy(layers, k, uncovered, weigh_time=False):
             break
         chosen.append(cand)
         print(f"  + {cand:28s} objective {objective(chosen):8.3f} over {len(layers)} layers "
-              f"({'summed time over the optimum' if weigh_time else 'mean slowdown'} "
+              f"({'summed time / the optimum' if weigh_time else 'mean slowdown'} "
               f"{objective(chosen) / sum(weight.values()):.4f})", file=sys.stderr)
     return chosen
 
 
-def evaluate(path, family, ids):
-    """Prints how far the templates `ids` leave one store's layers from their optimum."""
+def evaluate(path, family, ids, uncovered):
+    """Prints how far the templates `ids` leave one store's layers from their optimum (a layer
+    none of them covers counts `uncovered` times its optimum, as in greedy())."""
     layers = load(path, family)
+    if not layers:
+        print(f"{path}: no {family} measurements")
+        return
     best = sum(min(ts.values()) for ts in layers.values())
-    got = sum(min([ts[t] for t in ids if t in ts], default=3 * min(ts.values())) for ts in layers.values())
+    got = sum(min([ts[t] for t in ids if t in ts], default=uncovered * min(ts.values())) for ts in layers.values())
     print(f"{path}: {len(layers)} {family} layers, summed time {got:.4f} ms against the per-layer optimum's "
           f"{best:.4f} ({100 * (got / best - 1):.2f}% over)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cache", nargs="+", help="measurement stores (several: e.g. one per GPU; a layer measured in two keeps the first)")
+    ap.add_argument("cache", nargs="+",
+                    help="measurement stores (several: e.g. one per GPU). A layer's key holds the device and the build "
+                         "(version and shader hash), so stores of two GPUs or two builds count as different layers; "
+                         "a layer in two stores of one GPU and build keeps the first store's times")
     ap.add_argument("-k", type=int, default=8)
     ap.add_argument("--uncovered", type=float, default=3.0)
     ap.add_argument("--family", default="conv2d_coopmat", choices=["conv2d_coopmat", "conv2d_coopmat_up2", "conv2d_coopmat_tapsum"])
@@ -122,7 +129,7 @@ def main():
     if a.evaluate:
         ids = [i for f in a.evaluate for i in re.findall(r'^"([^"]+)",', open(f).read(), re.M)]
         for path in a.cache:
-            evaluate(path, a.family, ids)
+            evaluate(path, a.family, ids, a.uncovered)
         return
     layers = {}
     for path in a.cache:

@@ -37,8 +37,8 @@ std::vector<ConfigTemplate> all_templates() {
   // Subgroup grids of 4 to 32 subgroups: on the H100 the register count (about 150 for the
   // big 8-subgroup configurations) leaves room for one 256-invocation workgroup per SM, so the
   // same pixel tile on 16 or 32 subgroups (fewer registers each) puts more warps in flight.
-  // Every template has ck 16: ck 32 was measured too (2026-11-24, bench/RESULTS.md), won no
-  // layer on the H100 and doubled exhaustive tuning.
+  // These templates have ck 16: ck 32 was measured too (2026-11-24, bench/RESULTS.md), won no
+  // layer on the H100 and doubled exhaustive tuning (A_DIRECT and tap-sum, below, have ck 32).
   const std::pair<int64_t, int64_t> grids[] = {{8, 1}, {4, 2}, {4, 1}, {2, 2}, {16, 1}, {8, 2}, {32, 1}, {16, 2}};
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{16, 16}, {8, 16}, {8, 32}, {4, 64}, {4, 32}, {8, 64}, {2, 32}, {2, 64}})
     for (int64_t nt : {0, 32, 64})
@@ -128,8 +128,8 @@ std::vector<CoopConvConfig> from_templates(const std::vector<ConfigTemplate>& te
 std::vector<ConfigTemplate> up2_templates() {
   std::vector<ConfigTemplate> out;
   const std::pair<int64_t, int64_t> grids[] = {{4, 1}, {8, 1}, {4, 2}, {8, 2}, {16, 1}, {16, 2}, {32, 1}};
-  // 16x32 came after the exhaustive data (the int8 phase conv's winning tile; fp16 dec_conv3a
-  // 0.132 -> 0.117 ms at 1920x1088 on the H200, bench/RESULTS.md 2026-11-29 twentieth session).
+  // 16x32: the int8 phase conv's winning tile (fp16 dec_conv3a 0.132 -> 0.117 ms at 1920x1088 on
+  // the H200, bench/RESULTS.md 2026-11-29 twentieth session).
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {4, 64}, {8, 32}, {8, 64}, {4, 128}, {16, 32}})
     for (int64_t nt : {0, 32, 48, 64})
       for (int64_t cm_n : {16, 8})

@@ -341,7 +341,7 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
   CHECK(a_direct_impls(ConfigSpace::Heuristic).empty());  // (the heuristic's plans are unchanged)
   const std::vector<Implementation> pruned = a_direct_impls(ConfigSpace::Pruned), full = a_direct_impls(ConfigSpace::Full);
   CHECK(full.size() > pruned.size());
-  std::set<std::string> dec_conv2b, convs, up2_convs;
+  std::set<std::string> dec_conv2b, convs, up2_convs, pruned_up2_convs;
   for (const std::vector<Implementation>* impls : {&pruned, &full})
     for (const Implementation& i : *impls) {
       INFO(i.name() << " [" << i.config << "]");
@@ -353,6 +353,7 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
         CHECK(i.coop.config.one_phase);
         CHECK(i.fusion.upsample != nullptr);
         up2_convs.insert(i.anchor->name);
+        if (impls == &pruned) pruned_up2_convs.insert(i.anchor->name);
         continue;
       }
       // Else its own NHWC input: no concat or upsample (a pool and a tail may follow).
@@ -362,8 +363,10 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
       convs.insert(i.anchor->name);
       if (impls == &pruned && i.anchor->name == "/dec_conv2b/Conv") dec_conv2b.insert(i.coop.config.describe());
     }
-  // The upsampled convs with an NHWC X0 (dec_conv1a: the pruned list's one-phase A_DIRECT tiles).
+  // The upsampled convs with an NHWC X0; the pruned list's one-phase A_DIRECT tiles reach
+  // dec_conv1a (OIDN small's winner there on the H200, bench/prune/README.md).
   CHECK(up2_convs == std::set<std::string>{"/dec_conv4a/Conv", "/dec_conv3a/Conv", "/dec_conv2a/Conv", "/dec_conv1a/Conv"});
+  CHECK(pruned_up2_convs.count("/dec_conv1a/Conv") == 1);
   // The pruned list's A_DIRECT templates (coop_configs_pruned.inc, from the H200's exhaustive
   // data), at dec_conv2b's 64 output channels (the "full" tile, dec_conv1b's, is nt 64 here).
   CHECK(dec_conv2b == std::set<std::string>{"16x16 nt32 ck32 sg4x1 16x16x16 f16acc adirect", "16x16 nt64 ck32 sg4x1 16x16x16 f16acc adirect"});
