@@ -78,12 +78,29 @@ class PruneConfigsTest(unittest.TestCase):
         self.assertEqual(prune_configs.template_of("16x16 nt64 ck32 sg4x1 16x16x16 f16acc up2 1ph ep2 adirect nhwc(x0,y)", 64),
                          "16x16/ntfull/sg4x1/n16/b0/ck32/p1/e2/ad")
         self.assertIsNone(prune_configs.template_of("not a config", 64))
+        # Tap-sum: N is always the layer's taps x channels, so "full" whatever nt reads.
+        self.assertEqual(prune_configs.template_of("8x32 nt32 ck16 sg8x1 16x8x16 f16acc tapsum", 3), "8x32/ntfull/sg8x1/n8/b0/ts")
 
     def test_load_skips_failures_and_unparsed_configs(self):
         layers = prune_configs.load(self.store, "conv2d_coopmat")
         # Two layers; the failed row and the unparsed config (a third shape) add nothing.
         self.assertEqual(len(layers), 2)
         self.assertEqual(sorted(min(ts.values()) for ts in layers.values()), [0.010, 0.40])
+
+    def test_load_keeps_the_nhwc_variant_and_emulated_rows(self):
+        # One layer measured in NHWC with every template and in NCHW with the heuristic's only:
+        # the NCHW times say nothing about the other templates, so only the NHWC variant counts.
+        # An emulated measurement (tests' " emulate" configs) names its template without it.
+        store = os.path.join(self.dir.name, "layouts.sqlite3")
+        key = lambda cfg: f"{device(3)}|conv2d_coopmat|conv+act|{cfg}|{ops(32, 64, 68)}"
+        rows = [(key(config(t, 64, " nhwc(x0,y)")), f"ok {ms}") for t, ms in BIG.items()]
+        rows += [(key(config("C", 64)), "ok 0.001"), (key(config("A", 32, " emulate")).replace(ops(32, 64, 68), ops(16, 32, 9)), "ok 0.5")]
+        write_store(store, 3, [], extra_rows=rows)
+        layers = prune_configs.load(store, "conv2d_coopmat")
+        self.assertEqual(len(layers), 2)
+        nhwc = [ts for layer, ts in layers.items() if layer.endswith(" nhwc(x0,y)")]
+        self.assertEqual(nhwc, [{TEMPLATE[t]: ms for t, ms in BIG.items()}])
+        self.assertIn({TEMPLATE["A"]: 0.5}, layers.values())
 
     def test_objectives_choose_differently(self):
         by_time = run(self.store, "-k", "1")
