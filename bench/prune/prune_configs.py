@@ -12,9 +12,10 @@ i.e. the summed slowdown of each layer against its exhaustive optimum when the t
 try S, each layer weighted by its optimum's time (--objective time, the default: the summed layer
 time, what a frame pays) or by 1 (--objective slowdown: the mean per-layer slowdown, which lets a
 20% loss on a 10 us conv outweigh 2% on a 0.2 ms one). A layer none of S covers costs
-`--uncovered` (the heuristic's choice is always tried as well, so this is a bound, not a failure). Greedy: add the template that lowers the objective
-most until K are chosen; greedy is within (1 - 1/e) of the optimum for this monotone
-submodular objective, and K is small enough to check by hand.
+`--uncovered` (the heuristic's choice is always tried as well, so this is a bound, not a
+failure). Greedy: add the template that lowers the objective most until K are chosen; greedy is
+within (1 - 1/e) of the optimum for this monotone submodular objective, and K is small enough to
+check by hand.
 
 Usage: prune_configs.py CACHE.sqlite3 [CACHE2.sqlite3 ...] [-k 8] [--family F] [--objective time|slowdown]
                         [--out src/kernels/coop_configs_pruned.inc]
@@ -72,29 +73,32 @@ def load(path, family):
             if layout or len(by_layout) == 1}
 
 
+def objective(layers, s, uncovered, weigh_time):
+    """The objective of the template set `s`: each layer's best time with `s` over its optimum
+    (`uncovered` where `s` has none of its templates), summed, each weighted by the optimum's ms
+    (weigh_time: the summed layer time, which is what a frame pays, where a 1% loss on a 0.9 ms
+    conv outweighs 20% on a 0.01 ms one) or by 1 (the summed slowdown)."""
+    total = 0.0
+    for ts in layers.values():
+        best = min(ts.values())
+        got = [ts[t] for t in s if t in ts]
+        total += (best if weigh_time else 1.0) * ((min(got) / best) if got else uncovered)
+    return total
+
+
 def greedy(layers, k, uncovered, weigh_time=False):
-    best = {l: min(ts.values()) for l, ts in layers.items()}
     templates = sorted({t for ts in layers.values() for t in ts})
     chosen = []
-    # --objective time weighs each layer's slowdown by its optimum's ms: the summed layer time,
-    # which is what a frame pays (a 1% loss on a 0.9 ms conv outweighs 20% on a 0.01 ms one).
-    weight = {l: (best[l] if weigh_time else 1.0) for l in layers}
-
-    def objective(s):
-        total = 0.0
-        for l, ts in layers.items():
-            got = [ts[t] for t in s if t in ts]
-            total += weight[l] * ((min(got) / best[l]) if got else uncovered)
-        return total
-
+    norm = sum(min(ts.values()) for ts in layers.values()) if weigh_time else len(layers)
     while len(chosen) < k:
-        cand = min((t for t in templates if t not in chosen), key=lambda t: objective(chosen + [t]), default=None)
+        cand = min((t for t in templates if t not in chosen), key=lambda t: objective(layers, chosen + [t], uncovered, weigh_time),
+                   default=None)
         if cand is None:
             break
         chosen.append(cand)
-        print(f"  + {cand:28s} objective {objective(chosen):8.3f} over {len(layers)} layers "
-              f"({'summed time / the optimum' if weigh_time else 'mean slowdown'} "
-              f"{objective(chosen) / sum(weight.values()):.4f})", file=sys.stderr)
+        total = objective(layers, chosen, uncovered, weigh_time)
+        print(f"  + {cand:28s} objective {total:8.3f} over {len(layers)} layers "
+              f"({'summed time / the optimum' if weigh_time else 'mean slowdown'} {total / norm:.4f})", file=sys.stderr)
     return chosen
 
 
@@ -106,7 +110,7 @@ def evaluate(path, family, ids, uncovered):
         print(f"{path}: no {family} measurements")
         return
     best = sum(min(ts.values()) for ts in layers.values())
-    got = sum(min([ts[t] for t in ids if t in ts], default=uncovered * min(ts.values())) for ts in layers.values())
+    got = objective(layers, ids, uncovered, weigh_time=True)
     print(f"{path}: {len(layers)} {family} layers, summed time {got:.4f} ms against the per-layer optimum's "
           f"{best:.4f} ({100 * (got / best - 1):.2f}% over)")
 
