@@ -4,7 +4,8 @@
  *
  * The C API. Handles are opaque; every call that can fail returns a denox_result and leaves a
  * message for denox_last_error(). Nothing here submits work behind the caller's back except
- * where a call says so (weight uploads at load time, on the queue given to the context; and
+ * where a call says so (weight uploads at load time, on the queue given to the context, and
+ * once per context a one-dispatch check of the device's cooperative-matrix element order; and
  * background work, only as denox_vulkan_device::background_queue / lock_queue allow).
  *
  * Typical use (see README.md, "C API"):
@@ -255,8 +256,13 @@ typedef struct denox_model_T* denox_model;
 
 /* How the schedule (fusions, kernels, configurations) is chosen when a model is compiled. */
 typedef enum denox_tuning {
-  /* A cost model ranks the candidates; nothing runs on the device, the result is deterministic
-   * (CI, reproducible builds). The default. */
+  /* A cost model ranks the candidates; nothing is timed on the device, the result is
+   * deterministic for a device, driver and memory mode (CI, reproducible builds). The default.
+   * With denox's own memory (external_memory 0), the context's first such load also runs a
+   * one-dispatch check of the cooperative-matrix element order on the queue it uploads the
+   * weights to (a few ms, once per context), which lets the plan use A_DIRECT convolutions (on
+   * an H200, OIDN balanced fp16 at 1920x1088 ~7% faster); with external_memory, heuristic loads
+   * submit nothing and go without them. */
   DENOX_TUNING_HEURISTIC = 0,
   /* Every candidate left after pruning is timed on the device at tune_width x tune_height
    * (the load call blocks meanwhile, using the context's queue); measurements are kept in the
@@ -361,9 +367,12 @@ DENOX_API denox_result denox_model_load_file(denox_context context, const char* 
 /* The same from bytes (copied; no external data). */
 DENOX_API denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size,
                                                const denox_model_options* options, denox_model* out_model);
-/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs neither ONNX nor
- * glslang. The plan's precision wins over options->precision; it fails with
- * DENOX_ERROR_MISSING_FEATURE if the plan needs fp16 the device lacks. */
+/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs no ONNX and
+ * compiles no shader of the plan. The plan's precision wins over options->precision; it fails
+ * with DENOX_ERROR_MISSING_FEATURE if the plan needs fp16, int8 or cooperative matrices the
+ * device lacks, or holds A_DIRECT convolutions and the device's cooperative-matrix element order
+ * differs from theirs (checked on the context's queue once per context, if no load checked it
+ * before: one small shader compiled, one dispatch). */
 DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
                                              const denox_model_options* options, denox_model* out_model);
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):

@@ -31,6 +31,10 @@ struct CompileRequest {
   denox_tuning tuning = DENOX_TUNING_HEURISTIC;
   uint32_t width = 1920, height = 1088;  // the tuning extent
   bool recompile = false;
+  // The load this compile is for uploads weights on the request's device (denox's own memory:
+  // external_memory 0), so a heuristic compile may submit the A_DIRECT element-order check
+  // there as well (target_for). With external memory a heuristic compile submits nothing.
+  bool uploads_weights = true;
   denox_progress_callback progress = nullptr;
   void* progress_user_data = nullptr;
   // For background jobs (api_background.cpp): the device whose queue measuring submits to (a

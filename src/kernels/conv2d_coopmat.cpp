@@ -322,6 +322,50 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
                        [&](const CoopConvConfig& c) { return up2_skip_fits(c, skip_channels, target); });
 }
 
+std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h,
+                                                          const std::optional<CoopTail>& tail) {
+  if (!target.a_rows || !coop_conv_applicable(s) || s.kh != 3 || s.kw != 3 || s.c_in < 32 || s.c_in % 8 != 0) return std::nullopt;
+  // From the H200's exhaustive stores of OIDN balanced and small at 1920x1088 (bench/RESULTS.md,
+  // 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in 32-channel tiles on 4 x 1
+  // subgroups against the configurations choose_coop_config and choose_coop_tail_config pick:
+  // dec_conv1b with its tail 0.311 against 0.396 ms, dec_conv1b alone 0.272 against 0.348,
+  // dec_conv2b (64 channels, 1/2 resolution) 0.145 against 0.165, enc_conv1 with its pool 0.153
+  // against 0.197, enc_conv2 (32 -> 48, pool) 0.084 against 0.090. It loses where the layer is
+  // small: 96 channels at 1/16 resolution 0.050 against 0.039 (and from 80 channels 0.036
+  // against 0.021), where the same shape at 1/4 won 0.079 against 0.103 (the heuristic knows no
+  // extent, so 96 channels stay out); with a pool from 48 or 64 channels 0.052 against 0.035 and
+  // 0.033 against 0.025. Up to 64 output channels (48 with a pool) the wins at full and half
+  // resolution outweigh the losses at 1/8 and below (OIDN small: 32 -> 32 at 1/16 0.023 against
+  // 0.020, with a pool at 1/8 0.013 against 0.011; 64 -> 64 at 1/4 and 1/8 even).
+  // (Below 32 output channels nothing was measured: a 3-channel conv keeps its tap-sum.)
+  if (s.c_out < 32 || s.c_out > (even_tile_h ? 48 : 64) || (tail && s.c_out > 32)) return std::nullopt;
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
+    CoopConvConfig c;
+    c.tile_h = 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = 32, c.cm_n = 16, c.acc_f16 = acc_f16, c.a_direct = true;
+    if (tail ? coop_tail_fits(c, s, *tail, target) : coop_config_fits(c, s, target, even_tile_h)) return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
+  if (!target.a_rows || !coop_conv_applicable(s) || s.kh != 3 || s.kw != 3) return std::nullopt;
+  // One phase per workgroup, X0 read by the lanes themselves, a skip of at most 12 channels in
+  // slot planes (OIDN's dec_conv1a; H200, exhaustive stores of 2026-11-29 at 1920x1088): 64
+  // channels on 16x16 low-resolution pixels, two epilogue passes, 0.372 ms against the
+  // heuristic's 16x16 on 4 x 2 subgroups 0.390; 32 channels on 8x16 in one pass, 0.159 against
+  // 0.204. Measured at 32 and 64 channels only, and not without a skip; wider skips (row steps:
+  // dec_conv2a-4a) ran 31-65% slower on A_DIRECT than on the heuristic's picks.
+  const int64_t full = round_up(s.c_out, 16);
+  if (skip_channels < 1 || skip_channels > kSkipPlaneChannels || full > 64) return std::nullopt;
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
+    CoopConvConfig c;
+    c.tile_h = full <= 32 ? 8 : 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = full, c.cm_n = 16;
+    c.acc_f16 = acc_f16, c.up2 = true, c.one_phase = true, c.epi_passes = full <= 32 ? 1 : 2, c.a_direct = true;
+    if (coop_config_fits(c, s, target, false) && up2_skip_fits(c, skip_channels, target)) return c;
+  }
+  return std::nullopt;
+}
+
 int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {
   if (!plain || c.up2 || c.tap_sum || c.b_global || c.ck != 16) return 0;
   // Up to 12 channels in planes of 4 (NARROW=2: 3 K steps a plane for 3x3, so a 9-channel image

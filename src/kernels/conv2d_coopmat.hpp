@@ -149,6 +149,17 @@ std::optional<CoopConvConfig> choose_coop_head_config(const Conv2dShape& shape, 
 std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels,
                                                      bool q8_output = false);
 
+// The heuristic's A_DIRECT configuration (CoopTarget::a_rows) for a plain 3x3 conv of one NHWC
+// fp16 input (no concat, upsample or head; `even_tile_h`: a fused pool; `tail`: a fused tail),
+// or nullopt where the measurements favour the patch-staging configurations above. Where it
+// returns one, the other choose_* functions' pick stays the fallback for the layout variants
+// A_DIRECT cannot read (implementations.cpp).
+std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h,
+                                                          const std::optional<CoopTail>& tail = std::nullopt);
+// The same for a one-phase up2 conv with an fp16 NHWC X0 and an fp16 output (`skip_channels` as
+// for choose_coop_up2_config).
+std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
+
 // Whether a one-phase up2 configuration stages a skip of `skip_channels` channels in row steps
 // (SKIP_ROWS in conv2d_coopmat_up2.comp: more than 12 channels) rather than as planes of slots.
 bool up2_skip_rows(const CoopConvConfig& config, int64_t skip_channels);

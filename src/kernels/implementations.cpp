@@ -82,6 +82,15 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
     if (tail) heuristic = choose_coop_tail_config(shape, *tail, target.coop);
     else if (head) heuristic = choose_coop_head_config(shape, target.coop, pool);
     else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
+    // Where the device's element order allows A_DIRECT, the heuristic's A_DIRECT pick comes
+    // first (an fp16 output only: the int8 plans' up2 convs keep their own picks), `heuristic`
+    // standing in for it on the layouts it cannot read.
+    if (!first && !q8_output && !head) {
+      std::optional<CoopConvConfig> a_direct;
+      if (up2) a_direct = choose_coop_up2_a_direct_config(shape, target.coop, skip_channels);
+      else if (plain) a_direct = choose_coop_a_direct_config(shape, target.coop, pool, tail);
+      if (a_direct && usable(*a_direct)) first = a_direct;
+    }
   }
   if (first && first->a_direct && a_direct_fallback) *a_direct_fallback = heuristic;
   if (!first) first = heuristic;

@@ -29,15 +29,18 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   return t;
 }
 
-// Turns on conv2d_coopmat's A_DIRECT in `t` (a target of ctx's device) where the device's fp16
-// 16x16x16 fragments have the element order it fills (runtime::checked_coop_a_rows: a few
-// milliseconds, one dispatch on ctx's queue under its locks, the answer kept in the context and
-// its background views). Only the tuned configuration spaces offer A_DIRECT, so the API asks for
-// tuned compiles only, on the context its measurements use (api_compile.cpp): heuristic compiles
-// submit nothing for it and keep their cache keys (CoopTarget::a_rows adds ";arows").
+// Whether ctx's device has the element order conv2d_coopmat's A_DIRECT fills: its fp16 16x16x16
+// fragments checked by runtime::checked_coop_a_rows (a few milliseconds, one dispatch on ctx's
+// queue under its locks, the answer kept in the context and its background views), with the
+// check's shader compiled here.
+inline bool device_has_a_rows(const runtime::DeviceContext& ctx) {
+  return runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
+}
+// Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order. The API
+// asks for tuned compiles and for heuristic ones whose load uploads weights (api_compile.cpp's
+// target_for); CoopTarget::a_rows adds ";arows" to the target's cache key.
 inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
-  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
-    t.coop.a_rows = runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
+  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false}))) t.coop.a_rows = device_has_a_rows(ctx);
 }
 
 // lowering_target(caps) with A_DIRECT where the device has it (tests and benchmarks that force,

@@ -337,8 +337,7 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
     return out;
   };
   for (ConfigSpace space : {ConfigSpace::Heuristic, ConfigSpace::Pruned, ConfigSpace::Full}) CHECK(a_direct_impls(space).empty());
-  target.coop.a_rows = true;
-  CHECK(a_direct_impls(ConfigSpace::Heuristic).empty());  // (the heuristic's plans are unchanged)
+  target.coop.a_rows = true;  // (the heuristic's own A_DIRECT picks: the next test case)
   const std::vector<Implementation> pruned = a_direct_impls(ConfigSpace::Pruned), full = a_direct_impls(ConfigSpace::Full);
   CHECK(full.size() > pruned.size());
   std::set<std::string> dec_conv2b, convs, up2_convs, pruned_up2_convs;
@@ -401,6 +400,64 @@ TEST_CASE("the tuned configuration spaces offer A_DIRECT to plain NHWC convs whe
     ++lowered;
   }
   CHECK(lowered > 0);
+}
+
+TEST_CASE("the heuristic takes A_DIRECT where the element order was checked, on the convs it won on the H200", "[kernels][coop-plan]") {
+  LoweringTarget target;
+  target.coop = h100_like();
+  // A heuristic plan's A_DIRECT dispatches: name -> family, tile and channel tile.
+  auto a_direct_dispatches = [&](modelgen::OidnUnetOptions::Size size) {
+    std::map<std::string, std::string> out;
+    const plan::Plan p = build_portable_plan(oidn(size), plan::Precision::F16, target);
+    for (const auto& d : p.dispatches) {
+      const plan::Pipeline& pl = p.pipelines[d.pipeline];
+      if (define(pl, "A_DIRECT") == "1")
+        out[d.name] = pl.family + " " + define(pl, "TILE_H") + "x" + define(pl, "TILE_W") + " nt" + define(pl, "NT");
+    }
+    return out;
+  };
+  using Size = modelgen::OidnUnetOptions::Size;
+  CHECK(a_direct_dispatches(Size::Balanced).empty());  // a_rows unset
+  target.coop.a_rows = true;
+  // OIDN balanced: the convs of at most 64 output channels (48 with a pool) that read one NHWC
+  // input, and dec_conv1a's one phase; not enc_conv3 (48 -> 64, pool) and wider, nor
+  // dec_conv2a-4a (their skips in row steps), nor the HEAD.
+  const std::string plain = "conv2d_coopmat 16x16 nt32";
+  CHECK(a_direct_dispatches(Size::Balanced) ==
+        std::map<std::string, std::string>{{"/enc_conv2/Conv+/enc_conv2/Relu+/pool2/MaxPool", plain},
+                                           {"/dec_conv2b/Conv+/dec_conv2b/Relu", plain},
+                                           {"/up1/Resize+/up1/Concat+/dec_conv1a/Conv+/dec_conv1a/Relu", "conv2d_coopmat_up2 16x16 nt64"},
+                                           {"/dec_conv1b/Conv+/dec_conv1b/Relu+/dec_conv0/Conv+/Slice_1+/Slice_2", plain}});
+  // OIDN small (32 and 64 channels): every conv but the HEAD and dec_conv2a-4a; dec_conv1a's
+  // 32 channels on 8x16.
+  const std::map<std::string, std::string> small = a_direct_dispatches(Size::Small);
+  CHECK(small.size() == 10);
+  const std::string dec_conv1a = "/up1/Resize+/up1/Concat+/dec_conv1a/Conv+/dec_conv1a/Relu";
+  CHECK(small.count(dec_conv1a) == 1);
+  if (small.count(dec_conv1a)) CHECK(small.at(dec_conv1a) == "conv2d_coopmat_up2 8x16 nt32");
+  for (const auto& [name, what] : small) {
+    INFO(name << ": " << what);
+    CHECK(name.find("enc_conv1") == std::string::npos);
+    if (name != dec_conv1a) CHECK(what == plain);
+  }
+  // The int8 heuristic plan does not change: its fp16 convs read or write NHWC_Q8 tensors (the
+  // HEAD and dec_conv1a), which A_DIRECT's picks leave alone, and the cost model, which chooses
+  // between int8 and fp16, does not see configurations.
+  const compiler::Graph g = oidn(Size::Balanced);
+  LoweringTarget t8 = h100_int8_target(g, {random_tensor({1, 3, 40, 48}, 5)});
+  auto dispatches = [&] {
+    std::vector<std::string> out;
+    const plan::Plan p = build_portable_plan(g, plan::Precision::F16, t8);
+    for (const auto& d : p.dispatches) {
+      std::string defines;
+      for (const auto& [k, v] : p.pipelines[d.pipeline].defines) defines += " " + k + "=" + v;
+      out.push_back(d.name + defines);
+    }
+    return out;
+  };
+  const std::vector<std::string> before = dispatches();
+  t8.coop.a_rows = true;
+  CHECK(dispatches() == before);
 }
 
 TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {

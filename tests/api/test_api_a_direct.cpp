@@ -1,0 +1,74 @@
+// When the API's plans may use conv2d_coopmat's A_DIRECT (its fragments filled in an element
+// order the device must be checked for, api_compile.cpp's target_for): tuned compiles and
+// heuristic ones whose load uploads weights on the context's queue; a heuristic load into
+// external memory submits nothing and goes without. lavapipe has no cooperative matrices: the
+// test hook DENOX_TEST_COOP_EMULATE=1 lowers with COOP_EMULATE shaders, whose A_DIRECT fills
+// shared-memory fragments in the same order, so the policy and the data flow run here (the
+// check itself runs on the GPU machine: bench/run_gpu.sh's heuristic plans).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+namespace {
+
+struct EmulatedCoop {
+  EmulatedCoop() { setenv("DENOX_TEST_COOP_EMULATE", "1", 1); }
+  ~EmulatedCoop() { unsetenv("DENOX_TEST_COOP_EMULATE"); }
+};
+
+// The schedule's A_DIRECT steps ("adirect" in their configuration) of a freshly compiled plan.
+int a_direct_steps(denox_model model) {
+  const nlohmann::json report = report_of(model);
+  REQUIRE(report.at("from_cache") == false);
+  int n = 0;
+  for (const auto& step : report.at("schedule")) n += step.at("config").get<std::string>().find("adirect") != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("heuristic fp16 plans take A_DIRECT where their load uploads weights, and run right; external memory goes without",
+          "[api][a-direct]") {
+  if (!engine_device().fp16()) {
+    WARN("skipped: the device has no fp16 storage");
+    return;
+  }
+  EmulatedCoop emulated;
+  TempDir dir;
+  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 91);
+  denox_context ctx = make_context(dir / "cache.sqlite3");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP16;
+  o.tuning = DENOX_TUNING_HEURISTIC;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "heuristic load");
+  // On the GPU OIDN small's convs of 32-64 channels but the HEAD and the wide-skip up2 convs
+  // (tests/kernels/test_coop_a_direct.cpp names them). Emulated, the fragments take shared
+  // memory too, and on lavapipe (32 KB) only dec_conv1a's one phase (8x16 tiles) still fits.
+  const int taken = a_direct_steps(model);
+  CHECK(taken >= 1);
+  for (auto [w, h] : {std::pair{37, 29}, {22, 45}}) {
+    const auto input = random_image(3, h, w, static_cast<uint32_t>(w) + 7);
+    const double err = relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F16), reference_output(path, input).f32);
+    INFO(w << "x" << h << ": relative L2 " << err << " with " << taken << " A_DIRECT steps");
+    CHECK(err <= 2e-2);
+  }
+  denox_model_destroy(model);
+
+  // External memory: the same heuristic compile submits nothing, so no A_DIRECT, and a plan of
+  // its own in the cache (compiled, not the one above), the same on a second load.
+  o.external_memory = 1;
+  for (int round = 0; round < 2; ++round) {
+    require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "external-memory heuristic load");
+    if (round == 0) CHECK(a_direct_steps(model) == 0);
+    else CHECK(report_of(model).at("from_cache") == true);
+    denox_model_destroy(model);
+  }
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
