@@ -4,9 +4,9 @@
  *
  * The C API. Handles are opaque; every call that can fail returns a denox_result and leaves a
  * message for denox_last_error(). Nothing here submits work behind the caller's back except
- * where a call says so (weight uploads at load time, on the queue given to the context, and
- * once per context a one-dispatch check of the device's cooperative-matrix element order; and
- * background work, only as denox_vulkan_device::background_queue / lock_queue allow).
+ * where a call says so (a one-dispatch device check at context creation and weight uploads at
+ * load time, on the queue given to the context; and background work, only as
+ * denox_vulkan_device::background_queue / lock_queue allow).
  *
  * Typical use (see README.md, "C API"):
  *   denox_context_create(&device, &options, &ctx);          once
@@ -50,7 +50,7 @@ extern "C" {
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 2
-#define DENOX_VERSION_PATCH 5
+#define DENOX_VERSION_PATCH 6
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,
@@ -97,9 +97,10 @@ typedef struct denox_vulkan_device {
   VkPhysicalDevice physical_device;
   VkDevice device;
   uint32_t queue_family_index; /* a queue family with compute; record() targets it */
-  /* A queue of that family denox may submit to, and wait on, while loading a model or binding
-   * its memory (weight upload), never during record(). Externally synchronized: do not use it
-   * from another thread during denox_model_load_* and denox_model_bind_memory. */
+  /* A queue of that family denox may submit to, and wait on, during denox_context_create (a
+   * device check), while loading a model or binding its memory (weight upload), never during
+   * record(). Externally synchronized: do not use it from another thread during
+   * denox_context_create, denox_model_load_* and denox_model_bind_memory. */
   VkQueue queue;
   PFN_vkGetInstanceProcAddr get_instance_proc_addr;
   const char* const* enabled_extensions;
@@ -189,7 +190,14 @@ typedef struct denox_context_options {
 typedef struct denox_context_T* denox_context;
 
 /* `options` may be NULL. Fails with DENOX_ERROR_MISSING_FEATURE naming every missing
- * requirement. The caller's device must outlive the context. */
+ * requirement. The caller's device must outlive the context. On a device with fp16
+ * cooperative matrices of 16x16x16 and 32-lane subgroups it runs one small dispatch on `queue`
+ * and waits for it (a few ms, plus one small shader compile): it checks the order in which the
+ * cooperative-matrix elements lie in a lane's registers, which the spec leaves to the driver and
+ * which denox's A_DIRECT convolutions rely on (on an H200, OIDN balanced fp16 at 1920x1088: the
+ * heuristic plan 7% faster with them). Every later compile of the context uses the answer
+ * without submitting (the log says "A_DIRECT convolutions on"); a failing check is logged and
+ * turns them off. */
 DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, const denox_context_options* options,
                                             denox_context* out_context);
 
@@ -256,13 +264,9 @@ typedef struct denox_model_T* denox_model;
 
 /* How the schedule (fusions, kernels, configurations) is chosen when a model is compiled. */
 typedef enum denox_tuning {
-  /* A cost model ranks the candidates; nothing is timed on the device, the result is
-   * deterministic for a device, driver and memory mode (CI, reproducible builds). The default.
-   * With denox's own memory (external_memory 0), the context's first such load also runs a
-   * one-dispatch check of the cooperative-matrix element order on the queue it uploads the
-   * weights to (a few ms, once per context), which lets the plan use A_DIRECT convolutions (on
-   * an H200, OIDN balanced fp16 at 1920x1088 ~7% faster); with external_memory, heuristic loads
-   * submit nothing and go without them. */
+  /* A cost model ranks the candidates; nothing runs on the device, the result is deterministic
+   * for a device and driver (CI, reproducible builds). The default. (It uses what
+   * denox_context_create found out about the device: see there.) */
   DENOX_TUNING_HEURISTIC = 0,
   /* Every candidate left after pruning is timed on the device at tune_width x tune_height
    * (the load call blocks meanwhile, using the context's queue); measurements are kept in the
@@ -367,12 +371,11 @@ DENOX_API denox_result denox_model_load_file(denox_context context, const char* 
 /* The same from bytes (copied; no external data). */
 DENOX_API denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size,
                                                const denox_model_options* options, denox_model* out_model);
-/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs no ONNX and
- * compiles no shader of the plan. The plan's precision wins over options->precision; it fails
- * with DENOX_ERROR_MISSING_FEATURE if the plan needs fp16, int8 or cooperative matrices the
- * device lacks, or holds A_DIRECT convolutions and the device's cooperative-matrix element order
- * differs from theirs (checked on the context's queue once per context, if no load checked it
- * before: one small shader compiled, one dispatch). */
+/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs neither ONNX nor
+ * glslang. The plan's precision wins over options->precision; it fails with
+ * DENOX_ERROR_MISSING_FEATURE if the plan needs fp16, int8 or cooperative matrices the device
+ * lacks, or holds A_DIRECT convolutions and the device's cooperative-matrix element order did
+ * not check out at denox_context_create. */
 DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
                                              const denox_model_options* options, denox_model* out_model);
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):

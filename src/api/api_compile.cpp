@@ -54,14 +54,9 @@ std::string int8_missing(const denox_context_T& ctx) {
 kernels::LoweringTarget target_for(const denox_context_T& ctx, const CompileRequest& request, const std::string& model_hash) {
   if (request.precision != plan::Precision::F16) return {};
   kernels::LoweringTarget t = device_target(ctx);
-  // A_DIRECT needs the element-order check, one dispatch on the device, once per context. A
-  // tuned compile runs it on the context its measurements use (a background compile's view
-  // submits under the engine's lock); a heuristic one only where its load uploads weights on
-  // that queue anyway, so that with external memory a heuristic load still submits nothing (and
-  // its plan does not depend on what ran before it on the context).
-  const bool may_check = request.tuning != DENOX_TUNING_HEURISTIC || request.uploads_weights;
-  if (coop_emulated_for_tests()) t.coop.a_rows = may_check;  // (the emulation has the order itself: the policy alone decides)
-  else if (may_check) kernels::enable_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
+  // A_DIRECT where the element-order check passed: context creation ran it (check_a_direct), so
+  // this submits nothing (a background compile's view shares the answer).
+  if (!coop_emulated_for_tests()) kernels::enable_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
   if (const auto& c = request.calibration) {
     if (c->model_hash != model_hash)
       fail(ErrorCode::InvalidArgument, "the int8 calibration was made for another model (content hash " + c->model_hash.substr(0, 16) +
@@ -222,14 +217,20 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
                                           ctx.device->caps().device_name +
                                           "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
     // A plan file from another device or driver may hold A_DIRECT convolutions, which are right
-    // only where the element order was checked: the check runs here (once per context) if no
-    // compile ran it yet.
+    // only where the element order checked out (at context creation: check_a_direct).
     if (defined(p, "A_DIRECT") && !kernels::device_has_a_rows(*ctx.device))
       fail(ErrorCode::MissingFeature, "the plan uses A_DIRECT cooperative-matrix convolutions ('" + p.family + "') but on device '" +
                                           ctx.device->caps().device_name +
                                           "' the cooperative-matrix element order they fill did not check out (see the log); "
                                           "compile the plan on this device");
   }
+}
+
+bool check_a_direct(const denox_context_T& ctx) {
+  if (coop_emulated_for_tests()) return true;  // (the emulation fills its fragments in A_DIRECT's order itself)
+  kernels::LoweringTarget t = kernels::lowering_target(ctx.device->caps());
+  kernels::enable_a_direct(t, *ctx.device);
+  return t.coop.a_rows;
 }
 
 CompileRequest compile_request(const denox_context_T& ctx, const denox_model_options* options,
@@ -255,7 +256,6 @@ CompileRequest compile_request(const denox_context_T& ctx, const denox_model_opt
     r.width = options->tune_width, r.height = options->tune_height;
   }
   r.recompile = options->recompile != 0;
-  r.uploads_weights = options->external_memory == 0;
   r.progress = options->progress;
   r.progress_user_data = options->progress_user_data;
   return r;

@@ -31,10 +31,6 @@ struct CompileRequest {
   denox_tuning tuning = DENOX_TUNING_HEURISTIC;
   uint32_t width = 1920, height = 1088;  // the tuning extent
   bool recompile = false;
-  // The load this compile is for uploads weights on the request's device (denox's own memory:
-  // external_memory 0), so a heuristic compile may submit the A_DIRECT element-order check
-  // there as well (target_for). With external memory a heuristic compile submits nothing.
-  bool uploads_weights = true;
   denox_progress_callback progress = nullptr;
   void* progress_user_data = nullptr;
   // For background jobs (api_background.cpp): the device whose queue measuring submits to (a
@@ -79,6 +75,11 @@ void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 // Throws MissingFeature when a plan made elsewhere needs what this device lacks (cooperative
 // matrices, int8 ones); fp16 storage is checked by the runtime.
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
+
+// Runs the cooperative-matrix element-order check A_DIRECT needs (kernels::enable_a_direct)
+// where the device could use A_DIRECT, and keeps the answer in the context: at context
+// creation, so that no compile of the context submits for it. Returns whether A_DIRECT is on.
+bool check_a_direct(const denox_context_T& ctx);
 
 // The plan's dispatches on int8 cooperative matrices (conv2d_coopmat_q8, up2 convs with X0_Q8).
 uint32_t int8_dispatches(const plan::Plan& plan);

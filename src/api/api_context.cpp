@@ -87,11 +87,18 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
     ctx->pipeline_cache_hits++;
     if (seeds[i].from == cache::CacheLayer::Shipped) ctx->shipped_pipeline_cache_hits++;
   }
+  // The element order A_DIRECT fills, checked once here, where denox may submit to the queue it
+  // was given: a few ms on a device whose cooperative matrices could take A_DIRECT, nothing
+  // elsewhere. Every compile of the context then knows the answer without submitting (a
+  // heuristic load into external memory on a worker thread included), and no plan depends on
+  // which load ran first.
+  const bool a_direct = check_a_direct(*ctx);
   const auto& writable = ctx->cache.writable();
   const auto& shipped_cache = ctx->cache.shipped();
-  spdlog::info("denox: context on '{}' ({}), cache {}{}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
+  spdlog::info("denox: context on '{}' ({}), cache {}{}{}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
                writable.enabled() ? writable.path().string() : "off (" + writable.disabled_reason() + ")",
-               shipped_cache.enabled() ? ", shipped cache " + shipped_cache.path().string() : "");
+               shipped_cache.enabled() ? ", shipped cache " + shipped_cache.path().string() : "",
+               a_direct ? ", A_DIRECT convolutions on" : "");
   return ctx;
 }
 

@@ -37,8 +37,8 @@ inline bool device_has_a_rows(const runtime::DeviceContext& ctx) {
   return runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
 }
 // Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order. The API
-// asks for tuned compiles and for heuristic ones whose load uploads weights (api_compile.cpp's
-// target_for); CoopTarget::a_rows adds ";arows" to the target's cache key.
+// runs the check at context creation (api_compile.cpp's check_a_direct), so its compiles read
+// the kept answer; CoopTarget::a_rows adds ";arows" to the target's cache key.
 inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
   if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false}))) t.coop.a_rows = device_has_a_rows(ctx);
 }

@@ -7,9 +7,7 @@
 // and errors) and binds whatever tensors its shader reads and writes.
 //
 // Serialized with flatbuffers (schema: plan.fbs, see plan_serialize.hpp); loading a plan needs
-// no ONNX and compiles none of its shaders because every pipeline carries its SPIR-V (only a
-// plan with A_DIRECT dispatches compiles the element-order check's small shader, once per
-// context: api_compile.cpp's check_plan_runs_here).
+// neither ONNX nor glslang because every pipeline carries its SPIR-V.
 #pragma once
 
 #include <array>
