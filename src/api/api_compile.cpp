@@ -226,10 +226,12 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   }
 }
 
-bool check_a_direct(const denox_context_T& ctx) {
+bool check_a_direct(denox_context_T& ctx) {
   if (coop_emulated_for_tests()) return true;  // (the emulation fills its fragments in A_DIRECT's order itself)
   kernels::LoweringTarget t = kernels::lowering_target(ctx.device->caps());
-  kernels::enable_a_direct(t, *ctx.device);
+  // (The check's SPIR-V through the context's cache: a later process, or one with a shipped
+  // cache, starts no glslang for it.)
+  kernels::enable_a_direct(t, *ctx.device, &ctx.compiler);
   return t.coop.a_rows;
 }
 

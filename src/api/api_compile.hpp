@@ -79,7 +79,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
 // Runs the cooperative-matrix element-order check A_DIRECT needs (kernels::enable_a_direct)
 // where the device could use A_DIRECT, and keeps the answer in the context: at context
 // creation, so that no compile of the context submits for it. Returns whether A_DIRECT is on.
-bool check_a_direct(const denox_context_T& ctx);
+bool check_a_direct(denox_context_T& ctx);
 
 // The plan's dispatches on int8 cooperative matrices (conv2d_coopmat_q8, up2 convs with X0_Q8).
 uint32_t int8_dispatches(const plan::Plan& plan);

@@ -32,15 +32,20 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
 // Whether ctx's device has the element order conv2d_coopmat's A_DIRECT fills: its fp16 16x16x16
 // fragments checked by runtime::checked_coop_a_rows (a few milliseconds, one dispatch on ctx's
 // queue under its locks, the answer kept in the context and its background views), with the
-// check's shader compiled here.
-inline bool device_has_a_rows(const runtime::DeviceContext& ctx) {
-  return runtime::checked_coop_a_rows(ctx, [] { return compile_shader("coop_a_layout", {}, plan::Precision::F32); });
+// check's shader compiled by `compiler` (its SPIR-V cache: the API's context compiler) or, when
+// null, by glslang here.
+inline bool device_has_a_rows(const runtime::DeviceContext& ctx, ShaderCompiler* compiler = nullptr) {
+  return runtime::checked_coop_a_rows(ctx, [compiler] {
+    return compiler != nullptr ? compiler->compile("coop_a_layout", {}, plan::Precision::F32)
+                               : compile_shader("coop_a_layout", {}, plan::Precision::F32);
+  });
 }
 // Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order. The API
 // runs the check at context creation (api_compile.cpp's check_a_direct), so its compiles read
 // the kept answer; CoopTarget::a_rows adds ";arows" to the target's cache key.
-inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
-  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false}))) t.coop.a_rows = device_has_a_rows(ctx);
+inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx, ShaderCompiler* compiler = nullptr) {
+  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
+    t.coop.a_rows = device_has_a_rows(ctx, compiler);
 }
 
 // lowering_target(caps) with A_DIRECT where the device has it (tests and benchmarks that force,
