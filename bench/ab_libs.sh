@@ -6,31 +6,33 @@
 # Here:   the new build staged as usual (../shared/tools/device-prep.sh /tmp/denox ...), the
 #         other build's stripped libdenox.so.0 copied to .device/lib-a/.
 # There:  source .device/env.sh; bash bench/ab_libs.sh [OUT]   (device tool: carry [".device"])
-# Knobs: ARCHS (balanced), SIZES (1920x1088), PRECISIONS ("int8 fp16"), ROUNDS (2), TUNING
-# (measure, or heuristic: each build's own heuristic plan, nothing tuned).
+# Knobs: ARCHS (balanced; ARCH too), SIZES (1920x1088; SIZE too), PRECISIONS ("int8 fp16"),
+# ROUNDS (2), TUNING (measure, or heuristic: each build's own heuristic plan, nothing tuned).
 # Per network, size and precision, with TUNING=measure: the staged build (B) tunes, then build A
 # schedules from a copy of that cache without its plans (every edge from the cache where both
 # builds have the same shaders: check A's "measured" count). Then both run `denox bench` in
-# turn, ROUNDS times, alternating which goes first. Compile outputs and a summary land in OUT.
+# turn, ROUNDS times, alternating which goes first. A summary, per-dispatch tables and (measure)
+# the compile outputs land in OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-/tmp/denox-ab}}
 tuning=${TUNING:-measure}
+[ "$tuning" = measure ] || [ "$tuning" = heuristic ] || { echo "ab_libs: TUNING is measure or heuristic, not '$tuning'"; exit 1; }
 work=/tmp/denox-ab-work
 lib_a=$PWD/.device/lib-a
 [ -f "$lib_a/libdenox.so.0" ] || { echo "ab_libs: no $lib_a/libdenox.so.0 (build A's library)"; exit 1; }
 mkdir -p "$out" "$work/models"
 source bench/calibration_images.sh
-calibration_images "$work"
+[[ " ${PRECISIONS:-int8 fp16} " == *" int8 "* ]] && calibration_images "$work"
 run_a() { LD_LIBRARY_PATH="$lib_a:$LD_LIBRARY_PATH" DENOX_CACHE_DIR="$work/cache-a" "$@"; }
 run_b() { DENOX_CACHE_DIR="$work/cache-b" "$@"; }
-for arch in ${ARCHS:-balanced}; do
+for arch in ${ARCHS:-${ARCH:-balanced}}; do
 model=$work/models/oidn-$arch.onnx
 denox make-model --arch "$arch" --channels 3 --pad-crop "$model" >/dev/null || { echo "ab_libs: make-model failed"; exit 1; }
 if [[ " ${PRECISIONS:-int8 fp16} " == *" int8 "* ]]; then
   denox calibrate "$model" "${calib_args[@]}" -o "$work/calibration.json" >/dev/null || { echo "ab_libs: calibration failed"; exit 1; }
 fi
-for size in ${SIZES:-1920x1088}; do
+for size in ${SIZES:-${SIZE:-1920x1088}}; do
 for precision in ${PRECISIONS:-int8 fp16}; do
   args=("$model" --size "$size" --precision "$precision")
   [ "$precision" = int8 ] && args+=(--calibration "$work/calibration.json")

@@ -192,8 +192,9 @@ typedef struct denox_context_T* denox_context;
 /* `options` may be NULL. Fails with DENOX_ERROR_MISSING_FEATURE naming every missing
  * requirement. The caller's device must outlive the context. On a device with fp16
  * cooperative matrices of 16x16x16 and 32-lane subgroups it runs one small dispatch on `queue`
- * and waits for it (5-40 ms on an H200; the first time on a machine also a shader compile,
- * ~0.15 s, whose SPIR-V the cache keeps): it checks the order in which the
+ * and waits for it (5-40 ms on an H200, plus a shader compile of ~0.15 s where the cache does
+ * not hold its SPIR-V yet: the first time on a machine, or always with disable_cache): it
+ * checks the order in which the
  * cooperative-matrix elements lie in a lane's registers, which the spec leaves to the driver and
  * which denox's A_DIRECT convolutions rely on (on an H200, OIDN balanced fp16 at 1920x1088: the
  * heuristic plan 7% faster with them). Every later compile of the context uses the answer

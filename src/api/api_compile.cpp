@@ -54,9 +54,9 @@ std::string int8_missing(const denox_context_T& ctx) {
 kernels::LoweringTarget target_for(const denox_context_T& ctx, const CompileRequest& request, const std::string& model_hash) {
   if (request.precision != plan::Precision::F16) return {};
   kernels::LoweringTarget t = device_target(ctx);
-  // A_DIRECT where the element-order check passed: context creation ran it (check_a_direct), so
-  // this submits nothing (a background compile's view shares the answer).
-  if (!coop_emulated_for_tests()) kernels::enable_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
+  // A_DIRECT where the element-order check passed: context creation ran it (check_a_direct);
+  // compiles only read the answer (background views share it), so none submits for it.
+  if (!coop_emulated_for_tests()) kernels::enable_checked_a_direct(t, request.measure_device != nullptr ? *request.measure_device : *ctx.device);
   if (const auto& c = request.calibration) {
     if (c->model_hash != model_hash)
       fail(ErrorCode::InvalidArgument, "the int8 calibration was made for another model (content hash " + c->model_hash.substr(0, 16) +
@@ -217,8 +217,9 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
                                           ctx.device->caps().device_name +
                                           "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
     // A plan file from another device or driver may hold A_DIRECT convolutions, which are right
-    // only where the element order checked out (at context creation: check_a_direct).
-    if (defined(p, "A_DIRECT") && !kernels::device_has_a_rows(*ctx.device))
+    // only where the element order checked out (at context creation: check_a_direct; read, not
+    // run, here: a load submits nothing for it and needs no glslang).
+    if (defined(p, "A_DIRECT") && ctx.device->coop_a_rows_state() != 1)
       fail(ErrorCode::MissingFeature, "the plan uses A_DIRECT cooperative-matrix convolutions ('" + p.family + "') but on device '" +
                                           ctx.device->caps().device_name +
                                           "' the cooperative-matrix element order they fill did not check out (see the log); "

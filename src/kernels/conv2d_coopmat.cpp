@@ -325,8 +325,8 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
 std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h,
                                                           const std::optional<CoopTail>& tail) {
   if (!target.a_rows || !coop_conv_applicable(s) || s.kh != 3 || s.kw != 3 || s.c_in < 32 || s.c_in % 8 != 0) return std::nullopt;
-  // From the H200's exhaustive stores of OIDN balanced and small at 1920x1088 (bench/RESULTS.md,
-  // 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in 32-channel tiles on 4 x 1
+  // From the H200's exhaustive stores of OIDN balanced and small at 1920x1088 (the twenty-first
+  // session's; bench/RESULTS.md, 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in 32-channel tiles on 4 x 1
   // subgroups against the configurations choose_coop_config and choose_coop_tail_config pick:
   // dec_conv1b with its tail 0.311 against 0.396 ms, dec_conv1b alone 0.272 against 0.348,
   // dec_conv2b (64 channels, 1/2 resolution) 0.145 against 0.165, enc_conv1 with its pool 0.153
@@ -353,14 +353,15 @@ std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape&
   // slot planes (OIDN's dec_conv1a; H200, exhaustive stores of 2026-11-29 at 1920x1088): 64
   // channels on 16x16 low-resolution pixels, two epilogue passes, 0.372 ms against the
   // heuristic's 16x16 on 4 x 2 subgroups 0.390; 32 channels on 8x16 in one pass, 0.159 against
-  // 0.204. Measured at 32 and 64 channels only, and not without a skip; wider skips (row steps:
-  // dec_conv2a-4a) ran 31-65% slower on A_DIRECT than on the heuristic's picks.
+  // 0.204. Taken at those two widths only, with a skip: nothing else was measured, and the
+  // epilogue's pass count alone moves dec_conv1a's tile from 0.627 ms (one pass) to 0.372. Wider
+  // skips (row steps: dec_conv2a-4a) ran 31-65% slower on A_DIRECT than on the heuristic's picks.
   const int64_t full = round_up(s.c_out, 16);
-  if (skip_channels < 1 || skip_channels > kSkipPlaneChannels || full > 64) return std::nullopt;
+  if (skip_channels < 1 || skip_channels > kSkipPlaneChannels || (full != 32 && full != 64)) return std::nullopt;
   for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
     CoopConvConfig c;
-    c.tile_h = full <= 32 ? 8 : 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = full, c.cm_n = 16;
-    c.acc_f16 = acc_f16, c.up2 = true, c.one_phase = true, c.epi_passes = full <= 32 ? 1 : 2, c.a_direct = true;
+    c.tile_h = full == 32 ? 8 : 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = full, c.cm_n = 16;
+    c.acc_f16 = acc_f16, c.up2 = true, c.one_phase = true, c.epi_passes = full == 32 ? 1 : 2, c.a_direct = true;
     if (coop_config_fits(c, s, target, false) && up2_skip_fits(c, skip_channels, target)) return c;
   }
   return std::nullopt;

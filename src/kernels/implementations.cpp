@@ -84,8 +84,9 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
     else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
     // Where the device's element order allows A_DIRECT, the heuristic's A_DIRECT pick comes
     // first (an fp16 output only: the int8 plans' up2 convs keep their own picks), `heuristic`
-    // standing in for it on the layouts it cannot read.
-    if (!first && !q8_output && !head) {
+    // standing in for it on the layouts it cannot read (so only where there is one). Not where
+    // a test forces a configuration (of another family or one this conv cannot take).
+    if (!first && heuristic && !q8_output && !head && !target.force_config) {
       std::optional<CoopConvConfig> a_direct;
       if (up2) a_direct = choose_coop_up2_a_direct_config(shape, target.coop, skip_channels);
       else if (plain) a_direct = choose_coop_a_direct_config(shape, target.coop, pool, tail);

@@ -43,9 +43,15 @@ inline bool device_has_a_rows(const runtime::DeviceContext& ctx, ShaderCompiler*
 // Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order. The API
 // runs the check at context creation (api_compile.cpp's check_a_direct), so its compiles read
 // the kept answer; CoopTarget::a_rows adds ";arows" to the target's cache key.
+inline bool a_direct_shapes(const LoweringTarget& t) {
+  return t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false}));
+}
 inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx, ShaderCompiler* compiler = nullptr) {
-  if (t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false})))
-    t.coop.a_rows = device_has_a_rows(ctx, compiler);
+  if (a_direct_shapes(t)) t.coop.a_rows = device_has_a_rows(ctx, compiler);
+}
+// The same from the answer ctx already keeps (false where none): runs nothing, submits nothing.
+inline void enable_checked_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx) {
+  if (a_direct_shapes(t)) t.coop.a_rows = ctx.coop_a_rows_state() == 1;
 }
 
 // lowering_target(caps) with A_DIRECT where the device has it (tests and benchmarks that force,

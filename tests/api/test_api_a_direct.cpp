@@ -2,8 +2,11 @@
 // element order the device must be checked for: denox_context_create runs the check,
 // api_compile.cpp's check_a_direct, and every compile reads the answer). lavapipe has no
 // cooperative matrices: the test hook DENOX_TEST_COOP_EMULATE=1 lowers with COOP_EMULATE
-// shaders, whose A_DIRECT fills shared-memory fragments in the same order, so the plans' data
-// flow runs here; the check itself runs on the GPU machine (bench/run_gpu.sh's heuristic plans).
+// shaders, whose A_DIRECT fills shared-memory fragments in the same order and needs no check.
+// So this shows that the heuristic's A_DIRECT plans compute right through the API and are the
+// same plan in both memory modes; that the check runs at context creation, and that no load
+// submits for it, shows on the GPU machine (the log's "A_DIRECT convolutions on", the path
+// tracer's external-memory loads: bench/RESULTS.md, twenty-second session).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
