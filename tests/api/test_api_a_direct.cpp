@@ -34,7 +34,7 @@ int a_direct_steps(denox_model model) {
 
 }  // namespace
 
-TEST_CASE("heuristic fp16 plans take A_DIRECT and run right; external memory gets the same plan", "[api][a-direct]") {
+TEST_CASE("heuristic fp16 plans take A_DIRECT and run right, and external memory gets the same plan", "[api][a-direct]") {
   if (!engine_device().fp16()) {
     WARN("skipped: the device has no fp16 storage");
     return;
