@@ -88,8 +88,8 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
     if (seeds[i].from == cache::CacheLayer::Shipped) ctx->shipped_pipeline_cache_hits++;
   }
   // The element order A_DIRECT fills, checked once here, where denox may submit to the queue it
-  // was given: a few ms on a device whose cooperative matrices could take A_DIRECT, nothing
-  // elsewhere. Every compile of the context then knows the answer without submitting (a
+  // was given: 5-40 ms on an H200 (plus a shader compile where the cache lacks its SPIR-V) on a
+  // device whose cooperative matrices could take A_DIRECT, nothing elsewhere. Every compile of the context then knows the answer without submitting (a
   // heuristic load into external memory on a worker thread included), and no plan depends on
   // which load ran first.
   const bool a_direct = check_a_direct(*ctx);

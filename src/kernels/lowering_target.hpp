@@ -40,12 +40,14 @@ inline bool device_has_a_rows(const runtime::DeviceContext& ctx, ShaderCompiler*
                                : compile_shader("coop_a_layout", {}, plan::Precision::F32);
   });
 }
-// Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order. The API
-// runs the check at context creation (api_compile.cpp's check_a_direct), so its compiles read
-// the kept answer; CoopTarget::a_rows adds ";arows" to the target's cache key.
+// Whether `t` has the fp16 16x16x16 fragments A_DIRECT is made of (else nothing to check).
 inline bool a_direct_shapes(const LoweringTarget& t) {
   return t.uses_coop() && (t.coop.supports({16, 16, 16, true}) || t.coop.supports({16, 16, 16, false}));
 }
+// Turns on A_DIRECT in `t` (a target of ctx's device) where the device has that order, running
+// the check if ctx keeps no answer yet. The API runs it at context creation (api_compile.cpp's
+// check_a_direct) and its compiles read the kept answer (below); CoopTarget::a_rows adds
+// ";arows" to the target's cache key.
 inline void enable_a_direct(LoweringTarget& t, const runtime::DeviceContext& ctx, ShaderCompiler* compiler = nullptr) {
   if (a_direct_shapes(t)) t.coop.a_rows = device_has_a_rows(ctx, compiler);
 }
