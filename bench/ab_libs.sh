@@ -16,24 +16,24 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-/tmp/denox-ab}}
-tuning=${TUNING:-measure}
+tuning=${TUNING:-measure} precisions=${PRECISIONS:-int8 fp16}
 [ "$tuning" = measure ] || [ "$tuning" = heuristic ] || { echo "ab_libs: TUNING is measure or heuristic, not '$tuning'"; exit 1; }
 work=/tmp/denox-ab-work
 lib_a=$PWD/.device/lib-a
 [ -f "$lib_a/libdenox.so.0" ] || { echo "ab_libs: no $lib_a/libdenox.so.0 (build A's library)"; exit 1; }
 mkdir -p "$out" "$work/models"
 source bench/calibration_images.sh
-[[ " ${PRECISIONS:-int8 fp16} " == *" int8 "* ]] && calibration_images "$work"
+[[ " $precisions " == *" int8 "* ]] && calibration_images "$work"
 run_a() { LD_LIBRARY_PATH="$lib_a:$LD_LIBRARY_PATH" DENOX_CACHE_DIR="$work/cache-a" "$@"; }
 run_b() { DENOX_CACHE_DIR="$work/cache-b" "$@"; }
 for arch in ${ARCHS:-${ARCH:-balanced}}; do
 model=$work/models/oidn-$arch.onnx
 denox make-model --arch "$arch" --channels 3 --pad-crop "$model" >/dev/null || { echo "ab_libs: make-model failed"; exit 1; }
-if [[ " ${PRECISIONS:-int8 fp16} " == *" int8 "* ]]; then
+if [[ " $precisions " == *" int8 "* ]]; then
   denox calibrate "$model" "${calib_args[@]}" -o "$work/calibration.json" >/dev/null || { echo "ab_libs: calibration failed"; exit 1; }
 fi
 for size in ${SIZES:-${SIZE:-1920x1088}}; do
-for precision in ${PRECISIONS:-int8 fp16}; do
+for precision in $precisions; do
   args=("$model" --size "$size" --precision "$precision")
   [ "$precision" = int8 ] && args+=(--calibration "$work/calibration.json")
   rm -rf "$work/cache-a" "$work/cache-b"

@@ -89,9 +89,9 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
   }
   // The element order A_DIRECT fills, checked once here, where denox may submit to the queue it
   // was given: 5-40 ms on an H200 (plus a shader compile where the cache lacks its SPIR-V) on a
-  // device whose cooperative matrices could take A_DIRECT, nothing elsewhere. Every compile of the context then knows the answer without submitting (a
-  // heuristic load into external memory on a worker thread included), and no plan depends on
-  // which load ran first.
+  // device whose cooperative matrices could take A_DIRECT, nothing elsewhere. Every compile of
+  // the context then knows the answer without submitting (a heuristic load into external memory
+  // on a worker thread included), and no plan depends on which load ran first.
   const bool a_direct = check_a_direct(*ctx);
   const auto& writable = ctx->cache.writable();
   const auto& shipped_cache = ctx->cache.shipped();

@@ -39,6 +39,17 @@ std::optional<CoopConvConfig> first_fitting(const std::vector<Pick>& picks, cons
   return std::nullopt;
 }
 
+// `c` with the preferred accumulator, else with the other one (for devices without the
+// preferred shape), where `fits` takes it.
+std::optional<CoopConvConfig> with_accumulator(CoopConvConfig c, const CoopTarget& target,
+                                               const std::function<bool(const CoopConvConfig&)>& fits) {
+  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
+    c.acc_f16 = acc_f16;
+    if (fits(c)) return c;
+  }
+  return std::nullopt;
+}
+
 // conv2d_coopmat.comp's stage buffer in halves (without B_GLOBAL or NARROW, which stage less):
 // the patch of one chunk and its weights (A_DIRECT: the weights).
 int64_t plain_stage_halves(const CoopConvConfig& c, int64_t kh, int64_t kw) {
@@ -326,8 +337,9 @@ std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, 
                                                           const std::optional<CoopTail>& tail) {
   if (!target.a_rows || !coop_conv_applicable(s) || s.kh != 3 || s.kw != 3 || s.c_in < 32 || s.c_in % 8 != 0) return std::nullopt;
   // From the H200's exhaustive stores of OIDN balanced and small at 1920x1088 (the twenty-first
-  // session's; bench/RESULTS.md, 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in 32-channel tiles on 4 x 1
-  // subgroups against the configurations choose_coop_config and choose_coop_tail_config pick:
+  // session's; bench/RESULTS.md, 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in
+  // 32-channel tiles on 4 x 1 subgroups against the configurations choose_coop_config and
+  // choose_coop_tail_config pick:
   // dec_conv1b with its tail 0.311 against 0.396 ms, dec_conv1b alone 0.272 against 0.348,
   // dec_conv2b (64 channels, 1/2 resolution) 0.145 against 0.165, enc_conv1 with its pool 0.153
   // against 0.197, enc_conv2 (32 -> 48, pool) 0.084 against 0.090. It loses where the layer is
@@ -339,12 +351,11 @@ std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, 
   // 0.020, with a pool at 1/8 0.013 against 0.011; 64 -> 64 at 1/4 and 1/8 even).
   // (Below 32 output channels nothing was measured: a 3-channel conv keeps its tap-sum.)
   if (s.c_out < 32 || s.c_out > (even_tile_h ? 48 : 64) || (tail && s.c_out > 32)) return std::nullopt;
-  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
-    CoopConvConfig c;
-    c.tile_h = 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = 32, c.cm_n = 16, c.acc_f16 = acc_f16, c.a_direct = true;
-    if (tail ? coop_tail_fits(c, s, *tail, target) : coop_config_fits(c, s, target, even_tile_h)) return c;
-  }
-  return std::nullopt;
+  CoopConvConfig c;
+  c.tile_h = 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = 32, c.cm_n = 16, c.a_direct = true;
+  return with_accumulator(c, target, [&](const CoopConvConfig& a) {
+    return tail ? coop_tail_fits(a, s, *tail, target) : coop_config_fits(a, s, target, even_tile_h);
+  });
 }
 
 std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape& s, const CoopTarget& target, int64_t skip_channels) {
@@ -358,13 +369,12 @@ std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape&
   // skips (row steps: dec_conv2a-4a) ran 31-65% slower on A_DIRECT than on the heuristic's picks.
   const int64_t full = round_up(s.c_out, 16);
   if (skip_channels < 1 || skip_channels > kSkipPlaneChannels || (full != 32 && full != 64)) return std::nullopt;
-  for (bool acc_f16 : {target.prefer_f16_accumulate, !target.prefer_f16_accumulate}) {
-    CoopConvConfig c;
-    c.tile_h = full == 32 ? 8 : 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = full, c.cm_n = 16;
-    c.acc_f16 = acc_f16, c.up2 = true, c.one_phase = true, c.epi_passes = full == 32 ? 1 : 2, c.a_direct = true;
-    if (coop_config_fits(c, s, target, false) && up2_skip_fits(c, skip_channels, target)) return c;
-  }
-  return std::nullopt;
+  CoopConvConfig c;
+  c.tile_h = full == 32 ? 8 : 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = full, c.cm_n = 16;
+  c.up2 = true, c.one_phase = true, c.epi_passes = full == 32 ? 1 : 2, c.a_direct = true;
+  return with_accumulator(c, target, [&](const CoopConvConfig& a) {
+    return coop_config_fits(a, s, target, false) && up2_skip_fits(a, skip_channels, target);
+  });
 }
 
 int64_t coop_narrow(const Conv2dShape& s, const CoopConvConfig& c, bool plain) {

@@ -8,6 +8,7 @@
 #include <denox/denox.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -84,6 +85,14 @@ struct LogLines {
     return {};
   }
   bool any_containing(const std::string& part) { return !first_containing(part).empty(); }
+};
+
+// Sets the test hook DENOX_TEST_COOP_EMULATE (api_compile.cpp: COOP_EMULATE shaders, the
+// cooperative-matrix data flow in plain arithmetic, on lavapipe) for the scope; each test case
+// runs in its own process.
+struct EmulatedCoop {
+  EmulatedCoop() { setenv("DENOX_TEST_COOP_EMULATE", "1", 1); }
+  ~EmulatedCoop() { unsetenv("DENOX_TEST_COOP_EMULATE"); }
 };
 
 }  // namespace denox::test

@@ -9,19 +9,12 @@
 // tracer's external-memory loads: bench/RESULTS.md, twenty-second session).
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-
 #include "api_test_util.hpp"
 
 using namespace denox::test;
 using Size = denox::modelgen::OidnUnetOptions::Size;
 
 namespace {
-
-struct EmulatedCoop {
-  EmulatedCoop() { setenv("DENOX_TEST_COOP_EMULATE", "1", 1); }
-  ~EmulatedCoop() { unsetenv("DENOX_TEST_COOP_EMULATE"); }
-};
 
 // The schedule's A_DIRECT steps ("adirect" in their configuration) of a freshly compiled plan.
 int a_direct_steps(denox_model model) {

@@ -30,12 +30,6 @@ std::string last() { return denox_last_error(); }
 // layout gives 0.3 and more.
 constexpr double kInt8Tolerance = 4e-2;
 
-// Sets DENOX_TEST_COOP_EMULATE for the scope (each test case runs in its own process).
-struct EmulatedCoop {
-  EmulatedCoop() { setenv("DENOX_TEST_COOP_EMULATE", "1", 1); }
-  ~EmulatedCoop() { unsetenv("DENOX_TEST_COOP_EMULATE"); }
-};
-
 // Samples at extents other than the test inputs', random (never zero) values.
 struct Samples {
   std::vector<denox::HostTensor> images;
