@@ -161,7 +161,8 @@ int64_t a_direct_emulation_bytes(const CoopConvConfig& c, int64_t kh) {
   return c.subgroups() * 2 * rows * 16 * 16 * 2;
 }
 
-std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool plain) {
+std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool plain,
+                                                 int64_t pixels) {
   if (!coop_conv_applicable(s)) return std::nullopt;
   // Up to 32 taps x output channels (OIDN's last conv, 32 -> 3) without a fused pool, concat or
   // upsample: conv2d_coopmat_tapsum, 8x32 pixels on 8 subgroups (H100, 2026-11-25: 0.115 ms
@@ -201,6 +202,18 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   else if (nt == 64) picks = {{16, 16, 8, 2, nt, 16}, {4, 64, 8, 2, nt, 16}};
   else if ((nt / 16) % 2 == 0) picks = {{8, 16, 4, 2, nt, 16}, {4, 32, 8, 2, nt, 16}};  // 96, 128
   else picks = {{8, 16, 8, 1, nt, 16}};                                                   // 80, 112
+  // Small layers (at the ranking extent, small_conv) from more than 12 channels, from the H200's
+  // exhaustive stores and tuned plans of OIDN balanced and small at 1920x1088 (bench/RESULTS.md,
+  // 2026-11-29, twenty-third session): 32 and 64 channels in one 8x16 tile on 4 x 2 subgroups,
+  // which both tuned plans took at 1/8 and 1/16 (small's 32 -> 32 at 1/16 0.0133 ms against
+  // 0.0228 on A_DIRECT's 16x16, 64 -> 64 at 1/8 0.0506 against 0.0656); under kTinyConvPixels
+  // 96 channels in 32-channel tiles of 16x16 on 8 x 1 (balanced's enc_conv5a/5b: 0.0167 and
+  // 0.0308 against 0.0209 and 0.0389 on 8x16 nt96). 80 and 112 channels at 1/8 keep the pick
+  // above (within 2% of the best there); nothing else was measured.
+  if (small_conv(pixels) && s.c_in > 12) {
+    if (nt == 32 || nt == 64) picks.insert(picks.begin(), {8, 16, 4, 2, nt, 16});
+    else if (pixels < kTinyConvPixels && nt == 96) picks.insert(picks.begin(), {16, 16, 8, 1, 32, 16});
+  }
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {8, 16}, {4, 16}, {2, 16}})
     picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt, nt == 8 ? 8 : 16});
   return first_fitting(picks, s, target, even_tile_h, false);
@@ -334,7 +347,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& s, const
 }
 
 std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h,
-                                                          const std::optional<CoopTail>& tail) {
+                                                          const std::optional<CoopTail>& tail, int64_t pixels) {
   if (!target.a_rows || !coop_conv_applicable(s) || s.kh != 3 || s.kw != 3 || s.c_in < 32 || s.c_in % 8 != 0) return std::nullopt;
   // From the H200's exhaustive stores of OIDN balanced and small at 1920x1088 (the twenty-first
   // session's; bench/RESULTS.md, 2026-11-29, twenty-second session), A_DIRECT's 16x16 pixels in
@@ -344,13 +357,16 @@ std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, 
   // dec_conv2b (64 channels, 1/2 resolution) 0.145 against 0.165, enc_conv1 with its pool 0.153
   // against 0.197, enc_conv2 (32 -> 48, pool) 0.084 against 0.090. It loses where the layer is
   // small: 96 channels at 1/16 resolution 0.050 against 0.039 (and from 80 channels 0.036
-  // against 0.021), where the same shape at 1/4 won 0.079 against 0.103 (the heuristic knows no
-  // extent, so 96 channels stay out); with a pool from 48 or 64 channels 0.052 against 0.035 and
-  // 0.033 against 0.025. Up to 64 output channels (48 with a pool) the wins at full and half
-  // resolution outweigh the losses at 1/8 and below (OIDN small: 32 -> 32 at 1/16 0.023 against
-  // 0.020, with a pool at 1/8 0.013 against 0.011; 64 -> 64 at 1/4 and 1/8 even).
+  // against 0.021), where the same shape at 1/4 won 0.079 against 0.103; with a pool from 48 or
+  // 64 channels 0.052 against 0.035 and 0.033 against 0.025. So: up to 64 output channels (48
+  // with a pool), and 96 where the layer is known not to be small (dec_conv3b at 1/4); not on
+  // small layers (small_conv: 1/8 and below at 1920x1088), which choose_coop_config's 8x16
+  // tiles run faster (twenty-third session). Where the size is not known (`pixels` 0), up to 64
+  // channels: the wins at full and half resolution outweigh the losses at 1/8 and below.
   // (Below 32 output channels nothing was measured: a 3-channel conv keeps its tap-sum.)
-  if (s.c_out < 32 || s.c_out > (even_tile_h ? 48 : 64) || (tail && s.c_out > 32)) return std::nullopt;
+  const bool wide_ok = pixels >= kSmallConvPixels && s.c_out % 32 == 0;
+  if (small_conv(pixels) || s.c_out < 32 || s.c_out > (even_tile_h ? 48 : wide_ok ? 96 : 64) || (tail && s.c_out > 32))
+    return std::nullopt;
   CoopConvConfig c;
   c.tile_h = 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = 32, c.cm_n = 16, c.a_direct = true;
   return with_accumulator(c, target, [&](const CoopConvConfig& a) {

@@ -96,12 +96,21 @@ std::vector<CoopMatrixShape> h100_coop_shapes();
 // 7x7; fp16 plan decided by the caller).
 bool coop_conv_applicable(const Conv2dShape& shape);
 
+// The heuristic's sense of a layer's size: the conv's output pixels at the extent select ranks
+// at (1920x1088 for heuristic plans, the tuning extent in tuned compiles). 0: not known (the
+// picks then go by channels alone). Below kSmallConvPixels (OIDN's 1/8-resolution layers at
+// 1920x1088: 32640 pixels; 1/4 has 130560) a layer fills too few workgroups for the large tiles
+// that win above it; below kTinyConvPixels (1/16: 8160) wide layers split their channels too.
+inline constexpr int64_t kSmallConvPixels = 65536;
+inline constexpr int64_t kTinyConvPixels = 16384;
+inline bool small_conv(int64_t pixels) { return pixels > 0 && pixels < kSmallConvPixels; }
+
 // The configuration for `shape` on `target` (heuristic, from H100 measurements in
 // bench/RESULTS.md), or nullopt when no candidate fits the device (shape, shared memory).
 // `even_tile_h`: the epilogue pools 2x2 (POOL=1). `plain`: no fused concat or upsample either,
-// so conv2d_coopmat_tapsum may take it.
+// so conv2d_coopmat_tapsum may take it. `pixels`: as for kSmallConvPixels.
 std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h,
-                                                 bool plain = false);
+                                                 bool plain = false, int64_t pixels = 0);
 
 // Whether `config` runs `shape` on `target` (device shape, subgroup size, shared memory, pool).
 bool coop_config_fits(const CoopConvConfig& config, const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h);
@@ -153,9 +162,9 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, c
 // fp16 input (no concat, upsample or head; `even_tile_h`: a fused pool; `tail`: a fused tail),
 // or nullopt where the measurements favour the patch-staging configurations above. Where it
 // returns one, the other choose_* functions' pick stays the fallback for the layout variants
-// A_DIRECT cannot read (implementations.cpp).
+// A_DIRECT cannot read (implementations.cpp). `pixels`: as for kSmallConvPixels.
 std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h,
-                                                          const std::optional<CoopTail>& tail = std::nullopt);
+                                                          const std::optional<CoopTail>& tail = std::nullopt, int64_t pixels = 0);
 // The same for a one-phase up2 conv with an fp16 NHWC X0 and an fp16 output (`skip_channels` as
 // for choose_coop_up2_config).
 std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);

@@ -47,9 +47,10 @@ Implementation conv_implementation(const compiler::Graph& g, const Op& conv, con
 // `plain`: no fused concat or upsample (conv2d_coopmat_tapsum's configurations need that).
 // `a_direct_fallback`: where the forced or named configuration is an A_DIRECT one, the
 // heuristic's, for the layout variants A_DIRECT cannot read (an NCHW or NHWC_Q8 input).
+// `pixels`: the conv's output pixels at the ranking extent (0: not known; kSmallConvPixels).
 std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shape, const LoweringTarget& target, bool pool,
                                          ConfigSpace space, bool up2, int64_t skip_channels, bool plain,
-                                         const std::optional<CoopTail>& tail, bool head, bool q8_output = false,
+                                         const std::optional<CoopTail>& tail, bool head, int64_t pixels, bool q8_output = false,
                                          std::optional<CoopConvConfig>* a_direct_fallback = nullptr) {
   std::vector<CoopConvConfig> out;
   std::optional<CoopConvConfig> first;
@@ -81,7 +82,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
   if (!first || first->a_direct) {
     if (tail) heuristic = choose_coop_tail_config(shape, *tail, target.coop);
     else if (head) heuristic = choose_coop_head_config(shape, target.coop, pool);
-    else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain);
+    else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain, pixels);
     // Where the device's element order allows A_DIRECT, the heuristic's A_DIRECT pick comes
     // first (an fp16 output only: the int8 plans' up2 convs keep their own picks), `heuristic`
     // standing in for it on the layouts it cannot read (so only where there is one). Not where
@@ -89,7 +90,7 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
     if (!first && heuristic && !q8_output && !head && !target.force_config) {
       std::optional<CoopConvConfig> a_direct;
       if (up2) a_direct = choose_coop_up2_a_direct_config(shape, target.coop, skip_channels);
-      else if (plain) a_direct = choose_coop_a_direct_config(shape, target.coop, pool, tail);
+      else if (plain) a_direct = choose_coop_a_direct_config(shape, target.coop, pool, tail, pixels);
       if (a_direct && usable(*a_direct)) first = a_direct;
     }
   }
@@ -120,6 +121,13 @@ bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape&
     if (!is_const(g, v, 1, 1)) return false;
   const auto& up_in = g.tensor(f.upsample->inputs.at(0)).shape;
   return up_in.size() == 4 && is_const(g, up_in[1], 1, s.c_in);
+}
+
+// `conv`'s output pixels (batch x height x width) under `values` (0 without them).
+int64_t conv_pixels(const compiler::Graph& g, const Op& conv, const std::optional<std::vector<int64_t>>& values) {
+  const auto& out = g.tensor(conv.output).shape;
+  if (!values || out.size() != 4) return 0;
+  return values->at(out[0]) * values->at(out[2]) * values->at(out[3]);
 }
 
 }  // namespace
@@ -326,7 +334,8 @@ std::string Implementation::name() const {
 }
 
 std::vector<Implementation> enumerate_implementations(const compiler::Graph& graph, plan::Precision precision,
-                                                      const LoweringTarget& target, ConfigSpace space) {
+                                                      const LoweringTarget& target, ConfigSpace space,
+                                                      const std::optional<std::vector<int64_t>>& ranking_values) {
   const TensorUses u(graph);
   const bool coop = precision == plan::Precision::F16 && target.uses_coop();
   std::vector<Implementation> out;
@@ -348,9 +357,16 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       // A forced configuration of one family keeps the other out (tests check each family).
       const bool forced_up2 = target.force_config && target.force_config->up2;
       const bool forced_plain = target.force_config && !target.force_config->up2;
+      const int64_t pixels = conv_pixels(graph, op, ranking_values);
+      // On a small layer the heuristic runs an upsampled conv on conv2d_coopmat, upsample and
+      // concat fused into its reads: the tuned fp16 plans of OIDN balanced and small took that
+      // for dec_conv4a at 1/8 (1920x1088, H200, bench/RESULTS.md 2026-11-29 twenty-third
+      // session), where the cost model, which counts up2's saved multiplies, took up2.
+      const bool small_up2_out = space == ConfigSpace::Heuristic && small_conv(pixels) && !target.force_config &&
+                                 !target.conv_configs.count(op.name);
       for (const ConvFusion& f : fusions) {
         for (bool up2 : {false, true}) {
-          if (up2 && (!target.coop_up2 || forced_plain || !up2_applicable(graph, op, *shape, f))) continue;
+          if (up2 && (!target.coop_up2 || forced_plain || small_up2_out || !up2_applicable(graph, op, *shape, f))) continue;
           if (!up2 && forced_up2 && up2_applicable(graph, op, *shape, f)) continue;
           Implementation c = conv_implementation(graph, op, f, Implementation::Kind::CoopConv);
           c.coop.emulate = target.coop_emulate;
@@ -371,8 +387,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
           std::optional<CoopConvConfig> a_direct_fallback;
-          const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip,
-                                                                   !f.concat && !f.upsample, tail, f.head != nullptr, false, &a_direct_fallback);
+          const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample,
+                                                                   tail, f.head != nullptr, pixels, false, &a_direct_fallback);
           // An up2 conv writing NHWC_Q8 has a heuristic configuration of its own (choose_coop_up2_config).
           const bool up2_q8_out = up2 && std::any_of(variants.begin(), variants.end(), [](const Implementation& v) {
                                     return v.output_layout == Layout::NHWC_Q8;
@@ -380,7 +396,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           std::optional<CoopConvConfig> q8_out_fallback;
           const std::vector<CoopConvConfig> q8_out_configs =
               up2_q8_out ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
-                                          f.head != nullptr, true, &q8_out_fallback)
+                                          f.head != nullptr, pixels, true, &q8_out_fallback)
                          : std::vector<CoopConvConfig>{};
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
             const CoopTail* q8_tail = tail ? &*tail : nullptr;

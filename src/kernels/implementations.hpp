@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,9 +81,12 @@ struct Implementation {
 
 // Every implementation of every op of `graph` the target allows, in graph order (the anchors').
 // Convolutions whose weights are not constant still get their portable implementation: its
-// lowering reports the op (as build_portable_plan always did).
+// lowering reports the op (as build_portable_plan always did). `ranking_values`: the graph's
+// values at the extent select ranks at (values_at_extent); the heuristic's coop configurations
+// take each conv's size from them (kSmallConvPixels), and go by channels alone without them.
 std::vector<Implementation> enumerate_implementations(const compiler::Graph& graph, plan::Precision precision,
-                                                      const LoweringTarget& target, ConfigSpace space);
+                                                      const LoweringTarget& target, ConfigSpace space,
+                                                      const std::optional<std::vector<int64_t>>& ranking_values = std::nullopt);
 
 // The plan of a chosen set (one implementation per covered op; ops no implementation covers are
 // not needed for the outputs and are left out; conversions right after their tensor is

@@ -79,20 +79,26 @@ TEST_CASE("share_pipelines moves a step to another dispatch's pipeline only when
   const Implementation& a = impls[s.chosen[at_a]];
   REQUIRE(a.family == "conv2d_coopmat");
   REQUIRE_FALSE(a.layout_words().empty());
+  // `other`: a configuration of enc_conv5b's that no other chosen step runs (one more pipeline).
+  const size_t chosen_pipelines = autotune::count_pipelines(g, o.precision, impls, s.chosen);
   size_t shared = impls.size(), other = impls.size();
+  std::vector<size_t> start = s.chosen;
   for (size_t j = 0; j < impls.size(); ++j) {
     if (!same_step(impls[j], impls[s.chosen[at_b]]) || impls[j].family != a.family || impls[j].layout_words() != a.layout_words()) continue;
-    if (impls[j].config == a.config) shared = j;
-    else if (other == impls.size()) other = j;
+    if (impls[j].config == a.config) {
+      shared = j;
+    } else if (other == impls.size()) {
+      start[at_b] = j;
+      if (autotune::count_pipelines(g, o.precision, impls, start) == chosen_pipelines + 1) other = j;
+    }
   }
   REQUIRE(shared < impls.size());
   REQUIRE(other < impls.size());
 
   // enc_conv5b on `other`; the only affordable alternative anywhere is its `shared`, `extra` ms dearer.
-  std::vector<size_t> start = s.chosen;
   start[at_b] = other;
   const size_t before = autotune::count_pipelines(g, o.precision, impls, start);
-  CHECK(before == autotune::count_pipelines(g, o.precision, impls, s.chosen) + 1);
+  CHECK(before == chosen_pipelines + 1);
   const std::vector<bool> usable(impls.size(), true);
   const std::vector<int64_t> values = *autotune::values_at_extent(g, o.width, o.height);
   for (const double extra : {0.001, 0.003}) {

@@ -57,10 +57,13 @@ std::string implementation_key(const kernels::Implementation& impl) { return imp
 
 // The keys of the implementations the heuristic chooses among (ConfigSpace::Heuristic), which
 // kTunedMargin spares; empty (no margin) unless measuring in another space.
-std::set<std::string> heuristic_keys(const compiler::Graph& graph, const ScheduleOptions& opt) {
+// `values`: the graph's at the tuning extent, as enumerate_implementations took them.
+std::set<std::string> heuristic_keys(const compiler::Graph& graph, const ScheduleOptions& opt,
+                                     const std::optional<std::vector<int64_t>>& values) {
   std::set<std::string> keys;
   if (!opt.measurer || opt.space == kernels::ConfigSpace::Heuristic) return keys;
-  for (const kernels::Implementation& impl : kernels::enumerate_implementations(graph, opt.precision, opt.target, kernels::ConfigSpace::Heuristic))
+  for (const kernels::Implementation& impl :
+       kernels::enumerate_implementations(graph, opt.precision, opt.target, kernels::ConfigSpace::Heuristic, values))
     keys.insert(implementation_key(impl));
   return keys;
 }
@@ -92,7 +95,10 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   };
 
   progress("enumerate", 0, 1, "");
-  s.impls = kernels::enumerate_implementations(graph, opt.precision, opt.target, opt.space);
+  // The values at the extent select ranks at: the cost model's, and the heuristic configurations'
+  // sense of each layer's size.
+  const auto values = values_at_extent(graph, opt.width, opt.height);
+  s.impls = kernels::enumerate_implementations(graph, opt.precision, opt.target, opt.space, values);
   const std::vector<kernels::Implementation>& impls = s.impls;
   r.implementations = impls.size();
   structure_ids(impls, &r.structures);
@@ -108,7 +114,6 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   }
   r.prune_ms = ms_since(t0);
 
-  const auto values = values_at_extent(graph, opt.width, opt.height);
   std::vector<double> cost(impls.size());
   std::vector<bool> measured(impls.size(), false);
   std::vector<std::string> failures(impls.size());
@@ -144,7 +149,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   r.measure_ms = ms_since(t0);
 
   progress("select", 0, 1, "");
-  const std::set<std::string> heuristic = heuristic_keys(graph, opt);
+  const std::set<std::string> heuristic = heuristic_keys(graph, opt, values);
   Supergraph sg = build_supergraph(graph, impls, select_costs(impls, cost, measured, heuristic), keep);
   select::SelectStats stats;
   select::Selection sel = select::select_min_latency(sg.graph, &stats);
