@@ -202,17 +202,23 @@ std::optional<CoopConvConfig> choose_coop_config(const Conv2dShape& s, const Coo
   else if (nt == 64) picks = {{16, 16, 8, 2, nt, 16}, {4, 64, 8, 2, nt, 16}};
   else if ((nt / 16) % 2 == 0) picks = {{8, 16, 4, 2, nt, 16}, {4, 32, 8, 2, nt, 16}};  // 96, 128
   else picks = {{8, 16, 8, 1, nt, 16}};                                                   // 80, 112
-  // Small layers (at the ranking extent, small_conv) from more than 12 channels, from the H200's
-  // exhaustive stores and tuned plans of OIDN balanced and small at 1920x1088 (bench/RESULTS.md,
-  // 2026-11-29, twenty-third session): 32 and 64 channels in one 8x16 tile on 4 x 2 subgroups,
-  // which both tuned plans took at 1/8 and 1/16 (small's 32 -> 32 at 1/16 0.0133 ms against
-  // 0.0228 on A_DIRECT's 16x16, 64 -> 64 at 1/8 0.0506 against 0.0656); under kTinyConvPixels
-  // 96 channels in 32-channel tiles of 16x16 on 8 x 1 (balanced's enc_conv5a/5b: 0.0167 and
-  // 0.0308 against 0.0209 and 0.0389 on 8x16 nt96). 80 and 112 channels at 1/8 keep the pick
-  // above (within 2% of the best there); nothing else was measured.
+  // Small layers (at the ranking extent, small_conv) from more than 12 channels: 32 and 64
+  // channels in one 8x16 tile on 4 x 2 subgroups, which the H200's tuned plans of OIDN small
+  // took at 1/8 and 1/16 (1920x1088). Where A_DIRECT runs, its pick comes first down to 1/8
+  // (choose_coop_a_direct_config), so this runs small's enc_conv5a/5b and, once up2 is left out
+  // there (implementations.cpp), its dec_conv4a with the upsample and concat in its reads.
+  // Under kTinyConvPixels 96 channels in 32-channel tiles of 16x16 on 8 x 1 (balanced's
+  // enc_conv5a/5b). 80 and 112 channels keep the picks above (within 2% of the best alone at
+  // 1/8); nothing else was measured. Same-call A/B on the H200 (bench/RESULTS.md, 2026-11-29,
+  // twenty-third session), ms at 1280x720 / 1920x1088 / 3840x2160, before -> after:
+  //   small enc_conv5a (32 -> 32, 1/16), A_DIRECT -> 8x16: 0.0132 -> 0.0075, 0.0130 -> 0.0077,
+  //   0.0132 -> 0.0080; small dec_conv4a (64, 1/8), one-phase up2 -> 8x16: 0.0210 -> 0.0123,
+  //   0.0238 -> 0.0183, 0.0541 -> 0.0529; balanced enc_conv5b (96, 1/16), 8x16 nt96 -> 16x16
+  //   nt32: 0.0164 -> 0.0133, 0.0166 -> 0.0129, but 0.0282 -> 0.0391 at 3840x2160, where the
+  //   layer has 4x the pixels the heuristic ranked it at.
   if (small_conv(pixels) && s.c_in > 12) {
     if (nt == 32 || nt == 64) picks.insert(picks.begin(), {8, 16, 4, 2, nt, 16});
-    else if (pixels < kTinyConvPixels && nt == 96) picks.insert(picks.begin(), {16, 16, 8, 1, 32, 16});
+    else if (tiny_conv(pixels) && nt == 96) picks.insert(picks.begin(), {16, 16, 8, 1, 32, 16});
   }
   for (auto [th, tw] : {std::pair<int64_t, int64_t>{4, 32}, {8, 16}, {4, 16}, {2, 16}})
     picks.push_back({th, tw, std::min<int64_t>(8, th * tw / 16), 1, nt, nt == 8 ? 8 : 16});
@@ -359,13 +365,17 @@ std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& s, 
   // small: 96 channels at 1/16 resolution 0.050 against 0.039 (and from 80 channels 0.036
   // against 0.021), where the same shape at 1/4 won 0.079 against 0.103; with a pool from 48 or
   // 64 channels 0.052 against 0.035 and 0.033 against 0.025. So: up to 64 output channels (48
-  // with a pool), and 96 where the layer is known not to be small (dec_conv3b at 1/4); not on
-  // small layers (small_conv: 1/8 and below at 1920x1088), which choose_coop_config's 8x16
-  // tiles run faster (twenty-third session). Where the size is not known (`pixels` 0), up to 64
-  // channels: the wins at full and half resolution outweigh the losses at 1/8 and below.
-  // (Below 32 output channels nothing was measured: a 3-channel conv keeps its tap-sum.)
+  // with a pool), and 96 where the layer is known not to be small (dec_conv3b at 1/4: 0.0497 ->
+  // 0.0417, 0.0993 -> 0.0777 and 0.369 -> 0.277 ms at 1280x720, 1920x1088 and 3840x2160 in the
+  // twenty-third session's same-call A/B); not on tiny layers (tiny_conv: 1/16 at 1920x1088),
+  // which choose_coop_config's 8x16 tiles run faster. At 1/8 A_DIRECT stays: in the network it
+  // ran OIDN small's enc_conv4 and dec_conv4b as fast as 8x16 at 1920x1088 and faster at
+  // 3840x2160 (0.0145 and 0.0385 against 0.0218 and 0.0522 ms), where alone it had looked 30-45%
+  // slower. Where the size is not known (`pixels` 0), up to 64 channels: the wins at full and
+  // half resolution outweigh the losses at 1/16. (Below 32 output channels nothing was
+  // measured: a 3-channel conv keeps its tap-sum.)
   const bool wide_ok = pixels >= kSmallConvPixels && s.c_out % 32 == 0;
-  if (small_conv(pixels) || s.c_out < 32 || s.c_out > (even_tile_h ? 48 : wide_ok ? 96 : 64) || (tail && s.c_out > 32))
+  if (tiny_conv(pixels) || s.c_out < 32 || s.c_out > (even_tile_h ? 48 : wide_ok ? 96 : 64) || (tail && s.c_out > 32))
     return std::nullopt;
   CoopConvConfig c;
   c.tile_h = 16, c.tile_w = 16, c.ck = 32, c.sg_m = 4, c.sg_n = 1, c.nt = 32, c.cm_n = 16, c.a_direct = true;

@@ -100,10 +100,11 @@ bool coop_conv_applicable(const Conv2dShape& shape);
 // at (1920x1088 for heuristic plans, the tuning extent in tuned compiles). 0: not known (the
 // picks then go by channels alone). Below kSmallConvPixels (OIDN's 1/8-resolution layers at
 // 1920x1088: 32640 pixels; 1/4 has 130560) a layer fills too few workgroups for the large tiles
-// that win above it; below kTinyConvPixels (1/16: 8160) wide layers split their channels too.
+// that win above it; below kTinyConvPixels (1/16: 8160) A_DIRECT's tiles lose too.
 inline constexpr int64_t kSmallConvPixels = 65536;
 inline constexpr int64_t kTinyConvPixels = 16384;
 inline bool small_conv(int64_t pixels) { return pixels > 0 && pixels < kSmallConvPixels; }
+inline bool tiny_conv(int64_t pixels) { return pixels > 0 && pixels < kTinyConvPixels; }
 
 // The configuration for `shape` on `target` (heuristic, from H100 measurements in
 // bench/RESULTS.md), or nullopt when no candidate fits the device (shape, shared memory).

@@ -358,12 +358,15 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       const bool forced_up2 = target.force_config && target.force_config->up2;
       const bool forced_plain = target.force_config && !target.force_config->up2;
       const int64_t pixels = conv_pixels(graph, op, ranking_values);
-      // On a small layer the heuristic runs an upsampled conv on conv2d_coopmat, upsample and
-      // concat fused into its reads: the tuned fp16 plans of OIDN balanced and small took that
-      // for dec_conv4a at 1/8 (1920x1088, H200, bench/RESULTS.md 2026-11-29 twenty-third
-      // session), where the cost model, which counts up2's saved multiplies, took up2.
-      const bool small_up2_out = space == ConfigSpace::Heuristic && small_conv(pixels) && !target.force_config &&
-                                 !target.conv_configs.count(op.name);
+      // On a small layer of at most 64 channels the heuristic runs an upsampled conv on
+      // conv2d_coopmat, upsample and concat fused into its reads, where the cost model, which
+      // counts up2's saved multiplies, would take up2's one-phase tiles: OIDN small's dec_conv4a
+      // at 1/8 (H200, same-call A/B at 1280x720 / 1920x1088 / 3840x2160: 0.0210 / 0.0238 /
+      // 0.0541 -> 0.0123 / 0.0183 / 0.0529 ms; bench/RESULTS.md 2026-11-29, twenty-third
+      // session). Balanced's (112 channels, all-phase up2 tiles) ran faster on up2 at 1280x720
+      // and 3840x2160 (0.0264 / 0.1713 against 0.0325 / 0.1992), so wider convs keep it.
+      const bool small_up2_out = space == ConfigSpace::Heuristic && small_conv(pixels) && shape->c_out <= 64 &&
+                                 !target.force_config && !target.conv_configs.count(op.name);
       for (const ConvFusion& f : fusions) {
         for (bool up2 : {false, true}) {
           if (up2 && (!target.coop_up2 || forced_plain || small_up2_out || !up2_applicable(graph, op, *shape, f))) continue;

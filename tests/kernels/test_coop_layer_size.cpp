@@ -45,7 +45,8 @@ TEST_CASE("choose_coop_config and the A_DIRECT pick take a layer's size into acc
           if (const auto a = choose_coop_a_direct_config(s, t, pool, std::nullopt, pixels)) CHECK(coop_config_fits(*a, s, t, pool));
         }
 
-  // Small layers (1/8 and 1/16): 32 and 64 channels in one 8x16 tile on 4 x 2 subgroups, pool or not.
+  // Small layers (1/8 and 1/16): 32 and 64 channels in one 8x16 tile on 4 x 2 subgroups, pool
+  // or not (where A_DIRECT does not come first).
   for (int64_t pixels : {kEighth, kSixteenth}) {
     CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, false, true, pixels)) == "8x16 nt32 sg4x2");
     CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, true, true, pixels)) == "8x16 nt32 sg4x2");
@@ -65,38 +66,46 @@ TEST_CASE("choose_coop_config and the A_DIRECT pick take a layer's size into acc
   for (int64_t pixels : {int64_t{0}, kQuarter})
     CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, false, true, pixels)) == "8x64 nt32 sg16x1");
 
-  // A_DIRECT: never on small layers; 96 channels only where the layer is known to be large.
+  // A_DIRECT: down to 1/8, not on tiny layers; 96 channels only where the layer is known to be
+  // large.
   const std::string a_direct = "16x16 nt32 sg4x1 adirect";
-  CHECK(tile(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, 0)) == a_direct);
-  CHECK(tile(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, kQuarter)) == a_direct);
+  for (int64_t pixels : {int64_t{0}, kEighth, kQuarter}) {
+    CHECK(tile(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, pixels)) == a_direct);
+    CHECK(tile(choose_coop_a_direct_config({32, 32, 3, 3}, t, true, std::nullopt, pixels)) == a_direct);
+  }
+  CHECK_FALSE(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, kSixteenth));
+  CHECK_FALSE(choose_coop_a_direct_config({32, 32, 3, 3}, t, true, std::nullopt, kSixteenth));
   CHECK(tile(choose_coop_a_direct_config({96, 96, 3, 3}, t, false, std::nullopt, kQuarter)) == a_direct);
-  CHECK_FALSE(choose_coop_a_direct_config({96, 96, 3, 3}, t, false, std::nullopt, 0));
+  for (int64_t pixels : {int64_t{0}, kEighth, kSixteenth}) CHECK_FALSE(choose_coop_a_direct_config({96, 96, 3, 3}, t, false, std::nullopt, pixels));
   CHECK_FALSE(choose_coop_a_direct_config({64, 80, 3, 3}, t, false, std::nullopt, kQuarter));  // (not whole 32-channel tiles)
   CHECK_FALSE(choose_coop_a_direct_config({96, 96, 3, 3}, t, true, std::nullopt, kQuarter));   // (a pool: at most 48)
-  for (int64_t pixels : {kEighth, kSixteenth}) {
-    CHECK_FALSE(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, pixels));
-    CHECK_FALSE(choose_coop_a_direct_config({32, 32, 3, 3}, t, true, std::nullopt, pixels));
-  }
 }
 
-TEST_CASE("the heuristic leaves up2 out on small layers only where it knows their size", "[kernels][coop-plan]") {
-  const compiler::Graph g = oidn(modelgen::OidnUnetOptions::Size::Balanced);
+TEST_CASE("the heuristic leaves up2 out on small layers of at most 64 channels only where it knows their size",
+          "[kernels][coop-plan]") {
+  using Size = modelgen::OidnUnetOptions::Size;
   LoweringTarget target;
   target.coop = h100_like();
-  // Which of dec_conv4a's (1/8) and dec_conv3a's (1/4) implementations are up2 ones.
-  auto up2_for = [&](ConfigSpace space, const std::optional<std::vector<int64_t>>& values, const std::string& conv) {
+  // Whether one of `conv`'s implementations is an up2 one.
+  auto up2_for = [&](const compiler::Graph& g, ConfigSpace space, const std::optional<std::vector<int64_t>>& values,
+                     const std::string& conv) {
     const std::vector<Implementation> impls = enumerate_implementations(g, plan::Precision::F16, target, space, values);
     return std::any_of(impls.begin(), impls.end(), [&](const Implementation& i) {
       return i.family == "conv2d_coopmat_up2" && i.name().find(conv) != std::string::npos;
     });
   };
-  const auto at_1080p = autotune::values_at_extent(g, 1920, 1088);
+  // OIDN small's dec_conv4a (64 channels, 1/8) and dec_conv3a (1/4).
+  const compiler::Graph small = oidn(Size::Small);
+  const auto at_1080p = autotune::values_at_extent(small, 1920, 1088);
   REQUIRE(at_1080p);
-  CHECK(up2_for(ConfigSpace::Heuristic, std::nullopt, "dec_conv4a"));
-  CHECK_FALSE(up2_for(ConfigSpace::Heuristic, at_1080p, "dec_conv4a"));
-  CHECK(up2_for(ConfigSpace::Heuristic, at_1080p, "dec_conv3a"));
+  CHECK(up2_for(small, ConfigSpace::Heuristic, std::nullopt, "dec_conv4a"));
+  CHECK_FALSE(up2_for(small, ConfigSpace::Heuristic, at_1080p, "dec_conv4a"));
+  CHECK(up2_for(small, ConfigSpace::Heuristic, at_1080p, "dec_conv3a"));
   // Tuning measures both families at every size.
-  CHECK(up2_for(ConfigSpace::Pruned, at_1080p, "dec_conv4a"));
-  // At 3840x2160 dec_conv4a has 1/4's pixels of 1080p (130560): up2 is offered again.
-  CHECK(up2_for(ConfigSpace::Heuristic, autotune::values_at_extent(g, 3840, 2160), "dec_conv4a"));
+  CHECK(up2_for(small, ConfigSpace::Pruned, at_1080p, "dec_conv4a"));
+  // At 3840x2160 dec_conv4a has 130560 pixels: up2 is offered again.
+  CHECK(up2_for(small, ConfigSpace::Heuristic, autotune::values_at_extent(small, 3840, 2160), "dec_conv4a"));
+  // Balanced's dec_conv4a (112 channels) keeps up2.
+  const compiler::Graph balanced = oidn(Size::Balanced);
+  CHECK(up2_for(balanced, ConfigSpace::Heuristic, autotune::values_at_extent(balanced, 1920, 1088), "dec_conv4a"));
 }
