@@ -267,7 +267,8 @@ typedef struct denox_model_T* denox_model;
 /* How the schedule (fusions, kernels, configurations) is chosen when a model is compiled. */
 typedef enum denox_tuning {
   /* A cost model ranks the candidates; nothing runs on the device, the result is deterministic
-   * for a device and driver (CI, reproducible builds). The default. (It uses what
+   * for a device and driver (CI, reproducible builds). The default. One plan per model, run at
+   * every extent: it ranks at 1920x1088, where each layer's size picks its tiles. (It uses what
    * denox_context_create found out about the device: see there.) */
   DENOX_TUNING_HEURISTIC = 0,
   /* Every candidate left after pruning is timed on the device at tune_width x tune_height
