@@ -325,7 +325,8 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   autotune::ScheduleOptions so;
   so.precision = request.precision;
   so.target = target;
-  // The heuristic's plan is one per model (its cache key has no extent): it ranks at 1080p.
+  // The heuristic's plan is one per model (its cache key has no extent): it ranks at
+  // autotune::kHeuristicWidth x kHeuristicHeight (1920x1088), the options' default.
   if (request.tuning != DENOX_TUNING_HEURISTIC) so.width = request.width, so.height = request.height;
   so.progress = progress;
   std::unique_ptr<measure::DeviceMeasurer> measurer;

@@ -62,6 +62,15 @@ TEST_CASE("choose_coop_config and the A_DIRECT pick take a layer's size into acc
     CHECK(tile(choose_coop_config({112, 112, 3, 3}, t, false, true, pixels)) == "8x16 nt112 sg8x1");
     CHECK(tile(choose_coop_config({4, 32, 3, 3}, t, false, true, pixels)) == "2x32 nt32 sg4x1");  // (NARROW)
   }
+  // The thresholds themselves.
+  CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, false, true, kSmallConvPixels - 1)) == "8x16 nt32 sg4x2");
+  CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, false, true, kSmallConvPixels)) == "8x64 nt32 sg16x1");
+  CHECK(tile(choose_coop_config({96, 96, 3, 3}, t, false, true, kTinyConvPixels - 1)) == "16x16 nt32 sg8x1");
+  CHECK(tile(choose_coop_config({96, 96, 3, 3}, t, false, true, kTinyConvPixels)) == "8x16 nt96 sg4x2");
+  CHECK_FALSE(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, kTinyConvPixels - 1));
+  CHECK(tile(choose_coop_a_direct_config({64, 64, 3, 3}, t, false, std::nullopt, kTinyConvPixels)) == "16x16 nt32 sg4x1 adirect");
+  CHECK_FALSE(choose_coop_a_direct_config({96, 96, 3, 3}, t, false, std::nullopt, kSmallConvPixels - 1));
+  CHECK(tile(choose_coop_a_direct_config({96, 96, 3, 3}, t, false, std::nullopt, kSmallConvPixels)) == "16x16 nt32 sg4x1 adirect");
   // Large or unknown: as before (32 channels on 8x64 pixels, 16 subgroups).
   for (int64_t pixels : {int64_t{0}, kQuarter})
     CHECK(tile(choose_coop_config({32, 32, 3, 3}, t, false, true, pixels)) == "8x64 nt32 sg16x1");

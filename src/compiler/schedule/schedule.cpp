@@ -55,13 +55,13 @@ constexpr double kTunedMargin = 0.02;
 
 std::string implementation_key(const kernels::Implementation& impl) { return impl.name() + "|" + impl.family + "|" + impl.config; }
 
-// The keys of the implementations the heuristic chooses among (ConfigSpace::Heuristic), which
-// kTunedMargin spares; empty (no margin) unless measuring in another space.
-// `values`: the graph's at the tuning extent, as enumerate_implementations took them.
-std::set<std::string> heuristic_keys(const compiler::Graph& graph, const ScheduleOptions& opt,
-                                     const std::optional<std::vector<int64_t>>& values) {
+// The keys of the implementations the heuristic chooses among (ConfigSpace::Heuristic, ranked
+// at the heuristic plans' extent whatever the tuning extent: those of the plan the tuned one is
+// checked against), which kTunedMargin spares; empty (no margin) unless measuring in another space.
+std::set<std::string> heuristic_keys(const compiler::Graph& graph, const ScheduleOptions& opt) {
   std::set<std::string> keys;
   if (!opt.measurer || opt.space == kernels::ConfigSpace::Heuristic) return keys;
+  const auto values = values_at_extent(graph, kHeuristicWidth, kHeuristicHeight);
   for (const kernels::Implementation& impl :
        kernels::enumerate_implementations(graph, opt.precision, opt.target, kernels::ConfigSpace::Heuristic, values))
     keys.insert(implementation_key(impl));
@@ -149,7 +149,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
   r.measure_ms = ms_since(t0);
 
   progress("select", 0, 1, "");
-  const std::set<std::string> heuristic = heuristic_keys(graph, opt, values);
+  const std::set<std::string> heuristic = heuristic_keys(graph, opt);
   Supergraph sg = build_supergraph(graph, impls, select_costs(impls, cost, measured, heuristic), keep);
   select::SelectStats stats;
   select::Selection sel = select::select_min_latency(sg.graph, &stats);

@@ -35,11 +35,15 @@ class Measurer {
                                         plan::Precision precision, uint32_t width, uint32_t height, const Progress& progress) = 0;
 };
 
+// The extent heuristic plans rank at (they are one per model and run at every extent): the
+// cost model's and the coop picks' sense of each layer's size (kernels::kSmallConvPixels).
+inline constexpr uint32_t kHeuristicWidth = 1920, kHeuristicHeight = 1088;
+
 struct ScheduleOptions {
   plan::Precision precision = plan::Precision::F32;
   kernels::LoweringTarget target;
   kernels::ConfigSpace space = kernels::ConfigSpace::Heuristic;
-  uint32_t width = 1920, height = 1088;  // the tuning extent (its resolution class)
+  uint32_t width = kHeuristicWidth, height = kHeuristicHeight;  // the tuning extent (its resolution class)
   bool structural_prune = true;
   Measurer* measurer = nullptr;  // null: the heuristic cost model, nothing is run
   Progress progress;
