@@ -84,10 +84,10 @@ std::vector<CoopConvConfig> coop_configs(const Op& conv, const Conv2dShape& shap
     else if (head) heuristic = choose_coop_head_config(shape, target.coop, pool);
     else heuristic = up2 ? choose_coop_up2_config(shape, target.coop, skip_channels, q8_output) : choose_coop_config(shape, target.coop, pool, plain, pixels);
     // Where the device's element order allows A_DIRECT, the heuristic's A_DIRECT pick comes
-    // first (an fp16 output only: the int8 plans' up2 convs keep their own picks), `heuristic`
+    // first (for an up2 conv whatever its output: the int8 plans' dec_conv1a too), `heuristic`
     // standing in for it on the layouts it cannot read (so only where there is one). Not where
     // a test forces a configuration (of another family or one this conv cannot take).
-    if (!first && heuristic && !q8_output && !head && !target.force_config) {
+    if (!first && heuristic && (!q8_output || up2) && !head && !target.force_config) {
       std::optional<CoopConvConfig> a_direct;
       if (up2) a_direct = choose_coop_up2_a_direct_config(shape, target.coop, skip_channels);
       else if (plain) a_direct = choose_coop_a_direct_config(shape, target.coop, pool, tail, pixels);
@@ -382,13 +382,19 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (target.int8 && !f.tail)
             for (size_t base = 0, bases = variants.size(); base < bases; ++base)
               if (auto v = q8_output_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
+          const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
           // ... and an up2 conv reading its upsampled input NHWC_Q8 (X0_Q8; one-phase configs).
-          if (up2 && target.int8 && (target.coop.int8 || target.coop_emulate))
+          // Not in the heuristic space where the device takes A_DIRECT for the conv, which reads an
+          // fp16 X0: the cost model, which does not see configurations, would take X0_Q8 for its
+          // bytes, where the H200's tuned int8 plans of OIDN small ran dec_conv1a on A_DIRECT
+          // reading fp16 (bench/RESULTS.md 2026-11-29, twenty-third session).
+          const bool x0_a_direct = up2 && space == ConfigSpace::Heuristic && !target.force_config && !target.conv_configs.count(op.name) &&
+                                   choose_coop_up2_a_direct_config(*shape, target.coop, skip).has_value();
+          if (up2 && !x0_a_direct && target.int8 && (target.coop.int8 || target.coop_emulate))
             for (size_t base = 0, bases = variants.size(); base < bases; ++base)
               if (auto v = q8_x0_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
-          const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
           std::optional<CoopConvConfig> a_direct_fallback;
           const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample,
                                                                    tail, f.head != nullptr, pixels, false, &a_direct_fallback);

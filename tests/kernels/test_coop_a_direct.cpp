@@ -445,24 +445,43 @@ TEST_CASE("the heuristic takes A_DIRECT where the element order was checked, on 
     CHECK(name.find("dec_conv4a") == std::string::npos);
     if (name != dec_conv1a) CHECK(what == plain);
   }
-  // The int8 heuristic plan does not change: its fp16 convs read or write NHWC_Q8 tensors (the
-  // HEAD and dec_conv1a), which A_DIRECT's picks leave alone, and the cost model, which chooses
-  // between int8 and fp16, does not see configurations.
-  const compiler::Graph g = oidn(Size::Balanced);
-  LoweringTarget t8 = h100_int8_target(g, {random_tensor({1, 3, 40, 48}, 5)});
-  auto dispatches = [&] {
-    std::vector<std::string> out;
-    const plan::Plan p = build_portable_plan(g, plan::Precision::F16, t8);
-    for (const auto& d : p.dispatches) {
-      std::string defines;
-      for (const auto& [k, v] : p.pipelines[d.pipeline].defines) defines += " " + k + "=" + v;
-      out.push_back(d.name + defines);
+  // The int8 heuristic plans: with the element order checked, dec_conv1a (an fp16 up2 conv
+  // writing NHWC_Q8) takes A_DIRECT, reading its X0 in fp16 (small's dec_conv2b then writes
+  // fp16 rather than NHWC_Q8); every other dispatch is as without it.
+  for (Size size : {Size::Balanced, Size::Small}) {
+    const compiler::Graph g = oidn(size);
+    LoweringTarget t8 = h100_int8_target(g, {random_tensor({1, 3, 40, 48}, 5)});
+    auto dispatches = [&] {
+      std::map<std::string, std::map<std::string, std::string>> out;
+      const plan::Plan p = build_portable_plan(g, plan::Precision::F16, t8);
+      for (const auto& d : p.dispatches) {
+        const auto& defines = p.pipelines[d.pipeline].defines;
+        out[d.name] = std::map<std::string, std::string>(defines.begin(), defines.end());
+      }
+      return out;
+    };
+    auto before = dispatches();
+    t8.coop.a_rows = true;
+    auto after = dispatches();
+    REQUIRE(after.size() == before.size());
+    const std::string dec_conv1a = "/up1/Resize+/up1/Concat+/dec_conv1a/Conv+/dec_conv1a/Relu";
+    REQUIRE(after.count(dec_conv1a) == 1);
+    CHECK(after.at(dec_conv1a).at("A_DIRECT") == "1");
+    CHECK(after.at(dec_conv1a).at("Y_Q8") == "1");
+    CHECK(after.at(dec_conv1a).count("X0_Q8") == 0);
+    CHECK(before.at(dec_conv1a).count("A_DIRECT") == 0);
+    const std::string dec_conv2b = "/dec_conv2b/Conv+/dec_conv2b/Relu";
+    for (const auto& [name, defines] : after) {
+      INFO(name);
+      if (name == dec_conv1a) continue;
+      if (size == Size::Small && name == dec_conv2b) {  // (its output, X0 of dec_conv1a, now fp16)
+        CHECK(before.at(name).at("Y_Q8") == "1");
+        CHECK(defines.at("Y_Q8") == "0");
+        continue;
+      }
+      CHECK(defines == before.at(name));
     }
-    return out;
-  };
-  const std::vector<std::string> before = dispatches();
-  t8.coop.a_rows = true;
-  CHECK(dispatches() == before);
+  }
 }
 
 TEST_CASE("conv2d_coopmat A_DIRECT on the GPU's cooperative matrices against the CPU reference", "[kernels][coop]") {
