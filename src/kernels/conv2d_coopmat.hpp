@@ -166,7 +166,7 @@ std::optional<CoopConvConfig> choose_coop_up2_config(const Conv2dShape& shape, c
 // A_DIRECT cannot read (implementations.cpp). `pixels`: as for kSmallConvPixels.
 std::optional<CoopConvConfig> choose_coop_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h,
                                                           const std::optional<CoopTail>& tail = std::nullopt, int64_t pixels = 0);
-// The same for a one-phase up2 conv with an fp16 NHWC X0 and an fp16 output (`skip_channels` as
+// The same for a one-phase up2 conv with an fp16 NHWC X0, writing fp16 or int8 (`skip_channels` as
 // for choose_coop_up2_config).
 std::optional<CoopConvConfig> choose_coop_up2_a_direct_config(const Conv2dShape& shape, const CoopTarget& target, int64_t skip_channels);
 
