@@ -10,7 +10,8 @@
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-/dev/null}
-work=$(mktemp -d /tmp/denox-reference-XXXXXX)
+work=$(mktemp -d /tmp/denox-reference-XXXXXX) || { echo "check_reference: mktemp failed"; exit 1; }
+trap 'rm -rf "$work"' EXIT
 export DENOX_CACHE_DIR=$work/cache
 tuning=${TUNING:-heuristic} max_l2=${MAX_L2:-2e-2}
 
@@ -42,6 +43,4 @@ sys.exit(0 if ok else 1)' "$work/cpu.npy" "$work/vk.npy" "$tag" "$max_l2" || fai
 }
 
 check_all 2>&1 | tee "$out"
-status=${PIPESTATUS[0]}
-rm -rf "$work"
-exit "$status"
+exit "${PIPESTATUS[0]}"

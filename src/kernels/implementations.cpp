@@ -383,16 +383,6 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             for (size_t base = 0, bases = variants.size(); base < bases; ++base)
               if (auto v = q8_output_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           const int64_t skip = up2 ? up2_skip_channels(graph, *shape, f) : 0;
-          // ... and an up2 conv reading its upsampled input NHWC_Q8 (X0_Q8; one-phase configs).
-          // Not in the heuristic space where the device takes A_DIRECT for the conv, which reads an
-          // fp16 X0: the cost model, which does not see configurations, would take X0_Q8 for its
-          // bytes, where the H200's tuned int8 plans of OIDN small ran dec_conv1a on A_DIRECT
-          // reading fp16 (bench/RESULTS.md 2026-11-29, twenty-third session).
-          const bool x0_a_direct = up2 && space == ConfigSpace::Heuristic && !target.force_config && !target.conv_configs.count(op.name) &&
-                                   choose_coop_up2_a_direct_config(*shape, target.coop, skip).has_value();
-          if (up2 && !x0_a_direct && target.int8 && (target.coop.int8 || target.coop_emulate))
-            for (size_t base = 0, bases = variants.size(); base < bases; ++base)
-              if (auto v = q8_x0_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           std::optional<CoopTail> tail;
           if (f.tail) tail = CoopTail(constant_conv2d_shape(graph, *f.tail)->c_out, shape->c_out);
           std::optional<CoopConvConfig> a_direct_fallback;
@@ -407,6 +397,25 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
               up2_q8_out ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
                                           f.head != nullptr, pixels, true, &q8_out_fallback)
                          : std::vector<CoopConvConfig>{};
+          auto own_configs = [&](const Implementation& v) -> const std::vector<CoopConvConfig>& {
+            return up2 && v.output_layout == Layout::NHWC_Q8 ? q8_out_configs : configs;
+          };
+          // ... and an up2 conv reading its upsampled input NHWC_Q8 (X0_Q8; one-phase configs).
+          // In the heuristic space not where a variant with an NHWC X0 and the same output runs
+          // the heuristic's A_DIRECT pick (it reads an fp16 X0): the cost model, which does not see
+          // configurations, would take X0_Q8 for its bytes, where the H200's tuned int8 plans of
+          // OIDN small ran dec_conv1a on A_DIRECT reading fp16 (bench/RESULTS.md 2026-11-29,
+          // twenty-third session). Not where a test forces or names a configuration either.
+          auto a_direct_reads_x0 = [&](Layout output) {
+            if (space != ConfigSpace::Heuristic || target.force_config || target.conv_configs.count(op.name)) return false;
+            return std::any_of(variants.begin(), variants.end(), [&](const Implementation& v) {
+              return v.output_layout == output && v.input_layout(0) == Layout::NHWC && !own_configs(v).empty() && own_configs(v).front().a_direct;
+            });
+          };
+          if (up2 && target.int8 && (target.coop.int8 || target.coop_emulate))
+            for (size_t base = 0, bases = variants.size(); base < bases; ++base)
+              if (!a_direct_reads_x0(variants[base].output_layout))
+                if (auto v = q8_x0_variant(graph, variants[base], *target.int8)) variants.push_back(std::move(*v));
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
@@ -439,8 +448,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             // was as fast or faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and
             // the layouts would otherwise double the tuning time.
             Implementation& variant = variants[v];
-            const bool q8_out = up2 && variant.output_layout == Layout::NHWC_Q8;
-            const std::vector<CoopConvConfig>& own = q8_out ? q8_out_configs : configs;
+            const bool q8_out = up2 && variant.output_layout == Layout::NHWC_Q8;  // (own_configs' choice)
+            const std::vector<CoopConvConfig>& own = own_configs(variant);
             const std::optional<CoopConvConfig>& fallback = q8_out ? q8_out_fallback : a_direct_fallback;
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, own.size()) : own.size();
             std::vector<CoopConvConfig> taken;  // (the fallback may stand in for several A_DIRECT configurations)
