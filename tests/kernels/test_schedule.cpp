@@ -242,3 +242,36 @@ TEST_CASE("edge signatures: shared layers of two models match, different layers 
   REQUIRE(v3b);
   CHECK(signatures(g3, i3, *v3b, "/enc_conv2/Conv") != enc2_3);
 }
+
+TEST_CASE("the tuning margin spares the heuristic plan's configurations whatever the tuning extent", "[kernels][schedule]") {
+  // OIDN small's dec_conv4b (64 -> 64 at 1/8): ranked at 1920x1088, as heuristic plans are
+  // (32640 pixels), the heuristic runs it on A_DIRECT; ranked at 1280x720 (14400, under
+  // kTinyConvPixels) it would take 8x16 nt64. Tuned at 1280x720, 8x16 measured 1% faster than
+  // A_DIRECT stays out (within kTunedMargin): the margin spares the heuristic plan's set, the
+  // plan a tuned one is checked against. 5% faster, it is taken.
+  const compiler::Graph g = oidn(Size::Small);
+  autotune::ScheduleOptions o;
+  o.precision = plan::Precision::F16;
+  o.target = coop_target();
+  o.target.coop.a_rows = true;
+  o.space = ConfigSpace::Pruned;
+  o.width = 1280, o.height = 720;
+  FakeMeasurer m;
+  o.measurer = &m;
+  auto base = [](const Implementation& i) { return i.layout_words().empty() ? 1.0 : 0.9; };  // (NHWC a little cheaper)
+  auto small_tile = [](const Implementation& i) {
+    return covers(i, "/dec_conv4b/Conv") && i.family == "conv2d_coopmat" && i.config.rfind("8x16 nt64 ck16 sg4x2 16x16x16 f16acc nhwc", 0) == 0;
+  };
+  for (const auto& [factor, want] : {std::pair{0.99, std::string("adirect")}, std::pair{0.95, std::string("8x16 nt64")}}) {
+    m.rule = [&, f = factor](const Implementation& i) { return ok(base(i) * (small_tile(i) ? f : 1.0)); };
+    const autotune::Schedule s = autotune::schedule_graph(g, o);
+    bool found = false;
+    for (const auto& step : s.report.steps)
+      if (step.name.find("/dec_conv4b/Conv") != std::string::npos) {
+        found = true;
+        INFO("8x16 measured " << factor << " of the rest: " << step.config);
+        CHECK(step.config.find(want) != std::string::npos);
+      }
+    CHECK(found);
+  }
+}
