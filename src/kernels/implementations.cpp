@@ -358,6 +358,9 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       const bool forced_up2 = target.force_config && target.force_config->up2;
       const bool forced_plain = target.force_config && !target.force_config->up2;
       const int64_t pixels = conv_pixels(graph, op, ranking_values);
+      // The heuristic's own choices (not a test's forced or named configuration) may leave
+      // variants out that its picks make slower (below).
+      const bool heuristic_own = space == ConfigSpace::Heuristic && !target.force_config && !target.conv_configs.count(op.name);
       // On a small layer of at most 64 channels the heuristic runs an upsampled conv on
       // conv2d_coopmat, upsample and concat fused into its reads, where the cost model, which
       // counts up2's saved multiplies, would take up2's one-phase tiles: OIDN small's dec_conv4a
@@ -365,8 +368,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
       // 0.0541 -> 0.0123 / 0.0183 / 0.0529 ms; bench/RESULTS.md 2026-11-29, twenty-third
       // session). Balanced's (112 channels, all-phase up2 tiles) ran faster on up2 at 1280x720
       // and 3840x2160 (0.0264 / 0.1713 against 0.0325 / 0.1992), so wider convs keep it.
-      const bool small_up2_out = space == ConfigSpace::Heuristic && small_conv(pixels) && shape->c_out <= 64 &&
-                                 !target.force_config && !target.conv_configs.count(op.name);
+      const bool small_up2_out = heuristic_own && small_conv(pixels) && shape->c_out <= 64;
       for (const ConvFusion& f : fusions) {
         for (bool up2 : {false, true}) {
           if (up2 && (!target.coop_up2 || forced_plain || small_up2_out || !up2_applicable(graph, op, *shape, f))) continue;
@@ -389,26 +391,25 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           const std::vector<CoopConvConfig> configs = coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample,
                                                                    tail, f.head != nullptr, pixels, false, &a_direct_fallback);
           // An up2 conv writing NHWC_Q8 has a heuristic configuration of its own (choose_coop_up2_config).
-          const bool up2_q8_out = up2 && std::any_of(variants.begin(), variants.end(), [](const Implementation& v) {
-                                    return v.output_layout == Layout::NHWC_Q8;
-                                  });
+          auto writes_q8_up2 = [&](const Implementation& v) { return up2 && v.output_layout == Layout::NHWC_Q8; };
           std::optional<CoopConvConfig> q8_out_fallback;
           const std::vector<CoopConvConfig> q8_out_configs =
-              up2_q8_out ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
-                                          f.head != nullptr, pixels, true, &q8_out_fallback)
-                         : std::vector<CoopConvConfig>{};
+              std::any_of(variants.begin(), variants.end(), writes_q8_up2)
+                  ? coop_configs(op, *shape, target, f.pool != nullptr, space, up2, skip, !f.concat && !f.upsample, tail,
+                                 f.head != nullptr, pixels, true, &q8_out_fallback)
+                  : std::vector<CoopConvConfig>{};
+          // A variant's configurations.
           auto own_configs = [&](const Implementation& v) -> const std::vector<CoopConvConfig>& {
-            return up2 && v.output_layout == Layout::NHWC_Q8 ? q8_out_configs : configs;
+            return writes_q8_up2(v) ? q8_out_configs : configs;
           };
           // ... and an up2 conv reading its upsampled input NHWC_Q8 (X0_Q8; one-phase configs).
           // In the heuristic space not where a variant with an NHWC X0 and the same output runs
           // the heuristic's A_DIRECT pick (it reads an fp16 X0): the cost model, which does not see
           // configurations, would take X0_Q8 for its bytes, where the H200's tuned int8 plans of
           // OIDN small ran dec_conv1a on A_DIRECT reading fp16 (bench/RESULTS.md 2026-11-29,
-          // twenty-third session). Not where a test forces or names a configuration either.
+          // twenty-third session).
           auto a_direct_reads_x0 = [&](Layout output) {
-            if (space != ConfigSpace::Heuristic || target.force_config || target.conv_configs.count(op.name)) return false;
-            return std::any_of(variants.begin(), variants.end(), [&](const Implementation& v) {
+            return heuristic_own && std::any_of(variants.begin(), variants.end(), [&](const Implementation& v) {
               return v.output_layout == output && v.input_layout(0) == Layout::NHWC && !own_configs(v).empty() && own_configs(v).front().a_direct;
             });
           };
@@ -448,9 +449,8 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
             // was as fast or faster in every layer of OIDN (bench/RESULTS.md, 2026-11-25), and
             // the layouts would otherwise double the tuning time.
             Implementation& variant = variants[v];
-            const bool q8_out = up2 && variant.output_layout == Layout::NHWC_Q8;  // (own_configs' choice)
             const std::vector<CoopConvConfig>& own = own_configs(variant);
-            const std::optional<CoopConvConfig>& fallback = q8_out ? q8_out_fallback : a_direct_fallback;
+            const std::optional<CoopConvConfig>& fallback = writes_q8_up2(variant) ? q8_out_fallback : a_direct_fallback;
             const size_t count = v == 0 && variants.size() > 1 ? std::min<size_t>(1, own.size()) : own.size();
             std::vector<CoopConvConfig> taken;  // (the fallback may stand in for several A_DIRECT configurations)
             for (size_t k = 0; k < count; ++k) {
