@@ -3,31 +3,42 @@
 # `denox run`, relative L2 and NaN per network, size, precision and tuning. Exits non-zero if a
 # run fails, an output has a NaN or a relative L2 is above MAX_L2.
 # There:  source .device/env.sh; bash bench/check_reference.sh [OUT_FILE]   (device tool: carry [".device"])
-# Knobs: ARCHS ("balanced small"), SIZES ("317x203 957x541"), PRECISIONS ("fp16"; fp32 too, int8
-# needs a calibration this script does not make), TUNING (heuristic; measure tunes once at the
-# default tuning extent, 1920x1088, and runs that plan at every size), SEED (23), MAX_L2 (2e-2,
-# issue #4's bound for fp16 accumulation).
+# Knobs: ARCHS ("balanced small"), SIZES ("317x203 957x541"), PRECISIONS ("fp16"; also fp32, and
+# int8, calibrated per network on bench/calibration_images.sh's 8 random images, as run_gpu.sh
+# does), TUNING (heuristic; measure tunes once at the default tuning extent, 1920x1088, and runs
+# that plan at every size), SEED (23), MAX_L2 (2e-2, issue #4's bound for fp16 accumulation),
+# MAX_L2_INT8 (1e-1, conv_layers.cpp's bound for int8 end to end: these random-weight U-Nets
+# keep 8-bit codes through a dozen layers, 3-5e-2 on make-image inputs; a wrong scale, zero
+# point or layout gives 0.3 and more).
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-/dev/null}
 work=$(mktemp -d /tmp/denox-reference-XXXXXX) || { echo "check_reference: mktemp failed"; exit 1; }
 trap 'rm -rf "$work"' EXIT
 export DENOX_CACHE_DIR=$work/cache
-tuning=${TUNING:-heuristic} max_l2=${MAX_L2:-2e-2}
+tuning=${TUNING:-heuristic} max_l2=${MAX_L2:-2e-2} max_l2_int8=${MAX_L2_INT8:-1e-1}
+source bench/calibration_images.sh
 
 check_all() {
-  local failed=0 arch size precision tag
+  local failed=0 arch size precision tag limit
+  local -a prec_args
+  if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]]; then calibration_images "$work"; fi
   for arch in ${ARCHS:-balanced small}; do
     denox make-model --arch "$arch" --channels 3 --pad-crop "$work/$arch.onnx" >/dev/null || { echo "$arch: make-model FAILED"; failed=1; continue; }
+    if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]] &&
+      ! denox calibrate "$work/$arch.onnx" "${calib_args[@]}" -o "$work/calibration-$arch.json" >/dev/null 2>"$work/err.txt"; then
+      echo "$arch: calibration FAILED"; tail -5 "$work/err.txt"; failed=1
+    fi
     for size in ${SIZES:-317x203 957x541}; do
       rm -f "$work/in.pfm" "$work/cpu.npy"
       denox make-image "$work/in.pfm" --size "$size" --seed "${SEED:-23}" >/dev/null || { echo "$arch $size: make-image FAILED"; failed=1; continue; }
       denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null 2>"$work/err.txt" ||
         { echo "$arch $size: cpu run FAILED"; tail -5 "$work/err.txt"; failed=1; continue; }
       for precision in ${PRECISIONS:-fp16}; do
-        tag="$arch $size $tuning $precision"
+        tag="$arch $size $tuning $precision" limit=$max_l2 prec_args=(--precision "$precision")
+        [ "$precision" = int8 ] && limit=$max_l2_int8 prec_args+=(--calibration "$work/calibration-$arch.json")
         rm -f "$work/vk.npy"
-        if ! denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/vk.npy" --backend vulkan --precision "$precision" --tuning "$tuning" \
+        if ! denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/vk.npy" --backend vulkan "${prec_args[@]}" --tuning "$tuning" \
           >/dev/null 2>"$work/err.txt"; then
           echo "$tag: vulkan run FAILED"; tail -5 "$work/err.txt"; failed=1; continue
         fi
@@ -35,7 +46,7 @@ check_all() {
 a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); l2=np.linalg.norm(a-b)/np.linalg.norm(a); nan=bool(np.isnan(b).any())
 ok=not nan and l2<=float(sys.argv[4])
 print("%s: relative L2 %.2e NaN %s%s" % (sys.argv[3], l2, nan, "" if ok else "  FAILED (limit %s)" % sys.argv[4]))
-sys.exit(0 if ok else 1)' "$work/cpu.npy" "$work/vk.npy" "$tag" "$max_l2" || failed=1
+sys.exit(0 if ok else 1)' "$work/cpu.npy" "$work/vk.npy" "$tag" "$limit" || failed=1
       done
     done
   done

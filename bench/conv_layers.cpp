@@ -2,7 +2,9 @@
 // of denox_kernel_tests, tag [coop-bench]; bench/conv_layers.sh runs it on the GPU machine).
 //
 // Per layer (every conv of OIDN balanced at DENOX_BENCH_SIZE, default 1920x1088): the conv
-// (+ReLU) alone on the portable shader, on the coop heuristic's configuration and, with
+// (+ReLU) alone on the portable shader, on the coop heuristic's configuration (the plan `denox
+// compile` makes for the layer where it sits in a 1920x1088 frame: the heuristic sizes its
+// configurations at that extent, whatever the run's) and, with
 // DENOX_BENCH_SWEEP=1 (default), on a sweep of configurations (the best is re-run with a
 // 32-channel chunk, the other accumulator type and the other B source); time (serialized timestamps,
 // median of 16: 2 submits of 8 back-to-back records after a warm-up submit), TFLOP/s and GB/s (input + output + weights, each once).
@@ -28,6 +30,7 @@
 #include "../tests/kernels/graph_builder.hpp"
 #include "../tests/runtime/gpu_test_support.hpp"
 #include "compiler/calibrate/calibrate.hpp"
+#include "compiler/schedule/schedule.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "conv_bench_support.hpp"
 #include "kernels/conv2d_coopmat.hpp"
@@ -40,6 +43,25 @@ using namespace denox::compiler;
 using namespace denox::kernels;
 using namespace denox::testing;
 using namespace denox::bench;
+
+namespace {
+
+// The heuristic plan of a layer's graph as the network's plan has it: ranked at the extent
+// (kHeuristicWidth / d) x (kHeuristicHeight / d) that a 1920x1088 frame gives a layer at 1/d
+// resolution (build_portable_plan ranks any graph at 1920x1088, which sizes every layer as a
+// full-resolution one).
+plan::Plan compile_layer(const Graph& g, const LoweringTarget& target, int64_t divisor) {
+  autotune::ScheduleOptions options;
+  options.precision = plan::Precision::F16;
+  options.target = target;
+  options.width = autotune::kHeuristicWidth / static_cast<uint32_t>(divisor);
+  options.height = autotune::kHeuristicHeight / static_cast<uint32_t>(divisor);
+  plan::Plan plan = autotune::lower_schedule(g, autotune::schedule_graph(g, options), plan::Precision::F16);
+  compile_pipelines(plan, shader_compiler(), 0);
+  return plan;
+}
+
+}  // namespace
 
 TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders and cooperative matrices", "[.][coop-bench]") {
   if (!coop_available()) return;
@@ -78,9 +100,12 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
         return measure(ctx, compile(b.g, plan::Precision::F16, t), w, h, {&in}, out, true, 2, read);
       };
       const Timing portable = run(LoweringTarget{}, true);
-      const Timing heur = run(coop, true);
+      const Timing heur = measure(ctx, compile_layer(b.g, coop, d), w, h, {&in}, out, true, 2, true);
       const double heur_err = rel_l2(heur.output, portable.output);
-      std::optional<CoopConvConfig> best_cfg = choose_coop_config(shape, coop.coop, false);
+      // (The sweep's starting point: the heuristic's conv2d_coopmat pick at the layer's size in a
+      // 1920x1088 frame; the heuristic plan itself may run another family, A_DIRECT or tap-sum.)
+      const int64_t heur_pixels = int64_t{autotune::kHeuristicWidth / d} * (autotune::kHeuristicHeight / d);
+      std::optional<CoopConvConfig> best_cfg = choose_coop_config(shape, coop.coop, false, true, heur_pixels);
       double best_ms = heur.ms;
       if (do_sweep) {
         auto try_config = [&](const CoopConvConfig& c) {
@@ -153,7 +178,8 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
       };
       LoweringTarget unfused = coop;
       unfused.fuse = false;
-      const Timing fp = frun(LoweringTarget{}, true), fu = frun(unfused, false), ff = frun(coop, true);
+      const Timing fp = frun(LoweringTarget{}, true), fu = frun(unfused, false);
+      const Timing ff = measure(ctx, compile_layer(f.g, coop, d), w, h, inputs, out, true, 2, true);
       const double ferr = rel_l2(ff.output, fp.output);
       fused_rows.push_back(L.name + (pooled ? " +pool      " : " up+concat+ ") + fmt("%9.3f", fp.ms) +
                            fmt(" %9.3f", fu.ms) + fmt(" %9.3f", ff.ms) + fmt("   %.2fx", ff.ms / fu.ms) + fmt("   rel L2 %.1e", ferr));

@@ -20,16 +20,11 @@ for arch in balanced small; do
   denox make-model --arch "$arch" --channels 3 --pad-crop "$work/models/oidn-$arch.onnx" >/dev/null
 done
 export DENOX_CACHE_DIR="$work/cache"
-# 317x203: odd extents; 320x200: a width that is a multiple of 4 (the io adapters' 4-pixel path).
-for size in 317x203 320x200; do
-  echo "## correctness on this GPU: balanced at $size vs the CPU reference"
-  denox make-image "$work/in.pfm" --size "$size" --seed 5 >/dev/null
-  denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null
-  for p in fp32 fp16; do
-    denox run "$work/models/oidn-balanced.onnx" -i "$work/in.pfm" -o "$work/vk-$p.npy" --backend vulkan --precision "$p" >/dev/null &&
-    python3 -c 'import numpy as np,sys; a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); print("%s: relative L2 %.2e, NaN %s" % (sys.argv[3], np.linalg.norm(a-b)/np.linalg.norm(a), bool(np.isnan(b).any())))' "$work/cpu.npy" "$work/vk-$p.npy" "$p"
-  done
-done
+# Plans against the CPU reference first (bench/check_reference.sh): balanced at odd extents and
+# at 320x200, a width that is a multiple of 4 (the io adapters' 4-pixel path), fp32 and fp16.
+echo "## correctness on this GPU: balanced vs the CPU reference (bench/check_reference.sh)"
+ARCHS=balanced SIZES="317x203 320x200" PRECISIONS="fp32 fp16" bash bench/check_reference.sh "$out/correctness.txt" ||
+  echo "correctness FAILED (above)"
 archs=${ARCHS:-balanced small}
 sizes=${SIZES:-1280x720 1920x1088 3840x2160}
 precisions=${PRECISIONS:-fp16 int8}

@@ -120,6 +120,14 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   if (wide == 64 && !even_tile_h) order.push_back(q8_config(16, 16, 64, 32, 4, 2, false));
   if (wide == 64) order.push_back(q8_config(16, 16, 64, 32, 8, 2, false));
   if (wide == 48) order.push_back(q8_config(16, 16, 48, 32, 8, 1, false));
+  // With a pool, 32-channel tiles of 16x32 pixels on 16 x 1 subgroups (97 registers, not 131):
+  // on the H100 as fast as 8 x 1 on every pooled layer or faster (enc_conv4 0.0214 -> 0.0196 ms,
+  // 2026-11-27 fifth session), and the H200's tuned plans took it for every such layer at 1280x720,
+  // 1920x1088 and 3840x2160 where they ran faster in the network than the heuristic's 8 x 1
+  // (OIDN small's enc_conv2 0.0251 -> 0.0225, 0.0424 -> 0.0400, 0.1522 -> 0.1447 ms; balanced's
+  // enc_conv4 0.0208 -> 0.0177 at 1920x1088: bench/RESULTS.md, 2026-11-29 twenty-third session's
+  // int8 data). Without a pool 16 x 1 lost (dec_conv3b, dec_conv2b, dec_conv1b's tail).
+  if (even_tile_h && wide == 0) order.push_back(q8_config(16, 32, nt, 32, 16, 1, false));
   for (const CoopConvConfig& c : {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
                                   q8_config(16, 16, nt, 32, 4, 1, false), q8_config(8, 16, nt, 32, 2, 1, false),
                                   q8_config(2, 16, 16, 32, 1, 1, false)})

@@ -431,6 +431,35 @@ TEST_CASE("the int8 heuristic plan runs a 3-channel enc_conv0 in enc_conv1's HEA
   }
 }
 
+TEST_CASE("the int8 heuristic plan runs pooled convs on 32-channel tiles on 16 x 1 subgroups, plain ones on 8 x 1", "[kernels][q8-plan]") {
+  // q8_configs: with a pool, 16x32 nt32 on 16 subgroups ran as fast or faster (the H200's tuned
+  // plans took it for OIDN small's enc_conv2..4 and balanced's enc_conv4); without a pool 8 x 1
+  // stays. Balanced's 48- and 64-channel pooled convs keep their wider tiles.
+  using Size = modelgen::OidnUnetOptions::Size;
+  for (Size size : {Size::Small, Size::Balanced}) {
+    const bool small = size == Size::Small;
+    INFO((small ? "small" : "balanced"));
+    const plan::Plan plan = oidn_heuristic_plan(3, true, size);
+    int pooled16 = 0, plain8 = 0;
+    for (const auto& d : plan.dispatches) {
+      const plan::Pipeline& p = plan.pipelines[d.pipeline];
+      if (p.family != "conv2d_coopmat_q8" || define(p, "NT") != "32" || define(p, "TILE_H") != "16" || define(p, "TILE_W") != "32" ||
+          define(p, "PHASES") == "1" || define(p, "TAIL") == "1")
+        continue;
+      INFO(d.name);
+      if (define(p, "POOL") == "1") {
+        CHECK(define(p, "SG_M") == "16");
+        ++pooled16;
+      } else {
+        CHECK(define(p, "SG_M") == "8");
+        ++plain8;
+      }
+    }
+    CHECK(pooled16 == (small ? 3 : 1));  // small: enc_conv2, 3, 4; balanced: enc_conv4 (80 channels)
+    CHECK(plain8 >= 1);
+  }
+}
+
 TEST_CASE("the int8 heuristic plan reads dec_conv1a's upsampled input as int8 only with at most 32 output channels", "[kernels][q8-plan]") {
   // The cost model's X0_Q8 factors (cost_model.cpp): on the H100 OIDN small's dec_conv1a (32 + 3
   // -> 32 channels) ran 0.167-0.172 ms with an int8 X0 against 0.198 in fp16 at 1920x1088, and
