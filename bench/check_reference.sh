@@ -20,14 +20,21 @@ tuning=${TUNING:-heuristic} max_l2=${MAX_L2:-2e-2} max_l2_int8=${MAX_L2_INT8:-1e
 source bench/calibration_images.sh
 
 check_all() {
-  local failed=0 arch size precision tag limit
+  local failed=0 arch size precision tag limit calibrated int8=0
   local -a prec_args
-  if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]]; then calibration_images "$work"; fi
+  if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]]; then
+    int8=1
+    calibration_images "$work" || { echo "calibration images FAILED"; failed=1; int8=0; }
+  fi
   for arch in ${ARCHS:-balanced small}; do
     denox make-model --arch "$arch" --channels 3 --pad-crop "$work/$arch.onnx" >/dev/null || { echo "$arch: make-model FAILED"; failed=1; continue; }
-    if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]] &&
-      ! denox calibrate "$work/$arch.onnx" "${calib_args[@]}" -o "$work/calibration-$arch.json" >/dev/null 2>"$work/err.txt"; then
-      echo "$arch: calibration FAILED"; tail -5 "$work/err.txt"; failed=1
+    calibrated=0
+    if [ "$int8" = 1 ]; then
+      if denox calibrate "$work/$arch.onnx" "${calib_args[@]}" -o "$work/calibration-$arch.json" >/dev/null 2>"$work/err.txt"; then
+        calibrated=1
+      else
+        echo "$arch: calibration FAILED"; tail -5 "$work/err.txt"; failed=1
+      fi
     fi
     for size in ${SIZES:-317x203 957x541}; do
       rm -f "$work/in.pfm" "$work/cpu.npy"
@@ -36,7 +43,10 @@ check_all() {
         { echo "$arch $size: cpu run FAILED"; tail -5 "$work/err.txt"; failed=1; continue; }
       for precision in ${PRECISIONS:-fp16}; do
         tag="$arch $size $tuning $precision" limit=$max_l2 prec_args=(--precision "$precision")
-        [ "$precision" = int8 ] && limit=$max_l2_int8 prec_args+=(--calibration "$work/calibration-$arch.json")
+        if [ "$precision" = int8 ]; then
+          [ "$calibrated" = 1 ] || { echo "$tag: SKIPPED (no calibration, above)"; continue; }
+          limit=$max_l2_int8 prec_args+=(--calibration "$work/calibration-$arch.json")
+        fi
         rm -f "$work/vk.npy"
         if ! denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/vk.npy" --backend vulkan "${prec_args[@]}" --tuning "$tuning" \
           >/dev/null 2>"$work/err.txt"; then

@@ -50,7 +50,7 @@ extern "C" {
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 2
-#define DENOX_VERSION_PATCH 9
+#define DENOX_VERSION_PATCH 10
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,

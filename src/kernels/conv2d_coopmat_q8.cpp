@@ -78,7 +78,7 @@ double max_phase_weight(std::span<const float> w, const Conv2dShape& s, int64_t 
 }  // namespace
 
 std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
-                                       const CoopTail* tail) {
+                                       const CoopTail* tail, int64_t pixels) {
   auto fits = [&](const CoopConvConfig& c) {
     return tail ? q8_tail_fits(c, s, *tail, target, emulate) : q8_config_fits(c, s, target, even_tile_h, emulate);
   };
@@ -122,12 +122,22 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   if (wide == 48) order.push_back(q8_config(16, 16, 48, 32, 8, 1, false));
   // With a pool, 32-channel tiles of 16x32 pixels on 16 x 1 subgroups (97 registers, not 131):
   // on the H100 as fast as 8 x 1 on every pooled layer or faster (enc_conv4 0.0214 -> 0.0196 ms,
-  // 2026-11-27 fifth session), and the H200's tuned plans took it for every such layer at 1280x720,
-  // 1920x1088 and 3840x2160 where they ran faster in the network than the heuristic's 8 x 1
-  // (OIDN small's enc_conv2 0.0251 -> 0.0225, 0.0424 -> 0.0400, 0.1522 -> 0.1447 ms; balanced's
-  // enc_conv4 0.0208 -> 0.0177 at 1920x1088: bench/RESULTS.md, 2026-11-29 twenty-third session's
-  // int8 data). Without a pool 16 x 1 lost (dec_conv3b, dec_conv2b, dec_conv1b's tail).
-  if (even_tile_h && wide == 0) order.push_back(q8_config(16, 32, nt, 32, 16, 1, false));
+  // 2026-11-27 fifth session), and in the network on the H200 (tuned plans, twenty-third session's
+  // int8 data) OIDN small's enc_conv2 took it at every size, 0.0251 -> 0.0225, 0.0424 -> 0.0400
+  // and 0.1522 -> 0.1447 ms at 1280x720, 1920x1088 and 3840x2160, and balanced's enc_conv4 at
+  // 1920x1088 and 3840x2160 (0.0208 -> 0.0177). Same-call A/B of the heuristic plans: 0.2-0.3%
+  // faster (bench/RESULTS.md, 2026-11-29 twenty-fourth session). Without a pool 16 x 1 lost
+  // (dec_conv3b, dec_conv2b, dec_conv1b's tail).
+  if (even_tile_h && wide == 0 && nt == 32) order.push_back(q8_config(16, 32, nt, 32, 16, 1, false));
+  // Tiny plain layers (OIDN's 1/16, enc_conv5a/5b: 8160 pixels at 1920x1088) on 8x16 pixels, 4
+  // subgroups of 2 x 2 fragments: 16x32 tiles leave most SMs idle there. The H200's tuned plans
+  // took it for balanced's at 1280x720 and small's at 1920x1088 and 3840x2160 (balanced's at
+  // 1920x1088 took 8x32 on 8 x 1, small's at 1280x720 2x16 on one subgroup). Same-call A/B of
+  // the heuristic plans: 0.9% (balanced) and 1.2% (small) faster at 1280x720, 0.3-0.4% at
+  // 1920x1088, 0.06-0.09% at 3840x2160, though balanced's dec_conv3b, which then no longer
+  // shares a pipeline with them, starts cold (+2.4-2.9 us; twenty-fourth session). A wider rule
+  // that also moved the 1/8 layers lost at 3840x2160 (twenty-third session).
+  if (tiny_conv(pixels) && !even_tile_h && !tail && wide == 0 && nt == 32) order.push_back(q8_config(8, 16, nt, 32, 4, 1, false));
   for (const CoopConvConfig& c : {q8_config(16, 32, nt, 32, 8, 1, false), q8_config(8, 32, nt, 32, 4, 1, false),
                                   q8_config(16, 16, nt, 32, 4, 1, false), q8_config(8, 16, nt, 32, 2, 1, false),
                                   q8_config(2, 16, 16, 32, 1, 1, false)})

@@ -32,8 +32,9 @@ int64_t q8_tail_shared_bytes(const CoopConvConfig& c, const Conv2dShape& shape, 
 bool q8_tail_fits(const CoopConvConfig& c, const Conv2dShape& shape, const CoopTail& tail, const CoopTarget& target, bool emulate);
 // The configurations to try for `shape` (with `tail` in the epilogue, when given), the
 // heuristic's first (`all`: the tuner's set, else only the heuristic's). Empty when none fits.
+// `pixels`: the conv's output pixels where the heuristic ranks (kSmallConvPixels), 0 if unknown.
 std::vector<CoopConvConfig> q8_configs(const Conv2dShape& shape, const CoopTarget& target, bool even_tile_h, bool emulate, bool all,
-                                       const CoopTail* tail = nullptr);
+                                       const CoopTail* tail = nullptr, int64_t pixels = 0);
 // The up2 (PHASES) configurations to try for a 3x3 conv of an upsampled input concatenated with
 // a full-resolution one (`all`: the tuner's set, else the heuristic's first), as q8_configs.
 std::vector<CoopConvConfig> q8_phase_configs(const Conv2dShape& shape, const CoopTarget& target, bool emulate, bool all);

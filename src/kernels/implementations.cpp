@@ -420,7 +420,7 @@ std::vector<Implementation> enumerate_implementations(const compiler::Graph& gra
           if (!up2 && target.int8 && (target.coop.int8 || target.coop_emulate)) {
             const CoopTail* q8_tail = tail ? &*tail : nullptr;
             std::vector<CoopConvConfig> q8 =
-                q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic, q8_tail);
+                q8_configs(*shape, target.coop, f.pool != nullptr, target.coop_emulate, space != ConfigSpace::Heuristic, q8_tail, pixels);
             // By output phase (an upsampled X0 and a concat, as conv2d_coopmat_up2 takes them): beside
             // the plain configurations, the cost model prices them lower (4 taps for X0's channels).
             const bool phases = f.concat && up2_applicable(graph, op, *shape, f);

@@ -457,6 +457,31 @@ TEST_CASE("the int8 heuristic plan runs pooled convs on 32-channel tiles on 16 x
     }
     CHECK(pooled16 == (small ? 3 : 1));  // small: enc_conv2, 3, 4; balanced: enc_conv4 (80 channels)
     CHECK(plain8 >= 1);
+    if (!small)  // balanced's enc_conv2 (48 channels) and enc_conv3 (64) keep their wider tiles
+      for (const auto& d : plan.dispatches)
+        for (const auto& [conv, nt] : {std::pair<const char*, const char*>{"/enc_conv2/", "48"}, {"/enc_conv3/", "64"}})
+          if (d.name.find(conv) != std::string::npos) CHECK(define(plan.pipelines[d.pipeline], "NT") == nt);
+  }
+}
+
+TEST_CASE("the int8 heuristic plan runs the 1/16-resolution convs on 8x16 tiles on 4 x 1 subgroups", "[kernels][q8-plan]") {
+  // q8_configs' tiny-layer rule: OIDN's enc_conv5a/5b (8160 pixels where the heuristic ranks,
+  // 1920x1088) on 8x16 pixels; the 1/8 layers (dec_conv4b: 32640 pixels) keep their tiles.
+  using Size = modelgen::OidnUnetOptions::Size;
+  for (Size size : {Size::Small, Size::Balanced}) {
+    INFO((size == Size::Small ? "small" : "balanced"));
+    const plan::Plan plan = oidn_heuristic_plan(3, true, size);
+    int tiny = 0;
+    for (const auto& d : plan.dispatches) {
+      const plan::Pipeline& p = plan.pipelines[d.pipeline];
+      const bool at_16th = d.name.find("/enc_conv5") != std::string::npos;
+      INFO(d.name);
+      if (p.family != "conv2d_coopmat_q8" || (!at_16th && d.name.find("/dec_conv4b/") == std::string::npos)) continue;
+      const bool small_tile = define(p, "TILE_H") == "8" && define(p, "TILE_W") == "16" && define(p, "SG_M") == "4" && define(p, "SG_N") == "1";
+      CHECK(small_tile == at_16th);
+      tiny += at_16th;
+    }
+    CHECK(tiny == 2);
   }
 }
 
