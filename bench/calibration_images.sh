@@ -6,7 +6,7 @@ calibration_images() {
   calib_args=()
   local i
   for i in 1 2 3 4 5 6 7 8; do
-    denox make-image "$1/calib$i.pfm" --size 256x256 --seed "$i" >/dev/null || { echo "calibration_images: make-image failed" >&2; return 1; }
+    denox make-image "$1/calib$i.pfm" --size 256x256 --seed "$i" >/dev/null || { echo "calibration_images: make-image failed" >&2; calib_args=(); return 1; }
     calib_args+=(-i "$1/calib$i.pfm")
   done
 }

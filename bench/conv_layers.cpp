@@ -117,7 +117,7 @@ TEST_CASE("benchmark: OIDN balanced convolutions and network on portable shaders
           const Timing m = run(t, false);
           if (m.ms < best_ms) best_ms = m.ms, best_cfg = c;
         };
-        try_config(*best_cfg);
+        if (best_cfg) try_config(*best_cfg);
         for (const CoopConvConfig& c : coop_config_space(shape, coop.coop, false)) try_config(c);
         const CoopConvConfig base = *best_cfg;
         CoopConvConfig v = base;

@@ -74,7 +74,7 @@ if [[ " $archs " == *" balanced "* && " $sizes " == *" 1920x1088 "* ]]; then
   echo "## denox portable shaders for comparison (fp32 plan: no cooperative matrices), balanced 1920x1088"
   denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --precision fp32 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print("portable fp32: median %.3f ms" % j["median_ms"])'
   # (The heuristic plan of the run's first precision: the loop above compiled it into this cache.)
-  first=${precisions%% *}
+  read -r first _ <<< "$precisions"
   prec_args=(--precision "$first")
   [ "$first" = int8 ] && prec_args+=(--calibration "$work/calibration-balanced.json")
   echo "## second process, same cache: compiles nothing ($first, heuristic)"

@@ -125,7 +125,7 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
   // 2026-11-27 fifth session), and in the network on the H200 (tuned plans, twenty-third session's
   // int8 data) OIDN small's enc_conv2 took it at every size, 0.0251 -> 0.0225, 0.0424 -> 0.0400
   // and 0.1522 -> 0.1447 ms at 1280x720, 1920x1088 and 3840x2160, and balanced's enc_conv4 at
-  // 1920x1088 and 3840x2160 (0.0208 -> 0.0177). Same-call A/B of the heuristic plans: 0.2-0.3%
+  // 1920x1088 and 3840x2160 (0.0208 -> 0.0177). Same-call A/B of the heuristic plans: 0-0.3%
   // faster (bench/RESULTS.md, 2026-11-29 twenty-fourth session). Without a pool 16 x 1 lost
   // (dec_conv3b, dec_conv2b, dec_conv1b's tail).
   if (even_tile_h && wide == 0 && nt == 32) order.push_back(q8_config(16, 32, nt, 32, 16, 1, false));

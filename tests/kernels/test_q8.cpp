@@ -457,10 +457,16 @@ TEST_CASE("the int8 heuristic plan runs pooled convs on 32-channel tiles on 16 x
     }
     CHECK(pooled16 == (small ? 3 : 1));  // small: enc_conv2, 3, 4; balanced: enc_conv4 (80 channels)
     CHECK(plain8 >= 1);
-    if (!small)  // balanced's enc_conv2 (48 channels) and enc_conv3 (64) keep their wider tiles
+    if (!small) {  // balanced's enc_conv2 (48 channels) and enc_conv3 (64) keep their wider tiles
+      int wider = 0;
       for (const auto& d : plan.dispatches)
         for (const auto& [conv, nt] : {std::pair<const char*, const char*>{"/enc_conv2/", "48"}, {"/enc_conv3/", "64"}})
-          if (d.name.find(conv) != std::string::npos) CHECK(define(plan.pipelines[d.pipeline], "NT") == nt);
+          if (d.name.find(conv) != std::string::npos) {
+            CHECK(define(plan.pipelines[d.pipeline], "NT") == nt);
+            ++wider;
+          }
+      CHECK(wider == 2);
+    }
   }
 }
 

@@ -133,3 +133,31 @@ TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) on the 
     check_sizes(coop_device(), b, tail_plan(b, target, c), {{37, 29}, {66, 98}}, 78, 3e-2);
   }
 }
+
+TEST_CASE("the int8 heuristic's first configuration follows the layer's size, pool, tail and channel tile", "[kernels][q8-plan]") {
+  // q8_configs' two heuristic rules (twenty-fourth session): a pool on a 32-channel tile takes
+  // 16x32 on 16 x 1 subgroups; a plain conv strictly below kTinyConvPixels (where the heuristic
+  // ranks) 8x16 on 4 x 1. Neither with a tail or 16-channel tiles; an unknown size (0) is not tiny.
+  const GraphBuilder b = tail_graph();
+  const CoopTarget t = h100_int8_target(b.g, random_inputs(b, 26, 34, 100)).coop;
+  auto first = [&](const Conv2dShape& s, bool pool, int64_t pixels, const CoopTail* tail = nullptr) {
+    const std::vector<CoopConvConfig> c = q8_configs(s, t, pool, false, false, tail, pixels);
+    REQUIRE(c.size() == 1);
+    INFO(c.front().describe());
+    return c.front();
+  };
+  auto is = [](const CoopConvConfig& c, int64_t th, int64_t tw, int64_t sg_m) {
+    return c.tile_h == th && c.tile_w == tw && c.sg_m == sg_m && c.sg_n == 1 && c.nt == 32;
+  };
+  const Conv2dShape s{32, 32, 3, 3};
+  CHECK(is(first(s, false, kTinyConvPixels - 1), 8, 16, 4));
+  CHECK(is(first(s, false, kTinyConvPixels), 16, 32, 8));
+  CHECK(is(first(s, false, 0), 16, 32, 8));
+  CHECK(is(first(s, true, kTinyConvPixels - 1), 16, 32, 16));
+  CHECK(is(first(s, true, 0), 16, 32, 16));
+  const CoopTail tail(3, 32);
+  CHECK(!is(first(Conv2dShape{64, 32, 3, 3}, false, kTinyConvPixels - 1, &tail), 8, 16, 4));
+  const Conv2dShape narrow{32, 16, 3, 3};
+  CHECK(first(narrow, true, 0).sg_m != 16);
+  CHECK(!(first(narrow, false, kTinyConvPixels - 1).tile_h == 8 && first(narrow, false, kTinyConvPixels - 1).tile_w == 16));
+}
