@@ -16,13 +16,13 @@ out=${1:-/dev/null}
 work=$(mktemp -d /tmp/denox-reference-XXXXXX) || { echo "check_reference: mktemp failed"; exit 1; }
 trap 'rm -rf "$work"' EXIT
 export DENOX_CACHE_DIR=$work/cache
-tuning=${TUNING:-heuristic} max_l2=${MAX_L2:-2e-2} max_l2_int8=${MAX_L2_INT8:-1e-1}
+tuning=${TUNING:-heuristic} precisions=${PRECISIONS:-fp16} max_l2=${MAX_L2:-2e-2} max_l2_int8=${MAX_L2_INT8:-1e-1}
 source bench/calibration_images.sh
 
 check_all() {
   local failed=0 arch size precision tag limit calibrated int8=0
   local -a prec_args
-  if [[ " ${PRECISIONS:-fp16} " == *" int8 "* ]]; then
+  if [[ " $precisions " == *" int8 "* ]]; then
     int8=1
     calibration_images "$work" || { echo "calibration images FAILED"; failed=1; int8=0; }
   fi
@@ -41,7 +41,7 @@ check_all() {
       denox make-image "$work/in.pfm" --size "$size" --seed "${SEED:-23}" >/dev/null || { echo "$arch $size: make-image FAILED"; failed=1; continue; }
       denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/cpu.npy" --backend cpu >/dev/null 2>"$work/err.txt" ||
         { echo "$arch $size: cpu run FAILED"; tail -5 "$work/err.txt"; failed=1; continue; }
-      for precision in ${PRECISIONS:-fp16}; do
+      for precision in $precisions; do
         tag="$arch $size $tuning $precision" limit=$max_l2 prec_args=(--precision "$precision")
         if [ "$precision" = int8 ]; then
           [ "$calibrated" = 1 ] || { echo "$tag: SKIPPED (no calibration, above)"; continue; }

@@ -31,6 +31,11 @@ precisions=${PRECISIONS:-fp16 int8}
 rm -f "$out/denox.jsonl"
 # int8 plans need a calibration of the model (`denox calibrate`): 8 random images of 256x256.
 source bench/calibration_images.sh
+# prec_args for PRECISION on network ARCH: int8 plans read that network's calibration.
+set_prec_args() {
+  prec_args=(--precision "$1")
+  if [ "$1" = int8 ]; then prec_args+=(--calibration "$work/calibration-$2.json"); fi
+}
 calib_args=()
 if [[ " $precisions " == *" int8 "* ]]; then calibration_images "$work"; fi
 echo "## denox (fp16: cooperative-matrix convolutions where the device has them; int8: the opt-in int8 precision, calibrated), Vulkan timestamps, median of 30 after 500 ms of clock warm-up (denox bench --warmup-ms) and 5 warm-up runs"
@@ -43,8 +48,7 @@ for arch in $archs; do
   fi
   for size in $sizes; do
     for precision in $precisions; do
-      prec_args=(--precision "$precision")
-      [ "$precision" = int8 ] && prec_args+=(--calibration "$work/calibration-$arch.json")
+      set_prec_args "$precision" "$arch"
       # Tune in a process of its own, so the timed process loads the plan from the cache: timed
       # right after the in-process tune, the GPU's clock can still be down (bench/RESULTS.md,
       # 2026-11-25 morning: small 3840x2160 read 5.52 ms that way, 5.10 from the cache).
@@ -66,8 +70,7 @@ done
 # shaders' time, where this run has them.
 if [[ " $archs " == *" balanced "* && " $sizes " == *" 1920x1088 "* ]]; then
   for precision in $precisions; do
-    prec_args=(--precision "$precision")
-    [ "$precision" = int8 ] && prec_args+=(--calibration "$work/calibration-balanced.json")
+    set_prec_args "$precision" balanced
     echo "## denox per dispatch, balanced 1920x1088 (serialized), $precision, tuned"
     denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 "${prec_args[@]}" --tuning measure --runs 20 --warmup 3 --per-dispatch | tail -n +2
   done
@@ -75,8 +78,7 @@ if [[ " $archs " == *" balanced "* && " $sizes " == *" 1920x1088 "* ]]; then
   denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 --precision fp32 --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print("portable fp32: median %.3f ms" % j["median_ms"])'
   # (The heuristic plan of the run's first precision: the loop above compiled it into this cache.)
   read -r first _ <<< "$precisions"
-  prec_args=(--precision "$first")
-  [ "$first" = int8 ] && prec_args+=(--calibration "$work/calibration-balanced.json")
+  set_prec_args "$first" balanced
   echo "## second process, same cache: compiles nothing ($first, heuristic)"
   denox bench "$work/models/oidn-balanced.onnx" --size 1920x1088 "${prec_args[@]}" --tuning heuristic --runs 20 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print({k: j[k] for k in ("load_ms","plans_compiled","shaders_compiled","plan_cache_hits")})'
 fi

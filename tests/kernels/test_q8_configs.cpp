@@ -159,5 +159,6 @@ TEST_CASE("the int8 heuristic's first configuration follows the layer's size, po
   CHECK(!is(first(Conv2dShape{64, 32, 3, 3}, false, kTinyConvPixels - 1, &tail), 8, 16, 4));
   const Conv2dShape narrow{32, 16, 3, 3};
   CHECK(first(narrow, true, 0).sg_m != 16);
-  CHECK(!(first(narrow, false, kTinyConvPixels - 1).tile_h == 8 && first(narrow, false, kTinyConvPixels - 1).tile_w == 16));
+  const CoopConvConfig narrow_tiny = first(narrow, false, kTinyConvPixels - 1);
+  CHECK(!(narrow_tiny.tile_h == 8 && narrow_tiny.tile_w == 16));
 }
