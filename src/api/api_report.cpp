@@ -30,6 +30,7 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
     j["measured_edges"] = r->measured_edges;
     j["cached_edges"] = r->cached_edges;
     j["failed_edges"] = r->failed_edges;
+    j["same_edges"] = r->same_edges;
     j["select_states"] = r->select_states;
     if (r->pipelines) {  // measured plans (share_pipelines)
       j["pipelines"] = r->pipelines;

@@ -2,7 +2,8 @@
 // load does, printing the chosen schedule (one line per step: inputs -> op + fusions -> output,
 // configuration, time; the paper's Fig. 8) and, with --json, the library's schedule report.
 // Measures on the device by default (results kept in the cache: a second compile measures
-// nothing); --no-measure uses the heuristic cost model, --exhaustive the whole config space.
+// nothing); --no-measure (--tuning heuristic) uses the heuristic cost model, --exhaustive
+// (--tuning exhaustive) the whole config space.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -19,7 +20,19 @@ struct CompileOptions {
   std::string model, size = "1920x1088", plan_out;
   GpuOptions gpu;
   bool no_measure = false, exhaustive = false, json = false, quiet = false;
+  denox_tuning tuning = DENOX_TUNING_MEASURE;  // from the flags: compile_tuning
 };
+
+// --tuning, or --no-measure / --exhaustive (the older spellings); measure when none is given.
+// Two that disagree are refused while parsing rather than one of them silently ignored.
+denox_tuning compile_tuning(const CompileOptions& o, bool tuning_given) {
+  if (o.no_measure && o.exhaustive) throw CLI::ValidationError("--no-measure", "cannot be combined with --exhaustive");
+  const std::string flag = o.no_measure ? "heuristic" : o.exhaustive ? "exhaustive" : "";
+  if (tuning_given && !flag.empty() && flag != o.gpu.tuning)
+    throw CLI::ValidationError("--tuning", "--tuning " + o.gpu.tuning + " contradicts " + (o.no_measure ? "--no-measure" : "--exhaustive"));
+  const std::string tuning = tuning_given ? o.gpu.tuning : flag.empty() ? "measure" : flag;
+  return tuning == "heuristic" ? DENOX_TUNING_HEURISTIC : tuning == "exhaustive" ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_MEASURE;
+}
 
 // A one-line progress bar on stderr, redrawn per callback.
 void progress_bar(const char* stage, uint32_t done, uint32_t total, const char* what, void* user) {
@@ -49,10 +62,14 @@ void print_table(const nlohmann::json& r) {
   std::printf("\n%d dispatches, predicted %.3f ms (%s tuning, %s configs, at %s)\n", r.at("dispatches").get<int>(),
               r.at("total_ms").get<double>(), r.at("tuning").get<std::string>().c_str(), r.at("space").get<std::string>().c_str(),
               r.at("tune_extent").get<std::string>().c_str());
-  std::printf("edges: %d enumerated (%d structures, %d kept), %d after pruning; %d measured, %d from the cache, %d failed\n",
+  std::printf("edges: %d enumerated (%d structures, %d kept), %d after pruning; %d measured, %d from the cache, %d failed",
               r.at("implementations").get<int>(), r.at("structures").get<int>(), r.at("structures_kept").get<int>(),
               r.at("edges").get<int>(), r.at("measured_edges").get<int>(), r.at("cached_edges").get<int>(),
               r.at("failed_edges").get<int>());
+  // Layers of the same shapes run the same edge: it is timed once (measure.cpp).
+  if (const int same = r.value("same_edges", 0); same > 0)
+    std::printf(" (%d of them the same edge as another one, %s)", same, r.at("measured_edges").get<int>() > 0 ? "timed once" : "one row");
+  std::printf("\n");
   if (r.contains("pipelines")) {
     const auto& swaps = r.at("pipeline_swaps");
     // A step moves to another step's configuration when the cold pipeline it would add
@@ -87,7 +104,7 @@ int compile(const CompileOptions& o) {
   Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   Calibration calibration;
   denox_model_options mo = model_options(o.gpu, calibration);
-  mo.tuning = o.no_measure ? DENOX_TUNING_HEURISTIC : o.exhaustive ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_MEASURE;
+  mo.tuning = o.tuning;
   mo.tune_width = w;
   mo.tune_height = h;
   mo.recompile = 1;  // always schedule (measurements still come from the cache)
@@ -122,6 +139,9 @@ Action register_compile(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
   cmd->add_option("--plan", o->plan_out, "Also write the compiled plan to this file (for denox_model_load_plan)");
   add_gpu_options(cmd, o->gpu);
+  // (GpuOptions' --tuning defaults to heuristic, bench's default; compile's is measure.)
+  const CLI::Option* tuning = cmd->get_option("--tuning");
+  cmd->parse_complete_callback([o, tuning] { o->tuning = compile_tuning(*o, tuning->count() > 0); });
   return [o] { return compile(*o); };
 }
 

@@ -2,8 +2,9 @@
 """`denox compile` in three processes sharing one cache file (lavapipe, a small odd extent): the
 first measures every edge, the second measures none (all from the cache) and picks the same
 schedule, the 9-channel model afterwards measures only what it does not share; --plan writes the
-plan file (the C API tests load and run plans); --no-measure measures nothing; the table names
-its totals; a bad --size is refused by name.
+plan file (the C API tests load and run plans); --no-measure and --tuning heuristic measure
+nothing, and tuning flags that disagree are refused; the table names its totals; a bad --size is
+refused by name.
 
   cli_compile_test.py DENOX_BINARY WORK_DIR
 """
@@ -61,6 +62,14 @@ def main():
     heur = json.loads(run(denox, "compile", m3, "--size", "37x29", "--no-cache", "--no-measure", "--json", "--quiet").stdout)
     check(heur["measured_edges"] == 0 and heur["tuning"] == "heuristic", f"--no-measure: {heur}")
     check("pipelines" not in heur, f"a heuristic plan moves no step to share a pipeline: {heur}")
+    # --tuning heuristic is --no-measure (compile used to ignore --tuning and measure); flags that
+    # disagree are refused by name.
+    heur2 = json.loads(run(denox, "compile", m3, "--size", "37x29", "--no-cache", "--tuning", "heuristic", "--json", "--quiet").stdout)
+    check(heur2["measured_edges"] == 0 and heur2["tuning"] == "heuristic", f"--tuning heuristic: {heur2}")
+    for flags in (["--tuning", "measure", "--no-measure"], ["--no-measure", "--exhaustive"], ["--tuning", "heuristic", "--exhaustive"]):
+        clash = run(denox, "compile", m3, "--size", "37x29", "--no-cache", "--quiet", *flags, ok=False)
+        check(clash.returncode != 0 and ("contradicts" in clash.stderr or "cannot be combined" in clash.stderr),
+              f"{flags} refused: {clash.returncode} {clash.stderr}")
 
     table = run(denox, "compile", m3, "--size", "37x29", "--cache", cache, "--precision", "fp32", "--quiet").stdout
     check("dispatches, predicted" in table and "-> " in table and "pipelines: " in table, f"the table:\n{table}")

@@ -111,11 +111,21 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
 
   // 1. The store: everything measured before on this device is not measured again; what a dead
   //    process's markers say is concluded here.
+  //    Two implementations with one key (two layers of the same shapes and configuration, as
+  //    OIDN's enc_conv5a and enc_conv5b can be) are one edge: timed once, both get that result.
+  //    Timed apart, each would get its own noise, and the store would keep only the last, so a
+  //    later schedule from the store could pick another plan than this one does.
   std::vector<Pending> pending;
+  std::map<std::string, size_t> first_with_key;  // key -> index into impls
+  std::vector<std::pair<size_t, size_t>> same_edge;  // (index, the earlier index with its key)
   for (size_t i = 0; i < impls.size(); ++i) {
     autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[i], *values, precision);
     Pending p{i, key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature,
               impls[i]->name() + " [" + impls[i]->family + " " + impls[i]->config + "]", std::nullopt, "", false};
+    if (const auto [it, fresh] = first_with_key.emplace(p.key, i); !fresh) {
+      same_edge.emplace_back(i, it->second);
+      continue;
+    }
     if (store_) {
       if (auto text = store_->load_measurement(p.key)) {
         if (decode_measurement(*text, results[i])) continue;
@@ -245,6 +255,10 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         r.ms = time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr);
         clock_warm = true;
         r.ok = true;
+        // As the store will give it back (1 ns steps), so that this schedule and a later one
+        // from the store weigh the same numbers.
+        autotune::Measured stored;
+        if (decode_measurement(encode_measurement(r), stored)) r.ms = stored.ms;
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
         store(p, r);
@@ -261,6 +275,10 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     store(p, r);
   }
   if (!pending.empty()) report("measure", pending.size(), pending.size(), "");
+  for (const auto& [i, earlier] : same_edge) {
+    results[i] = results[earlier];
+    results[i].same_edge_as_another = true;
+  }
   if (keeper) {
     keeper->finish();
     const ClockKeeper::Stats& k = keeper->stats();
