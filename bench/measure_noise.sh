@@ -6,15 +6,18 @@
 #
 # Here:   stage as bench/int8_product.sh says (denox, denox_pathtracer -> .device)
 # There:  source .device/env.sh; bash bench/measure_noise.sh     (device tool, carry [".device"])
-# Knobs: SIZE (1920x1088), PRECISION (int8), OUT, WORK.
+# Knobs: SIZE (1920x1088), PRECISION (int8), OUT, WORK, MODEL (another ONNX model) with
+# CALIBRATION (its calibration file, for int8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/denox-measure-noise}
 work=${WORK:-/tmp/denox-measure-noise-work}
-model=models/oidn_pathtracer_balanced.onnx
+model=${MODEL:-models/oidn_pathtracer_balanced.onnx}
 mkdir -p "$out" "$work"
 precision=(--precision "${PRECISION:-int8}")
-if [ "${PRECISION:-int8}" = int8 ]; then
+if [ "${PRECISION:-int8}" = int8 ] && [ -n "${CALIBRATION:-}" ]; then
+  precision+=(--calibration "$CALIBRATION")
+elif [ "${PRECISION:-int8}" = int8 ]; then
   # One random 9-channel sample (color, albedo, normal) is enough to time int8 kernels.
   python3 -c "import numpy as np; np.save('$work/cal.npy', np.random.default_rng(1).random((1, 9, 256, 256), dtype=np.float32))"
   denox calibrate "$model" -i "$work/cal.npy" -o "$work/cal.json" >/dev/null
@@ -27,7 +30,7 @@ for run in 1 2; do
   rm -f "$work/cache$run.sqlite3"
   date +%H:%M:%S.%N > "$out/start$run.txt"
   denox -v compile "$model" --size "${SIZE:-1920x1088}" --cache "$work/cache$run.sqlite3" --quiet "${precision[@]}" > "$out/compile$run.txt" 2> "$out/log$run.txt"
-  grep -E "clock keeper:|measure: " "$out/log$run.txt" || true
+  grep -E "clock keeper:|measure: |timed while" "$out/log$run.txt" || true
   date +%H:%M:%S.%N > "$out/end$run.txt"
   tail -3 "$out/compile$run.txt"
 done

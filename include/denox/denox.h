@@ -385,8 +385,9 @@ DENOX_API denox_result denox_model_load_plan(denox_context context, const void* 
  * "from_cache", "tuning", "space", "tune_extent", "dispatches", "implementations",
  * "structures", "structures_kept", "edges", "measured_edges", "cached_edges", "failed_edges",
  * "same_edges" (of the measured and cached ones, edges identical to another one, e.g. two
- * layers of the same shapes and configuration: timed once, both given that time), for measured
- * plans (unless the pass was skipped, with a warning in the log) "pipelines"
+ * layers of the same shapes and configuration: timed once, both given that time),
+ * "timed_again_edges" (measured twice, on a GPU whose clock was down during the first timing:
+ * the faster time kept), for measured plans (unless the pass was skipped, with a warning in the log) "pipelines"
  * (distinct, of the plan kept) and "pipeline_swaps" (steps moved to a configuration another
  * dispatch runs, which saves a cold pipeline start: {"step", "from", "to", "measured_extra_ms",
  * "pipelines_before", "pipelines_after"}), "total_ms" (predicted), "time_ms" {"import",

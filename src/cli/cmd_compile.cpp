@@ -69,6 +69,8 @@ void print_table(const nlohmann::json& r) {
   // Layers of the same shapes run the same edge: it is timed once (measure.cpp).
   if (const int same = r.value("same_edges", 0); same > 0)
     std::printf(" (%d of them the same edge as another one, %s)", same, r.at("measured_edges").get<int>() > 0 ? "timed once" : "one row");
+  // Timed a second time: the first timing ran while the GPU's clock was down (measure.cpp).
+  if (const int again = r.value("timed_again_edges", 0); again > 0) std::printf("; %d timed again, the clock having been down", again);
   std::printf("\n");
   if (r.contains("pipelines")) {
     const auto& swaps = r.at("pipeline_swaps");

@@ -41,6 +41,17 @@ nlohmann::json load_measured(denox_context ctx, const fs::path& model_path, Prog
   return report_of(*out);
 }
 
+// load_measured with the clock keeper forced on the CPU device (DENOX_TEST_CLOCK_KEEPER) and,
+// with `dip`, every edge counted as timed at a lowered clock (DENOX_TEST_CLOCK_DIP).
+nlohmann::json load_measured_with_keeper(denox_context ctx, const fs::path& model_path, ProgressLog* log, denox_model* out, bool dip) {
+  ::setenv("DENOX_TEST_CLOCK_KEEPER", "1", 1);
+  if (dip) ::setenv("DENOX_TEST_CLOCK_DIP", "1", 1);
+  auto report = load_measured(ctx, model_path, log, out);
+  ::unsetenv("DENOX_TEST_CLOCK_DIP");
+  ::unsetenv("DENOX_TEST_CLOCK_KEEPER");
+  return report;
+}
+
 // The (3-channel) model computes what the CPU reference computes at h x w; then the model and the
 // context go, and the validation layer must have stayed quiet.
 void check_and_close(denox_context ctx, denox_model model, const fs::path& model_path, int64_t h, int64_t w) {
@@ -143,31 +154,49 @@ TEST_CASE("measured tuning: measures once, shares measurements across models, an
   CHECK(engine_device().validation_errors() == 0);
 }
 
-TEST_CASE("measured tuning with the clock keeper between edges (forced on the CPU device)", "[api][tuning]") {
+TEST_CASE("measured tuning with the clock keeper (forced on the CPU device)", "[api][tuning]") {
   // On a GPU the keeper always runs (runtime/measure/clock_keeper.hpp); lavapipe is a CPU
   // device, where DENOX_TEST_CLOCK_KEEPER turns it on, so its submits run under validation.
   TempDir dir;
   const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 11);
   denox_context ctx = make_context(dir / "cache.sqlite3");
   LogLines log(DENOX_LOG_DEBUG);
-  ::setenv("DENOX_TEST_CLOCK_KEEPER", "1", 1);
   ProgressLog progress;
   denox_model model = nullptr;
-  const auto report = load_measured(ctx, model_path, &progress, &model);
-  ::unsetenv("DENOX_TEST_CLOCK_KEEPER");
-  INFO(report.dump());
-  CHECK(report["failed_edges"] == 0);
-  const int measured = report["measured_edges"].get<int>();
-  CHECK(measured > 1);
-  // "clock keeper: <n> submits, ...": at most two stretches of host work per timed edge.
-  const std::string line = log.first_containing("clock keeper: ");
-  INFO(line);
-  REQUIRE(!line.empty());
-  const int submits = std::atoi(line.c_str() + line.find("clock keeper: ") + 14);
-  CHECK(submits >= 1);
-  CHECK(submits <= 2 * measured);
-  CHECK(line.find(" 0.0 ms of busy work") == std::string::npos);
-  check_and_close(ctx, model, model_path, 19, 27);
+
+  SECTION("busy work between edges") {
+    const auto report = load_measured_with_keeper(ctx, model_path, &progress, &model, false);
+    INFO(report.dump());
+    CHECK(report["failed_edges"] == 0);
+    const int measured = report["measured_edges"].get<int>();
+    CHECK(measured > 1);
+    CHECK(report["timed_again_edges"] == 0);  // (a CPU device's clock is not judged)
+    // "clock keeper: <n> submits, ...": at most two stretches of host work per timed edge.
+    const std::string line = log.first_containing("clock keeper: ");
+    INFO(line);
+    REQUIRE(!line.empty());
+    const int submits = std::atoi(line.c_str() + line.find("clock keeper: ") + 14);
+    CHECK(submits >= 1);
+    CHECK(submits <= 2 * measured);
+    CHECK(line.find(" 0.0 ms of busy work") == std::string::npos);
+    check_and_close(ctx, model, model_path, 19, 27);
+  }
+
+  SECTION("edges timed while the clock was down are timed again (every edge, by the test hook)") {
+    // measure.cpp step 4: on a GPU, the edges whose clock keeper rate was low; here
+    // DENOX_TEST_CLOCK_DIP counts every edge as such.
+    const auto report = load_measured_with_keeper(ctx, model_path, &progress, &model, true);
+    INFO(report.dump());
+    CHECK(report["failed_edges"] == 0);
+    const int measured = report["measured_edges"].get<int>(), same = report["same_edges"].get<int>();
+    CHECK(measured > 1);
+    CHECK(report["timed_again_edges"].get<int>() == measured - same);
+    CHECK(progress.calls["measure again"] > 0);
+    const std::string line = log.first_containing("timed while the GPU's clock was down");
+    INFO(line);
+    CHECK(line.find(std::to_string(measured - same) + " of " + std::to_string(measured - same) + " edges") != std::string::npos);
+    check_and_close(ctx, model, model_path, 21, 25);
+  }
 }
 
 TEST_CASE("tuning options are checked", "[api][tuning]") {

@@ -16,6 +16,10 @@ namespace {
 constexpr uint32_t kWorkgroups = 1024;
 // The first run knows no rate yet: a short one, whose timestamps give the rate.
 constexpr uint32_t kProbeIterations = 16;
+// Busy work shorter than this gives no reliable rate (the launch is part of its time).
+constexpr double kRateMinMs = 0.5;
+// warm_up()'s pieces: short enough to notice soon that the clock is back.
+constexpr double kWarmPieceMs = 5.0;
 
 }  // namespace
 
@@ -38,9 +42,11 @@ void ClockKeeper::start(Stretch stretch) {
   open_ = static_cast<int>(stretch);
   if (in_flight_) return;
   const double want_ms = std::min(max_ms, gap_share * last_gap_ms_[open_]);
-  const double iterations = iterations_per_ms_ > 0 ? want_ms * iterations_per_ms_ : kProbeIterations;
-  iterations_ = static_cast<uint32_t>(std::clamp(iterations, 1.0, 1e9));
+  submit(iterations_per_ms_ > 0 ? want_ms * iterations_per_ms_ : kProbeIterations);
+}
 
+void ClockKeeper::submit(double iterations) {
+  iterations_ = static_cast<uint32_t>(std::clamp(iterations, 1.0, 1e9));
   const auto& vk = device_.vk();
   vk_check(vk.vkResetCommandBuffer(objects_.cmd, 0), "vkResetCommandBuffer (clock keeper)");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -81,7 +87,27 @@ void ClockKeeper::host_done() {
 
 void ClockKeeper::finish() {
   host_done();
+  rate_before_runs_ = rate_found_ = 0;
   if (!in_flight_) return;
+  const double ms = wait();
+  if (ms >= kRateMinMs) rate_before_runs_ = rate_found_ = iterations_ / ms;
+}
+
+bool ClockKeeper::warm_up(double share, double max_warm_ms) {
+  if (in_flight_) wait();
+  if (best_rate_ <= 0) return false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(max_warm_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    submit(kWarmPieceMs * iterations_per_ms_);
+    const double ms = wait();
+    if (ms < kRateMinMs) continue;
+    rate_before_runs_ = iterations_ / ms;  // the clock the next runs start at
+    if (rate_before_runs_ >= share * best_rate_) return true;
+  }
+  return false;
+}
+
+double ClockKeeper::wait() {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   in_flight_ = false;
@@ -96,6 +122,8 @@ void ClockKeeper::finish() {
   ++stats_.submits;
   stats_.busy_ms += ms;
   if (ms > 0) iterations_per_ms_ = iterations_ / ms;
+  if (ms >= kRateMinMs) best_rate_ = std::max(best_rate_, iterations_ / ms);
+  return ms;
 }
 
 }  // namespace denox::measure

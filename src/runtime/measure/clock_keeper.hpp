@@ -60,6 +60,19 @@ class ClockKeeper {
   // from its timestamps.
   void finish();
 
+  // The clock, read off the busy work: the chain runs on the SMs alone (no memory traffic), so
+  // its rate (iterations per ms) follows the SM clock. rate_before_runs(): the rate of the busy
+  // work finish() waited for, right before the edge's runs (0: none, or too short to tell);
+  // best_rate(): the highest seen. The measurer compares them to find edges timed while the
+  // clock was down (measure.cpp).
+  double rate_before_runs() const { return rate_before_runs_; }
+  double rate_found() const { return rate_found_; }  // finish()'s, before any warm_up()
+  double best_rate() const { return best_rate_; }
+  // Busy work in pieces until the rate is back to `share` of the best (true) or `max_warm_ms`
+  // has passed (false); false at once when no rate is known yet. rate_before_runs() is then the
+  // last piece's.
+  bool warm_up(double share, double max_warm_ms);
+
   struct Stats {
     int submits = 0;
     double busy_ms = 0;  // GPU time of the busy work, from its timestamps
@@ -75,6 +88,9 @@ class ClockKeeper {
   static constexpr double gap_share = 0.8;
 
  private:
+  void submit(double iterations);  // busy work of that many iterations, in flight after
+  double wait();                    // waits for the busy work in flight: its GPU ms (rates learned)
+
   const runtime::DeviceContext& device_;
   TimingObjects objects_;
   std::unique_ptr<runtime::ComputePipeline> pipeline_;
@@ -83,6 +99,7 @@ class ClockKeeper {
   int open_ = -1;  // the stretch started and not yet done
   uint32_t iterations_ = 0;           // of the work in flight
   double iterations_per_ms_ = 0;      // learned; 0 before the first run
+  double rate_before_runs_ = 0, rate_found_ = 0, best_rate_ = 0;
   double last_gap_ms_[2] = {1.0, 1.0};  // per Stretch
   std::chrono::steady_clock::time_point gap_start_;
   Stats stats_;
