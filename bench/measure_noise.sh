@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How repeatable the tuner's edge measurements are on the GPU machine (~1.5 minutes): tunes the
+# How repeatable the tuner's edge measurements are on the GPU machine (~2 minutes): tunes the
 # shipped denoiser in int8 at 1920x1088 twice, each time on a fresh cache, while nvidia-smi logs
 # the SM clock every 50 ms; then compares the two caches' measurement rows edge by edge and
 # prints the clock over each tuning.
@@ -17,6 +17,8 @@ mkdir -p "$out" "$work"
 precision=(--precision "${PRECISION:-int8}")
 if [ "${PRECISION:-int8}" = int8 ] && [ -n "${CALIBRATION:-}" ]; then
   precision+=(--calibration "$CALIBRATION")
+elif [ "${PRECISION:-int8}" = int8 ] && [ -n "${MODEL:-}" ]; then
+  echo "measure_noise: MODEL with int8 needs CALIBRATION (its calibration file)"; exit 1
 elif [ "${PRECISION:-int8}" = int8 ]; then
   # One random 9-channel sample (color, albedo, normal) is enough to time int8 kernels.
   python3 -c "import numpy as np; np.save('$work/cal.npy', np.random.default_rng(1).random((1, 9, 256, 256), dtype=np.float32))"

@@ -31,7 +31,7 @@ std::string schedule_report_json(const autotune::ScheduleReport* r, const Compil
     j["cached_edges"] = r->cached_edges;
     j["failed_edges"] = r->failed_edges;
     j["same_edges"] = r->same_edges;
-    j["timed_again_edges"] = r->timed_again;
+    j["timed_again_edges"] = r->timed_again_edges;
     j["select_states"] = r->select_states;
     if (r->pipelines) {  // measured plans (share_pipelines)
       j["pipelines"] = r->pipelines;

@@ -68,7 +68,7 @@ void print_table(const nlohmann::json& r) {
               r.at("failed_edges").get<int>());
   // Layers of the same shapes run the same edge: it is timed once (measure.cpp).
   if (const int same = r.value("same_edges", 0); same > 0)
-    std::printf(" (%d of them the same edge as another one, %s)", same, r.at("measured_edges").get<int>() > 0 ? "timed once" : "one row");
+    std::printf("; %d edge%s the same as another one (%s)", same, same == 1 ? "" : "s", r.at("measured_edges").get<int>() > 0 ? "timed once" : "one row");
   // Timed a second time: the first timing ran while the GPU's clock was down (measure.cpp).
   if (const int again = r.value("timed_again_edges", 0); again > 0) std::printf("; %d timed again, the clock having been down", again);
   std::printf("\n");
@@ -142,7 +142,8 @@ Action register_compile(CLI::App& app) {
   cmd->add_option("--plan", o->plan_out, "Also write the compiled plan to this file (for denox_model_load_plan)");
   add_gpu_options(cmd, o->gpu);
   // (GpuOptions' --tuning defaults to heuristic, bench's default; compile's is measure.)
-  const CLI::Option* tuning = cmd->get_option("--tuning");
+  CLI::Option* tuning = cmd->get_option("--tuning");
+  tuning->description("Schedule: measure (the default here: tuned on this GPU, cached), heuristic (cost model, as --no-measure) or exhaustive (as --exhaustive)");
   cmd->parse_complete_callback([o, tuning] { o->tuning = compile_tuning(*o, tuning->count() > 0); });
   return [o] { return compile(*o); };
 }

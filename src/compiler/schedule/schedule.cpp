@@ -137,7 +137,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
       measured[i] = true;
       ++(m[j].from_store ? r.cached_edges : r.measured_edges);
       r.same_edges += m[j].same_edge_as_another ? 1 : 0;
-      r.timed_again += m[j].timed_again && !m[j].same_edge_as_another ? 1 : 0;
+      r.timed_again_edges += m[j].timed_again && !m[j].same_edge_as_another ? 1 : 0;
     }
   };
   auto measurable = [&](size_t i) { return impls[i].kind != kernels::Implementation::Kind::Free; };

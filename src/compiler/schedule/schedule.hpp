@@ -83,7 +83,7 @@ struct ScheduleReport {
   size_t edges = 0, structures_kept = 0;          // after pruning
   size_t measured_edges = 0, cached_edges = 0, failed_edges = 0;
   size_t same_edges = 0;  // of the measured or cached edges: another edge's result (Measured::same_edge_as_another)
-  size_t timed_again = 0;  // of the measured edges: timed twice (Measured::timed_again)
+  size_t timed_again_edges = 0;  // of the measured edges: timed twice (Measured::timed_again)
   size_t dispatches = 0;
   double predicted_ms = 0;
   double enumerate_ms = 0, prune_ms = 0, measure_ms = 0, select_ms = 0, lower_ms = 0;

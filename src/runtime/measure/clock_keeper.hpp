@@ -23,6 +23,10 @@
 // the next edge's timed runs, waits for the busy work, which so never overlaps a timed run. Its
 // length follows the GPU's own timestamps of the previous busy work (the chain's rate per ms),
 // so it adapts to the device and its clock.
+//
+// The same rate reads the clock (the chain runs on the SMs alone): the measurer warms a clock
+// found down up before an edge's runs (warm_up) and times again the edges whose runs began or
+// ended with it down (measure.cpp, step 4).
 #pragma once
 
 #include <volk.h>
@@ -68,9 +72,10 @@ class ClockKeeper {
   double rate_before_runs() const { return rate_before_runs_; }
   double rate_found() const { return rate_found_; }  // finish()'s, before any warm_up()
   double best_rate() const { return best_rate_; }
-  // Busy work in pieces until the rate is back to `share` of the best (true) or `max_warm_ms`
-  // has passed (false); false at once when no rate is known yet. rate_before_runs() is then the
-  // last piece's.
+  // Waits for busy work in flight, then runs busy work in pieces until the rate is back to
+  // `share` of the best (true) or `max_warm_ms` has passed (false: the best becomes the highest
+  // rate reached, so a GPU that no longer gives its old clock is not waited for again); false
+  // at once when no rate is known yet. rate_before_runs() is then the last piece's.
   bool warm_up(double share, double max_warm_ms);
 
   struct Stats {

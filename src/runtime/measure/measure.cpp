@@ -52,7 +52,8 @@ struct Pending {
 // share of its best (measure(), step 4). On the H200 the dips were to 0.67-0.74 of its clock,
 // and at 0.92-0.93 edges still read 7-14% slow (0.9 let those through).
 constexpr double kClockDipShare = 0.95;
-// How long measure() warms the clock up before timing an edge again, at most.
+// How long time_plan warms a clock found down up before an edge's runs, at most (a warm-up that
+// does not get there lowers the keeper's best rate to what it reached: ClockKeeper::warm_up).
 constexpr double kRewarmMaxMs = 300;
 
 std::string encode_measurement(const autotune::Measured& m) {
@@ -76,6 +77,14 @@ bool decode_measurement(const std::string& text, autotune::Measured& out) {
     return true;
   }
   return false;
+}
+
+std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double floor) {
+  auto low = [&](double rate) { return rate > 0 && rate < floor; };
+  std::vector<size_t> out;
+  for (size_t t = 0; t < timed.size(); ++t)
+    if (low(timed[t].before_runs) || (t + 1 < timed.size() && low(timed[t + 1].found))) out.push_back(timed[t].pending);
+  return out;
 }
 
 namespace {
@@ -252,13 +261,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       spdlog::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
     }
   }
-  // In timing order: the clock keeper's rate right before each edge's runs, and as finish()
-  // found it, before any warm-up (for the edge timed before: the clock its runs left).
-  struct Timed {
-    size_t pending;
-    double before_runs, found;
-  };
-  std::vector<Timed> timed;
+  std::vector<TimedEdgeClock> timed;  // in timing order (clock_dip_edges)
   for (size_t j = 0; j < pending.size(); ++j) {
     Pending& p = pending[j];
     autotune::Measured& r = results[p.index];
@@ -283,7 +286,6 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         clock_warm = true;
         r.ok = true;
         if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found()});
-        else timed.push_back({j, 0.0, 0.0});
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
         store(p, r);
@@ -308,49 +310,49 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   //    1.3x slow (bench/measure_noise.sh, bench/RESULTS.md 2026-11-29 twenty-fifth session).
   //    The keeper's busy work runs on the SMs alone, so its rate follows the clock. Where the
   //    rate right before an edge's runs is below kClockDipShare of the best seen, time_plan
-  //    first brings the clock back up (warm_up). An edge is timed again here where the rate
-  //    before its runs (after any warm-up), or right after them (before the next edge's), was
-  //    still below that. Before each, busy work brings the clock back; the faster of the two
-  //    timings stays, since a lower clock only slows an edge down. DENOX_TEST_CLOCK_DIP=1
-  //    (tests) counts every edge as timed low.
-  //    (GPUs only: a CPU device's busy work says nothing about a clock.)
+  //    first brings the clock back up (warm_up). An edge whose runs still began, or ended, with
+  //    the clock below that (clock_dip_edges) is timed again here, where time_plan's check
+  //    applies again; the faster of the two timings stays, since a lower clock only slows an
+  //    edge down. GPUs only: a CPU device's busy work says nothing about a clock;
+  //    DENOX_TEST_CLOCK_DIP=1 (tests) counts every edge as timed low, on any device.
+  //    No crash marker: the store keeps the first timing until a second one replaces it, so a
+  //    cancel or a dead process leaves the edge measured.
   const bool all = std::getenv("DENOX_TEST_CLOCK_DIP") != nullptr;
-  if (keeper && keeper->best_rate() > 0 && (gpu || all)) {
-    const double floor = kClockDipShare * keeper->best_rate();
-    auto low = [&](double rate) { return rate > 0 && rate < floor; };
-    std::vector<size_t> again;
-    for (size_t t = 0; t < timed.size(); ++t)
-      if (all || low(timed[t].before_runs) || (t + 1 < timed.size() && low(timed[t + 1].found))) again.push_back(timed[t].pending);
+  if (keeper && keeper->best_rate() <= 0 && gpu)
+    spdlog::debug("denox: the clock keeper's busy work never ran long enough to read the clock: no edge is checked for it");
+  if (keeper && (gpu || all)) {
+    const std::vector<size_t> again = all ? [&] {
+      std::vector<size_t> every;
+      for (const TimedEdgeClock& t : timed) every.push_back(t.pending);
+      return every;
+    }() : clock_dip_edges(timed, kClockDipShare * keeper->best_rate());
     for (size_t n = 0; n < again.size(); ++n) {
       throw_if_cancelled();
       Pending& p = pending[again[n]];
       autotune::Measured& r = results[p.index];
-      report("measure again", n, again.size(), p.what);
-      keeper->warm_up(kClockDipShare, kRewarmMaxMs);
-      journal.begin(p.key, "time", Step::Serial);
-      hook.at("time", false, p.what);
+      report("measure", pending.size(), pending.size(), "again: " + p.what);
       try {
         autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[p.index], *values, precision);
         plan::Plan plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
         kernels::compile_pipelines(plan, compiler_, 1);
         r.ms = std::min(r.ms, as_stored(time_plan(std::move(plan), p.what, 0, &*keeper)));
         r.timed_again = true;
+        store(p, r);
       } catch (const DeviceHung& e) {
+        // As in step 3: a configuration that hung the device is not tried again, even one that
+        // ran before.
         r = {};
         r.failure = e.what();
         store(p, r);
         throw;
       } catch (const Cancelled&) {
-        throw;
+        throw;  // (the store keeps the first timing)
       } catch (const Error& e) {
         spdlog::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
       }
-      store(p, r);
     }
-    if (!again.empty()) {
-      report("measure again", again.size(), again.size(), "");
+    if (!again.empty())
       spdlog::info("denox: {} of {} edges were timed while the GPU's clock was down; timed again", again.size(), timed.size());
-    }
   }
 
   for (const auto& [i, earlier] : same_edge) {

@@ -141,6 +141,17 @@ class DeviceMeasurer : public autotune::Measurer {
 // The stored form of a result: "ok <ms>" or "failed <why>"; decode returns false for text that
 // is neither: a crash journal marker or "unmeasured" row (judged by measure::judge_row), or a
 // damaged row (measured again).
+// One timed edge's clock, as the clock keeper read it (0: not read): right before its runs
+// (after any warm-up), and as found before any warm-up (for the edge timed before it, the clock
+// its runs left).
+struct TimedEdgeClock {
+  size_t pending = 0;  // the edge
+  double before_runs = 0, found = 0;
+};
+// The edges of `timed` (in timing order) whose runs began or ended with the keeper's rate below
+// `floor`: measure() times them again.
+std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double floor);
+
 std::string encode_measurement(const autotune::Measured& m);
 bool decode_measurement(const std::string& text, autotune::Measured& out);
 
