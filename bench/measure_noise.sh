@@ -18,7 +18,7 @@ precision=(--precision "${PRECISION:-int8}")
 if [ "${PRECISION:-int8}" = int8 ] && [ -n "${CALIBRATION:-}" ]; then
   precision+=(--calibration "$CALIBRATION")
 elif [ "${PRECISION:-int8}" = int8 ] && [ -n "${MODEL:-}" ]; then
-  echo "measure_noise: MODEL with int8 needs CALIBRATION (its calibration file)"; exit 1
+  echo "measure_noise: MODEL with int8 needs CALIBRATION (its calibration file)" >&2; exit 1
 elif [ "${PRECISION:-int8}" = int8 ]; then
   # One random 9-channel sample (color, albedo, normal) is enough to time int8 kernels.
   python3 -c "import numpy as np; np.save('$work/cal.npy', np.random.default_rng(1).random((1, 9, 256, 256), dtype=np.float32))"

@@ -42,6 +42,11 @@ ClockKeeper::~ClockKeeper() {
 void ClockKeeper::start(Stretch stretch) {
   gap_start_ = std::chrono::steady_clock::now();
   open_ = static_cast<int>(stretch);
+  // A piece stays in flight until finish() or warm_up() waits for it, even when it is done, so
+  // a new edge's setup stretch gets no piece of its own after the piece of the stretch before.
+  // Reading a finished piece here and starting another (tried on the H200, 2026-11-29
+  // twenty-fifth session) kept the clock up better, but the setup pieces were mostly too short
+  // to read the clock (kRateMinMs), and edges timed in brief dips went unnoticed: left as is.
   if (in_flight_) return;
   const double want_ms = std::min(max_ms, gap_share * last_gap_ms_[open_]);
   submit(iterations_per_ms_ > 0 ? want_ms * iterations_per_ms_ : kProbeIterations);
@@ -112,7 +117,10 @@ bool ClockKeeper::warm_up(double share, double max_warm_ms) {
   // using the GPU): what it reached is the best from now on, so that every later edge does not
   // wait here again, nor is timed twice, for a clock the GPU no longer gives.
   if (reached > 0) {
-    spdlog::info("denox: the GPU's clock stays at {:.0f}% of the best the tuner saw; measuring against that", 100.0 * reached / best_rate_);
+    // (Once at info level: a tune sharing the GPU with an engine's frames could say it often.)
+    spdlog::log(lowered_ ? spdlog::level::debug : spdlog::level::info,
+                "denox: the GPU's clock stays at {:.0f}% of the best the tuner saw; measuring against that", 100.0 * reached / best_rate_);
+    lowered_ = true;
     best_rate_ = reached;
   }
   return false;

@@ -55,7 +55,7 @@ class ClockKeeper {
   // The stretches of host work between two timings.
   enum class Stretch { AfterRuns, Setup };
   // The host starts a stretch: busy work for about that stretch's last length, at most max_ms.
-  // Nothing is submitted if busy work is still in flight.
+  // Nothing is submitted while earlier busy work is in flight (not yet waited for).
   void start(Stretch stretch);
   // The host's stretch is done (it is about to submit work of its own): its length, which sizes
   // the stretch's next busy work.
@@ -105,6 +105,7 @@ class ClockKeeper {
   uint32_t iterations_ = 0;           // of the work in flight
   double iterations_per_ms_ = 0;      // learned; 0 before the first run
   double rate_before_runs_ = 0, rate_found_ = 0, best_rate_ = 0;
+  bool lowered_ = false;  // warm_up has lowered best_rate_ once
   double last_gap_ms_[2] = {1.0, 1.0};  // per Stretch
   std::chrono::steady_clock::time_point gap_start_;
   Stats stats_;

@@ -79,11 +79,13 @@ bool decode_measurement(const std::string& text, autotune::Measured& out) {
   return false;
 }
 
-std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double floor) {
-  auto low = [&](double rate) { return rate > 0 && rate < floor; };
+std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double end_found, double end_floor) {
+  auto low = [](double rate, double floor) { return rate > 0 && rate < floor; };
   std::vector<size_t> out;
-  for (size_t t = 0; t < timed.size(); ++t)
-    if (low(timed[t].before_runs) || (t + 1 < timed.size() && low(timed[t + 1].found))) out.push_back(timed[t].pending);
+  for (size_t t = 0; t < timed.size(); ++t) {
+    const bool ended_low = t + 1 < timed.size() ? low(timed[t + 1].found, timed[t + 1].floor) : low(end_found, end_floor);
+    if (low(timed[t].before_runs, timed[t].floor) || ended_low) out.push_back(timed[t].pending);
+  }
   return out;
 }
 
@@ -285,7 +287,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         r.ms = as_stored(time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr));
         clock_warm = true;
         r.ok = true;
-        if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found()});
+        if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found(), kClockDipShare * keeper->best_rate()});
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
         store(p, r);
@@ -316,8 +318,12 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   //    edge down. GPUs only: a CPU device's busy work says nothing about a clock;
   //    DENOX_TEST_CLOCK_DIP=1 (tests) counts every edge as timed low, on any device.
   //    No crash marker: the store keeps the first timing until a second one replaces it, so a
-  //    cancel or a dead process leaves the edge measured.
+  //    cancel or a dead process leaves the edge measured, at its first (maybe slow) time, which
+  //    later tunes then take from the store as they find it; so does a second timing that fails.
+  //    Each edge's reading is judged against the floor of its time: a warm-up that lowered the
+  //    best (the GPU stopped giving its old clock) does not excuse edges timed before.
   const bool all = std::getenv("DENOX_TEST_CLOCK_DIP") != nullptr;
+  if (keeper) keeper->finish();  // the last edge's end: the busy work after its runs
   if (keeper && keeper->best_rate() <= 0 && gpu)
     spdlog::debug("denox: the clock keeper's busy work never ran long enough to read the clock: no edge is checked for it");
   if (keeper && (gpu || all)) {
@@ -325,7 +331,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       std::vector<size_t> every;
       for (const TimedEdgeClock& t : timed) every.push_back(t.pending);
       return every;
-    }() : clock_dip_edges(timed, kClockDipShare * keeper->best_rate());
+    }() : clock_dip_edges(timed, keeper->rate_found(), kClockDipShare * keeper->best_rate());
     for (size_t n = 0; n < again.size(); ++n) {
       throw_if_cancelled();
       Pending& p = pending[again[n]];
@@ -335,6 +341,9 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[p.index], *values, precision);
         plan::Plan plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
         kernels::compile_pipelines(plan, compiler_, 1);
+        // The clock after this host work, read and brought back up if it fell (time_plan's own
+        // check reads busy work from before it).
+        if (gpu) keeper->warm_up(kClockDipShare, kRewarmMaxMs);
         r.ms = std::min(r.ms, as_stored(time_plan(std::move(plan), p.what, 0, &*keeper)));
         r.timed_again = true;
         store(p, r);

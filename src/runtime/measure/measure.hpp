@@ -31,8 +31,9 @@
 // created on several threads) cannot be blamed on one edge, so each such edge is retried alone
 // (its compile, pipelines and timing one at a time, each marked serial). A live process's
 // marker means the edge is being measured elsewhere now: it is measured here too. A run that is
-// cancelled or throws clears its markers on the way out. Test hook:
-// DENOX_TEST_CRASH_MEASURING=<phase>:<text> (crash_journal.hpp).
+// cancelled or throws clears its markers on the way out. (A second timing of an edge timed with
+// the GPU's clock down, measure.cpp step 4, writes no marker: the edge has a result already.)
+// Test hook: DENOX_TEST_CRASH_MEASURING=<phase>:<text> (crash_journal.hpp).
 #pragma once
 
 #include <atomic>
@@ -138,20 +139,22 @@ class DeviceMeasurer : public autotune::Measurer {
   MeasureOptions options_;
 };
 
+// One timed edge's clock, as the clock keeper read it (0: not read): right before its runs
+// (after any warm-up), and as found before any warm-up (for the edge timed before it, the clock
+// its runs left); `floor`: the rate below which the clock counted as down then (a share of the
+// best rate seen so far).
+struct TimedEdgeClock {
+  size_t pending = 0;  // the edge
+  double before_runs = 0, found = 0, floor = 0;
+};
+// The edges of `timed` (in timing order) whose runs began, or ended, with the keeper's rate
+// below its floor; the last edge's end is `end_found` against `end_floor` (read after the
+// timing loop). measure() times them again.
+std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double end_found, double end_floor);
+
 // The stored form of a result: "ok <ms>" or "failed <why>"; decode returns false for text that
 // is neither: a crash journal marker or "unmeasured" row (judged by measure::judge_row), or a
 // damaged row (measured again).
-// One timed edge's clock, as the clock keeper read it (0: not read): right before its runs
-// (after any warm-up), and as found before any warm-up (for the edge timed before it, the clock
-// its runs left).
-struct TimedEdgeClock {
-  size_t pending = 0;  // the edge
-  double before_runs = 0, found = 0;
-};
-// The edges of `timed` (in timing order) whose runs began or ended with the keeper's rate below
-// `floor`: measure() times them again.
-std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double floor);
-
 std::string encode_measurement(const autotune::Measured& m);
 bool decode_measurement(const std::string& text, autotune::Measured& out);
 
