@@ -30,8 +30,7 @@ denox_tuning compile_tuning(const CompileOptions& o, bool tuning_given) {
   const std::string flag = o.no_measure ? "heuristic" : o.exhaustive ? "exhaustive" : "";
   if (tuning_given && !flag.empty() && flag != o.gpu.tuning)
     throw CLI::ValidationError("--tuning", "--tuning " + o.gpu.tuning + " contradicts " + (o.no_measure ? "--no-measure" : "--exhaustive"));
-  const std::string tuning = tuning_given ? o.gpu.tuning : flag.empty() ? "measure" : flag;
-  return tuning == "heuristic" ? DENOX_TUNING_HEURISTIC : tuning == "exhaustive" ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_MEASURE;
+  return tuning_from_name(tuning_given ? o.gpu.tuning : flag.empty() ? "measure" : flag);
 }
 
 // A one-line progress bar on stderr, redrawn per callback.

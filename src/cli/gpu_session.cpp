@@ -63,6 +63,10 @@ std::string precision_label(const Model& model) {
   return model.precision() == DENOX_PRECISION_FP16 ? "fp16" : "fp32";
 }
 
+denox_tuning tuning_from_name(const std::string& name) {
+  return name == "measure" ? DENOX_TUNING_MEASURE : name == "exhaustive" ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_HEURISTIC;
+}
+
 std::pair<uint32_t, uint32_t> parse_extent(const std::string& s) {
   unsigned w = 0, h = 0;
   char x = 0;
@@ -76,8 +80,8 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   ctx_ = Context::headless(options.device, options.validation, &co);
   dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
   denox_model_options mo = model_options(options, calibration_);
-  if (options.tuning == "measure" || options.tuning == "exhaustive") {
-    mo.tuning = options.tuning == "measure" ? DENOX_TUNING_MEASURE : DENOX_TUNING_EXHAUSTIVE;
+  if (tuning_from_name(options.tuning) != DENOX_TUNING_HEURISTIC) {
+    mo.tuning = tuning_from_name(options.tuning);
     std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
   }
   const auto t0 = std::chrono::steady_clock::now();

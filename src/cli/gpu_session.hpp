@@ -27,6 +27,9 @@ struct GpuOptions {
   std::string tune_size = "1920x1088";  // the extent measured tuning tunes for
 };
 
+// --tuning's value (heuristic, measure or exhaustive, CLI-checked) as the library's enum.
+denox_tuning tuning_from_name(const std::string& name);
+
 // The context options of --cache, --no-cache and --shipped-cache; points into `options`.
 denox_context_options context_options(const GpuOptions& options);
 // --validation: the layer's errors (synchronization hazards included) were logged as they came;

@@ -96,8 +96,8 @@ void ClockKeeper::finish() {
   host_done();
   rate_before_runs_ = rate_found_ = 0;
   if (!in_flight_) return;
-  const double ms = wait();
-  if (ms >= kRateMinMs) rate_before_runs_ = rate_found_ = iterations_ / ms;
+  wait();
+  rate_before_runs_ = rate_found_ = last_rate_;
 }
 
 bool ClockKeeper::warm_up(double share, double max_warm_ms) {
@@ -107,9 +107,9 @@ bool ClockKeeper::warm_up(double share, double max_warm_ms) {
   double reached = 0;
   while (std::chrono::steady_clock::now() < until) {
     submit(kWarmPieceMs * iterations_per_ms_);
-    const double ms = wait();
-    if (ms < kRateMinMs) continue;
-    rate_before_runs_ = iterations_ / ms;  // the clock the next runs start at
+    wait();
+    if (last_rate_ <= 0) continue;
+    rate_before_runs_ = last_rate_;  // the clock the next runs start at
     reached = std::max(reached, rate_before_runs_);
     if (rate_before_runs_ >= share * best_rate_) return true;
   }
@@ -126,7 +126,7 @@ bool ClockKeeper::warm_up(double share, double max_warm_ms) {
   return false;
 }
 
-double ClockKeeper::wait() {
+void ClockKeeper::wait() {
   const auto& vk = device_.vk();
   VkDevice dev = device_.device();
   in_flight_ = false;
@@ -141,8 +141,8 @@ double ClockKeeper::wait() {
   ++stats_.submits;
   stats_.busy_ms += ms;
   if (ms > 0) iterations_per_ms_ = iterations_ / ms;
-  if (ms >= kRateMinMs) best_rate_ = std::max(best_rate_, iterations_ / ms);
-  return ms;
+  last_rate_ = ms >= kRateMinMs ? iterations_per_ms_ : 0;
+  best_rate_ = std::max(best_rate_, last_rate_);
 }
 
 }  // namespace denox::measure

@@ -94,7 +94,7 @@ class ClockKeeper {
 
  private:
   void submit(double iterations);  // busy work of that many iterations, in flight after
-  double wait();                    // waits for the busy work in flight: its GPU ms (rates learned)
+  void wait();                      // waits for the busy work in flight and learns its rates
 
   const runtime::DeviceContext& device_;
   TimingObjects objects_;
@@ -104,6 +104,7 @@ class ClockKeeper {
   int open_ = -1;  // the stretch started and not yet done
   uint32_t iterations_ = 0;           // of the work in flight
   double iterations_per_ms_ = 0;      // learned; 0 before the first run
+  double last_rate_ = 0;  // of the work last waited for; 0 when it ran too short to read (kRateMinMs)
   double rate_before_runs_ = 0, rate_found_ = 0, best_rate_ = 0;
   bool lowered_ = false;  // warm_up has lowered best_rate_ once
   double last_gap_ms_[2] = {1.0, 1.0};  // per Stretch
