@@ -8,6 +8,8 @@
 #     glslang 15 built from source (GL_KHR_cooperative_matrix), the Vulkan 1.4 headers and volk
 #     (header/source packages), and the ONNX backend node tests (libonnx-testdata, arch "all").
 #     A private apt sources file and list directory leave the system's apt configuration alone.
+#  3. Into .deps/lavapipe, the tests' Vulkan driver: Mesa 25's lavapipe from Debian 12's
+#     backports (the library and a manifest; the system's Mesa is left alone).
 #
 # Set DENOX_SKIP_DEPS=1 on a machine that already has all of this (e.g. a Vulkan SDK).
 set -euo pipefail
@@ -37,6 +39,46 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup-deps: installing Debian packages: ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The tests' Vulkan driver: lavapipe from Debian 12's backports (Mesa 25), into .deps/lavapipe.
+# Debian 12's own llvmpipe (Mesa 22.3) computes garbage in some of the emulated int8 convs
+# (src/kernels/int8.md says which); Mesa 25's computes them right. Only the driver library and
+# a manifest naming it by its absolute path: CMake points the tests at it (VK_DRIVER_FILES, see
+# DENOX_TEST_VULKAN_DRIVER in CMakeLists.txt); the system's Mesa stays as it is.
+lvp_stamp="$deps/lavapipe-v1.stamp"
+if [ ! -f "$lvp_stamp" ]; then
+  rm -rf "$deps/lavapipe" "$deps/bpo"
+  mkdir -p "$deps/bpo/lists/partial" "$deps/bpo/debs" "$deps/lavapipe"
+  echo "deb http://deb.debian.org/debian bookworm-backports main" > "$deps/bpo/sources.list"
+  bpo_opts=(-o "Dir::Etc::SourceList=$deps/bpo/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+            -o "Dir::State::Lists=$deps/bpo/lists" -o "APT::Sandbox::User=root")
+  echo "setup-deps: lavapipe from Debian 12 backports (private sources file)"
+  apt-get "${bpo_opts[@]}" update -qq
+  (cd "$deps/bpo/debs" && apt-get "${bpo_opts[@]}" download -qq mesa-vulkan-drivers)
+  dpkg -x "$deps"/bpo/debs/mesa-vulkan-drivers_*.deb "$deps/bpo/extract"
+  version=$(dpkg-deb -f "$deps"/bpo/debs/mesa-vulkan-drivers_*.deb Version)
+  case "$version" in
+    2[5-9].*|[3-9][0-9].*) ;;
+    *) echo "setup-deps: bookworm-backports has mesa-vulkan-drivers $version, not 25 or later" >&2; exit 1 ;;
+  esac
+  cp "$deps/bpo/extract/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libvulkan_lvp.so" "$deps/lavapipe/"
+  api=$(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$deps/bpo/extract/usr/share/vulkan/icd.d/lvp_icd.json")
+  cat > "$deps/lavapipe/lvp_icd.json" <<JSON
+{
+  "file_format_version": "1.0.0",
+  "ICD": {"library_path": "$deps/lavapipe/libvulkan_lvp.so", "api_version": "$api"}
+}
+JSON
+  echo "$version" > "$deps/lavapipe/VERSION"
+  rm -rf "$deps/bpo"
+  # It links Debian 12's libllvm15 and libdrm: check that the loader can open it here.
+  if ! VK_DRIVER_FILES="$deps/lavapipe/lvp_icd.json" vulkaninfo --summary 2>/dev/null | grep -q "Mesa 25\|Mesa 2[6-9]\|Mesa [3-9][0-9]"; then
+    echo "setup-deps: the Vulkan loader cannot open $deps/lavapipe/libvulkan_lvp.so (vulkaninfo with VK_DRIVER_FILES)" >&2
+    exit 1
+  fi
+  touch "$lvp_stamp"
+  echo "setup-deps: lavapipe from Mesa $version in $deps/lavapipe"
 fi
 
 # Pieces from Debian 13. Bump this stamp when the list below changes.

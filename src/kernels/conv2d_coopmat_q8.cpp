@@ -97,13 +97,13 @@ std::vector<CoopConvConfig> q8_configs(const Conv2dShape& s, const CoopTarget& t
                        : padded(48) < std::min(padded(32), padded(64)) ? 48
                        : padded(64) <= padded(32)                        ? 64
                                                                          : 0;
-  // The emulation (COOP_EMULATE, tests on llvmpipe): Mesa 22.3's llvmpipe (8-wide subgroups)
-  // writes garbage (inf or rel L2 ~1.9) where a subgroup holds 7 or more accumulator fragments
-  // (FM x FN: 224+ ints a lane) and the workgroup loops over more than one chunk; 6 fragments, or
-  // one chunk, come out right (2026-11-27 fifth session: 2x112 on 2 x 1 subgroups fails, 8x48 on
-  // 4 x 1 passes; unrolling the emulation's loops only changes the garbage). The H100 runs such
-  // configurations right (16x32 on 4 x 2 subgroups, 8 fragments: test [q8]). So emulated plans
-  // take one B fragment per subgroup and 4 fragments: the same staging, packing and epilogue.
+  // The emulation (COOP_EMULATE, tests on llvmpipe): Debian 12's llvmpipe (Mesa 22.3, 8-wide
+  // subgroups) writes garbage (inf or rel L2 ~1.9) where a subgroup holds 7 or more accumulator
+  // fragments (FM x FN: 224+ ints a lane) and the workgroup loops over more than one chunk; 6
+  // fragments, or one chunk, come out right (2026-11-27 fifth session). Mesa 25's llvmpipe and
+  // the H100 run such configurations right (tests [q8-emulate-mesa25] and [q8]; int8.md). So
+  // emulated plans take one B fragment per subgroup and 4 fragments: the same staging, packing
+  // and epilogue, right on either llvmpipe.
   if (emulate && !all)
     for (const CoopConvConfig& c : {q8_config(8, 32, nt, 32, 4, nt / 16, false), q8_config(8, 16, nt, 32, 2, nt / 16, false)})
       if (fits(c)) return {c};
@@ -317,8 +317,8 @@ Q8ConvConstants quantize_q8_phases(std::span<const float> w, std::span<const flo
 bool up2_q8_fits(const CoopConvConfig& c, const CoopTarget& target, bool emulate) {
   if (!c.up2 || !c.one_phase || c.cm_n != 16 || c.q8 || c.a_direct || (!target.int8 && !emulate)) return false;
   if (emulate && (target.subgroup_size == 0 || 256 % target.subgroup_size != 0)) return false;
-  // Emulated, one B fragment per subgroup: with more, and more than one X0 chunk, llvmpipe
-  // (Mesa 22.3) computes garbage, as for conv2d_coopmat_q8 (q8_configs says more).
+  // Emulated, one B fragment per subgroup: with more, and more than one X0 chunk, Debian 12's
+  // llvmpipe (Mesa 22.3) computes garbage, as for conv2d_coopmat_q8 (q8_configs says more).
   if (emulate && c.nt != 16 * c.sg_n) return false;
   // The int8 X0 stage: the (tile + 1)^2 patch and 4 taps x nt weight rows, 48 bytes each; the
   // rest (skip stage, epilogue staging) as the fp16 configuration declares it.

@@ -21,6 +21,11 @@ namespace denox::testing {
 // Whether the coop device runs int8 fragments; warns when it has coop matrices but no int8.
 bool int8_coop_available();
 
+// Whether `caps` is an llvmpipe older than Mesa 25, which computes garbage in the emulated
+// by-phase int8 conv with three or more X0 chunks and two or more X1 chunks (src/kernels/int8.md);
+// then a visible Catch2 WARN. The tests run on Mesa 25's lavapipe from scripts/setup-deps.sh.
+bool llvmpipe_before_mesa25(const runtime::DeviceCapabilities& caps);
+
 // The int8 dispatches (conv2d_coopmat_q8) of `plan` whose pipeline defines every macro of `want`
 // with the value given (TAIL 1: a tail in the epilogue; T_FOLD 1: its factors folded; NT 64 ...).
 int q8_dispatches_with(const plan::Plan& plan, std::initializer_list<std::pair<const char*, const char*>> want);

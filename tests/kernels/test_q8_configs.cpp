@@ -162,3 +162,35 @@ TEST_CASE("the int8 heuristic's first configuration follows the layer's size, po
   const CoopConvConfig narrow_tiny = first(narrow, false, kTinyConvPixels - 1);
   CHECK(!(narrow_tiny.tile_h == 8 && narrow_tiny.tile_w == 16));
 }
+
+// Registered apart (tests/kernels/CMakeLists.txt) to run on Mesa 25's lavapipe: the tuner's
+// int8 configurations as a device with int8 fragments and this one's shared memory and subgroup
+// size would get them, emulated. Mesa 22.3's llvmpipe computes garbage with 7 or more accumulator
+// fragments a subgroup (q8_configs' emulated plans stay below), Mesa 25's computes them right.
+TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) that fits the device, emulated, against the CPU reference", "[.][q8-emulate-mesa25]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps) || llvmpipe_before_mesa25(caps)) return;
+  int checked = 0;
+  auto with_int8 = [](LoweringTarget t) {
+    t.coop.int8 = true;
+    return t;
+  };
+  for (bool pool : {false, true}) {
+    const GraphBuilder b = configs_graph(pool);
+    const LoweringTarget target = q8_target(b, true, caps);
+    for (const CoopConvConfig& c : plain_configs(with_int8(target), pool)) {
+      INFO((pool ? "with a pool: " : "") << c.describe());
+      check_sizes(device(), b, plain_plan(b, target, c, pool), {{38, 30}, {67, 99}}, 74, 3e-2);
+      ++checked;
+    }
+  }
+  const GraphBuilder b = tail_graph();
+  const LoweringTarget target = q8_target(b, true, caps);
+  for (const CoopConvConfig& c : tail_configs(with_int8(target))) {
+    INFO("with a tail: " << c.describe());
+    check_sizes(device(), b, tail_plan(b, target, c), {{37, 29}, {66, 98}}, 78, 3e-2);
+    ++checked;
+  }
+  CHECK(checked >= 8);
+  CHECK(device().validation_errors() == 0);
+}

@@ -153,6 +153,21 @@ TEST_CASE("int8 up+concat convs by output phase (PHASES), emulated, against the 
   CHECK(device().validation_errors() == 0);
 }
 
+// Registered apart (tests/kernels/CMakeLists.txt) to run on Mesa 25's lavapipe.
+TEST_CASE("int8 up+concat convs by output phase with 3+ X0 chunks and 2 X1 chunks, emulated, against the fp32 CPU reference", "[.][q8-emulate-mesa25]") {
+  const auto& caps = device().caps();
+  if (!fp16_available(caps) || llvmpipe_before_mesa25(caps)) return;
+  // OIDN balanced's dec_conv4a and dec_conv3a, two channel tiles each: Mesa 22.3's llvmpipe
+  // computes garbage here (inf, other bits each run), Mesa 25's the right values.
+  for (auto [c0, skip, c_out] : {std::tuple<int64_t, int64_t, int64_t>{96, 64, 112}, {112, 48, 96}}) {
+    INFO("X0 " << c0 << " channels, X1 " << skip << ", " << c_out << " out");
+    const PhaseCase p = q8_phase_case(c0, skip, c_out, q8_phases(8, 32, 32, 4, 2), true, caps);
+    CHECK(q8_dispatches_with(p.plan, {{"PHASES", "1"}}) == 1);
+    check_sizes(device(), p.b, p.plan, {{38, 30}, {22, 66}}, 91, 3e-2);
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("int8 up+concat convs by output phase (PHASES) on the GPU's int8 cooperative matrices", "[kernels][q8]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
