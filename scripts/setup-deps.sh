@@ -74,7 +74,9 @@ JSON
   rm -rf "$deps/bpo"
   # It links Debian 12's libllvm15 and libdrm: check that the loader can open it here.
   if ! VK_DRIVER_FILES="$deps/lavapipe/lvp_icd.json" vulkaninfo --summary 2>/dev/null | grep -q "Mesa 25\|Mesa 2[6-9]\|Mesa [3-9][0-9]"; then
-    echo "setup-deps: the Vulkan loader cannot open $deps/lavapipe/libvulkan_lvp.so (vulkaninfo with VK_DRIVER_FILES)" >&2
+    echo "setup-deps: the Vulkan loader cannot open $deps/lavapipe/libvulkan_lvp.so (Mesa $version from bookworm-backports;" \
+         "vulkaninfo with VK_DRIVER_FILES finds no Mesa 25 device). Libraries it lacks here:" \
+         "$(ldd "$deps/lavapipe/libvulkan_lvp.so" | grep 'not found' || echo none)" >&2
     exit 1
   fi
   touch "$lvp_stamp"

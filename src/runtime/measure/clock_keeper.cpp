@@ -100,10 +100,10 @@ void ClockKeeper::finish() {
   rate_before_runs_ = rate_found_ = last_rate_;
 }
 
-bool ClockKeeper::warm_up(double share, double max_warm_ms) {
+bool ClockKeeper::warm_up() {
   if (in_flight_) wait();
   if (best_rate_ <= 0) return false;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(max_warm_ms);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(rewarm_max_ms);
   double reached = 0;
   while (std::chrono::steady_clock::now() < until) {
     submit(kWarmPieceMs * iterations_per_ms_);
@@ -111,7 +111,7 @@ bool ClockKeeper::warm_up(double share, double max_warm_ms) {
     if (last_rate_ <= 0) continue;
     rate_before_runs_ = last_rate_;  // the clock the next runs start at
     reached = std::max(reached, rate_before_runs_);
-    if (rate_before_runs_ >= share * best_rate_) return true;
+    if (rate_before_runs_ >= down_floor()) return true;
   }
   // The clock does not come back to the best seen (a hotter GPU's boost, a power cap, an engine
   // using the GPU): what it reached is the best from now on, so that every later edge does not

@@ -72,11 +72,19 @@ class ClockKeeper {
   double rate_before_runs() const { return rate_before_runs_; }
   double rate_found() const { return rate_found_; }  // finish()'s, before any warm_up()
   double best_rate() const { return best_rate_; }
+  // The clock counts as down where the rate is below down_share of the best: on the H200 the
+  // dips were to 0.67-0.74 of its clock, and at 0.92-0.93 edges still read 7-14% slow (0.9 let
+  // those through; bench/RESULTS.md 2026-11-29 twenty-fifth session).
+  static constexpr double down_share = 0.95;
+  double down_floor() const { return down_share * best_rate_; }
+  // Whether the busy work right before the edge's runs found the clock down.
+  bool found_down() const { return rate_before_runs_ > 0 && rate_before_runs_ < down_floor(); }
   // Waits for busy work in flight, then runs busy work in pieces until the rate is back to
-  // `share` of the best (true) or `max_warm_ms` has passed (false: the best becomes the highest
-  // rate reached, so a GPU that no longer gives its old clock is not waited for again); false
-  // at once when no rate is known yet. rate_before_runs() is then the last piece's.
-  bool warm_up(double share, double max_warm_ms);
+  // down_share of the best (true) or rewarm_max_ms has passed (false: the best becomes the
+  // highest rate reached, so a GPU that no longer gives its old clock is not waited for again);
+  // false at once when no rate is known yet. rate_before_runs() is then the last piece's.
+  static constexpr double rewarm_max_ms = 300;
+  bool warm_up();
 
   struct Stats {
     int submits = 0;

@@ -48,14 +48,6 @@ struct Pending {
 
 }  // namespace
 
-// An edge counts as timed at a lowered clock where the clock keeper's rate was below this
-// share of its best (measure(), step 4). On the H200 the dips were to 0.67-0.74 of its clock,
-// and at 0.92-0.93 edges still read 7-14% slow (0.9 let those through).
-constexpr double kClockDipShare = 0.95;
-// How long time_plan warms a clock found down up before an edge's runs, at most (a warm-up that
-// does not get there lowers the keeper's best rate to what it reached: ClockKeeper::warm_up).
-constexpr double kRewarmMaxMs = 300;
-
 std::string encode_measurement(const autotune::Measured& m) {
   if (!m.ok) return "failed " + m.failure;
   char buf[64];
@@ -287,7 +279,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         r.ms = as_stored(time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr));
         clock_warm = true;
         r.ok = true;
-        if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found(), kClockDipShare * keeper->best_rate()});
+        if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found(), keeper->down_floor()});
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
         store(p, r);
@@ -311,7 +303,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   //    from 1980 to 1335-1470 MHz for ~3 s of each tuning, and the edges timed then read up to
   //    1.3x slow (bench/measure_noise.sh, bench/RESULTS.md 2026-11-29 twenty-fifth session).
   //    The keeper's busy work runs on the SMs alone, so its rate follows the clock. Where the
-  //    rate right before an edge's runs is below kClockDipShare of the best seen, time_plan
+  //    rate right before an edge's runs is below ClockKeeper::down_share of the best, time_plan
   //    first brings the clock back up (warm_up). An edge whose runs still began, or ended, with
   //    the clock below that (clock_dip_edges) is timed again here, where time_plan's check
   //    applies again; the faster of the two timings stays, since a lower clock only slows an
@@ -331,7 +323,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       std::vector<size_t> every;
       for (const TimedEdgeClock& t : timed) every.push_back(t.pending);
       return every;
-    }() : clock_dip_edges(timed, keeper->rate_found(), kClockDipShare * keeper->best_rate());
+    }() : clock_dip_edges(timed, keeper->rate_found(), keeper->down_floor());
     for (size_t n = 0; n < again.size(); ++n) {
       throw_if_cancelled();
       Pending& p = pending[again[n]];
@@ -343,7 +335,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
         kernels::compile_pipelines(plan, compiler_, 1);
         // The clock after this host work, read and brought back up if it fell (time_plan's own
         // check reads busy work from before it).
-        if (gpu) keeper->warm_up(kClockDipShare, kRewarmMaxMs);
+        if (gpu) keeper->warm_up();
         r.ms = std::min(r.ms, as_stored(time_plan(std::move(plan), p.what, 0, &*keeper)));
         r.timed_again = true;
         store(p, r);
@@ -457,9 +449,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   if (keeper) keeper->finish();  // its busy work never overlaps these runs
   // A clock found down (GPUs: measure(), step 4, says why) is brought back up before the runs;
   // an edge timed low all the same is timed again there.
-  if (keeper && device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU && keeper->rate_before_runs() > 0 &&
-      keeper->rate_before_runs() < kClockDipShare * keeper->best_rate())
-    keeper->warm_up(kClockDipShare, kRewarmMaxMs);
+  if (keeper && device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU && keeper->found_down()) keeper->warm_up();
   host_.keeper_wait_ms += ms_since(t_keeper);
   const auto t_runs = Clock::now();
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(warm_ms);
