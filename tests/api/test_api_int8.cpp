@@ -75,6 +75,7 @@ bool balanced_int8_runs_here() {
   vkGetPhysicalDeviceProperties2(engine_device().physical_device(), &p2);
   int major = 0;
   if (driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE || (std::sscanf(driver.driverInfo, "Mesa %d", &major) == 1 && major >= 25)) return true;
+  // "skipped on llvmpipe": CTest's skip (or, on Mesa 25's driver, fail) pattern for this test.
   WARN("skipped on llvmpipe, " << driver.driverInfo << ": it miscomputes the emulated by-phase int8 conv (Mesa 25 or later needed)");
   return false;
 }
