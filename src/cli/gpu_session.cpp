@@ -80,10 +80,8 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   ctx_ = Context::headless(options.device, options.validation, &co);
   dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
   denox_model_options mo = model_options(options, calibration_);
-  if (tuning_from_name(options.tuning) != DENOX_TUNING_HEURISTIC) {
-    mo.tuning = tuning_from_name(options.tuning);
-    std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
-  }
+  mo.tuning = tuning_from_name(options.tuning);
+  if (mo.tuning != DENOX_TUNING_HEURISTIC) std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
   const auto t0 = std::chrono::steady_clock::now();
   model_ = Model::from_file(ctx_, model_path, &mo);
   load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -77,8 +77,10 @@ class ClockKeeper {
   // those through; bench/RESULTS.md 2026-11-29 twenty-fifth session).
   static constexpr double down_share = 0.95;
   double down_floor() const { return down_share * best_rate_; }
+  // Whether `rate` reads the clock down against `floor` (a rate of 0 was not read: never down).
+  static bool down(double rate, double floor) { return rate > 0 && rate < floor; }
   // Whether the busy work right before the edge's runs found the clock down.
-  bool found_down() const { return rate_before_runs_ > 0 && rate_before_runs_ < down_floor(); }
+  bool found_down() const { return down(rate_before_runs_, down_floor()); }
   // Waits for busy work in flight, then runs busy work in pieces until the rate is back to
   // down_share of the best (true) or rewarm_max_ms has passed (false: the best becomes the
   // highest rate reached, so a GPU that no longer gives its old clock is not waited for again);

@@ -72,7 +72,7 @@ bool decode_measurement(const std::string& text, autotune::Measured& out) {
 }
 
 std::vector<size_t> clock_dip_edges(const std::vector<TimedEdgeClock>& timed, double end_found, double end_floor) {
-  auto low = [](double rate, double floor) { return rate > 0 && rate < floor; };
+  const auto low = &ClockKeeper::down;
   std::vector<size_t> out;
   for (size_t t = 0; t < timed.size(); ++t) {
     const bool ended_low = t + 1 < timed.size() ? low(timed[t + 1].found, timed[t + 1].floor) : low(end_found, end_floor);
