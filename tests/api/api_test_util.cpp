@@ -1,5 +1,7 @@
 #include "api_test_util.hpp"
 
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -148,6 +150,24 @@ nlohmann::json report_of(denox_model model) {
   require_ok(denox_model_schedule_report(model, text.data(), &size), "report");
   text.resize(size - 1);
   return nlohmann::json::parse(text);
+}
+
+std::vector<std::pair<std::string, std::string>> measurement_rows(const fs::path& cache) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(cache.string().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT key_text, result FROM measurements ORDER BY key_text", -1, &st, nullptr) == SQLITE_OK);
+  std::vector<std::pair<std::string, std::string>> out;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    auto text = [&](int col) {
+      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, col));
+      return std::string(p ? p : "", static_cast<size_t>(sqlite3_column_bytes(st, col)));
+    };
+    out.emplace_back(text(0), text(1));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
 }
 
 }  // namespace denox::test

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -86,6 +87,9 @@ struct LogLines {
   }
   bool any_containing(const std::string& part) { return !first_containing(part).empty(); }
 };
+
+// (key_text, result) of every row of a cache file's measurements table, by key_text.
+std::vector<std::pair<std::string, std::string>> measurement_rows(const fs::path& cache);
 
 // Sets the test hook DENOX_TEST_COOP_EMULATE (api_compile.cpp: COOP_EMULATE shaders, the
 // cooperative-matrix data flow in plain arithmetic, on lavapipe) for the scope; each test case

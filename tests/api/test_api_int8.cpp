@@ -10,12 +10,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <thread>
 
+#include "../llvmpipe_version.hpp"
 #include "api_test_util.hpp"
 
 using namespace denox::test;
@@ -73,8 +73,7 @@ bool balanced_int8_runs_here() {
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &driver};
   vkGetPhysicalDeviceProperties2(engine_device().physical_device(), &p2);
-  int major = 0;
-  if (driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE || (std::sscanf(driver.driverInfo, "Mesa %d", &major) == 1 && major >= 25)) return true;
+  if (!llvmpipe_before_mesa25(driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE, driver.driverInfo)) return true;
   // "skipped on llvmpipe": CTest's skip (or, on Mesa 25's driver, fail) pattern for this test.
   WARN("skipped on llvmpipe, " << driver.driverInfo << ": it miscomputes the emulated by-phase int8 conv (Mesa 25 or later needed)");
   return false;

@@ -3,7 +3,6 @@
 // for a crash, and a live process's marker does not stop (or fail) a measurement. Crashing
 // processes are tested with the CLI (cli_measure_crash_test.py), the markers themselves in
 // tests/cache/test_crash_journal.cpp.
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,25 +24,6 @@ using Size = denox::modelgen::OidnUnetOptions::Size;
 using namespace std::chrono_literals;
 
 namespace {
-
-// (key_text, result) of every row of the measurements table.
-std::vector<std::pair<std::string, std::string>> measurement_rows(const fs::path& cache) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(cache.string().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "SELECT key_text, result FROM measurements ORDER BY key_text", -1, &st, nullptr) == SQLITE_OK);
-  std::vector<std::pair<std::string, std::string>> out;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    auto text = [&](int col) {
-      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, col));
-      return std::string(p ? p : "", static_cast<size_t>(sqlite3_column_bytes(st, col)));
-    };
-    out.emplace_back(text(0), text(1));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
 
 int count_starting(const std::vector<std::pair<std::string, std::string>>& rows, const std::string& prefix) {
   int n = 0;

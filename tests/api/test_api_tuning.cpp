@@ -4,6 +4,8 @@
 // progress callback sees every stage, and bad tuning options are refused by name.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -199,7 +201,32 @@ TEST_CASE("measured tuning with the clock keeper (forced on the CPU device)", "[
     const std::string line = log.first_containing("timed while the GPU's clock was down");
     INFO(line);
     CHECK(line.find(std::to_string(measured - same) + " of " + std::to_string(measured - same) + " edges") != std::string::npos);
+    // Each edge keeps the faster of its two timings ("<edge> timed again: <second> ms, first
+    // <first> ms; keeps <kept> ms"), and the store holds what it kept.
+    std::vector<std::string> kept;
+    {
+      std::lock_guard lock(log.mutex);
+      for (const std::string& l : log.lines) {
+        const size_t at = l.find(" timed again: ");
+        if (at == std::string::npos) continue;
+        double second = -1, first = -1, keeps = -1;
+        INFO(l);
+        REQUIRE(std::sscanf(l.c_str() + at, " timed again: %lf ms, first %lf ms; keeps %lf ms", &second, &first, &keeps) == 3);
+        CHECK(second > 0);
+        CHECK(first > 0);
+        CHECK(keeps == Approx(std::min(first, second)).margin(1e-9));
+        char text[64];
+        std::snprintf(text, sizeof text, "ok %.6f", keeps);
+        kept.emplace_back(text);
+      }
+    }
+    CHECK(static_cast<int>(kept.size()) == measured - same);
     check_and_close(ctx, model, model_path, 21, 25);
+    std::vector<std::string> stored;
+    for (const auto& [key, result] : measurement_rows(dir / "cache.sqlite3")) stored.push_back(result);
+    std::sort(kept.begin(), kept.end());
+    std::sort(stored.begin(), stored.end());
+    CHECK(stored == kept);
   }
 }
 

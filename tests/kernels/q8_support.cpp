@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 
+#include "../llvmpipe_version.hpp"
 #include "../runtime/gpu_test_support.hpp"
 #include "compiler/calibrate/calibrate.hpp"
 #include "coop_support.hpp"
@@ -70,9 +70,7 @@ plan::Plan hand_picked(const GraphBuilder& b, const LoweringTarget& target, size
 }
 
 bool llvmpipe_before_mesa25(const runtime::DeviceCapabilities& caps) {
-  int major = 0;
-  // (A driver string without a Mesa version counts as old, as in tests/api/test_api_int8.cpp.)
-  if (caps.device_name.rfind("llvmpipe", 0) != 0 || (std::sscanf(caps.driver_info.c_str(), "Mesa %d", &major) == 1 && major >= 25)) return false;
+  if (!test::llvmpipe_before_mesa25(caps.device_name.rfind("llvmpipe", 0) == 0, caps.driver_info)) return false;
   // "skipped on llvmpipe": CTest's skip (or, on Mesa 25's driver, fail) pattern for these tests.
   WARN("skipped on llvmpipe, " << caps.driver_info << ": it miscomputes this emulated int8 conv (Mesa 25 or later needed)");
   return true;

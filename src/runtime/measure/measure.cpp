@@ -92,6 +92,16 @@ double as_stored(double ms) {
   return decode_measurement(encode_measurement(m), stored) ? stored.ms : ms;
 }
 
+// One pipeline created into the driver's pipeline cache and dropped: measuring's own creation
+// of it then hits the cache. A failure is reported when the timing creates it again.
+void warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, const plan::Pipeline& p) {
+  try {
+    runtime::ComputePipeline warm(device, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
+                                  p.push_constant_count * 4, cache, p.family);
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 DeviceMeasurer::DeviceMeasurer(const runtime::DeviceContext& device, kernels::ShaderCompiler& compiler, VkPipelineCache pipeline_cache,
@@ -109,180 +119,228 @@ DeviceMeasurer::DeviceMeasurer(const runtime::DeviceContext& device, kernels::Sh
   if (!device_.queue()) fail(ErrorCode::InvalidArgument, "measuring needs a VkQueue: pass one in the Vulkan handles");
 }
 
-std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
-                                                        plan::Precision precision, uint32_t width, uint32_t height,
-                                                        const autotune::Progress& progress) {
-  auto report = [&](const char* stage, size_t done, size_t total, const std::string& what) {
-    if (progress) progress(stage, done, total, what);
-  };
-  std::vector<autotune::Measured> results(impls.size());
-  const auto values = autotune::values_at_extent(graph, width, height);
-  if (!values) {
-    for (auto& r : results) r.failure = "the model's inputs cannot be bound at " + std::to_string(width) + "x" + std::to_string(height);
-    return results;
-  }
+// One measure() call's state, shared by its steps.
+struct DeviceMeasurer::Run {
+  Run(kernels::ShaderCompiler& compiler, const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
+      plan::Precision precision, uint32_t width, uint32_t height, std::vector<int64_t> values, const autotune::Progress& progress,
+      cache::LayeredCache* store)
+      : compiler(compiler),
+        graph(graph),
+        impls(impls),
+        precision(precision),
+        width(width),
+        height(height),
+        values(std::move(values)),
+        progress(progress),
+        results(impls.size()),
+        journal(store) {}
 
+  kernels::ShaderCompiler& compiler;
+  const compiler::Graph& graph;
+  const std::vector<const kernels::Implementation*>& impls;
+  const plan::Precision precision;
+  const uint32_t width, height;
+  const std::vector<int64_t> values;  // the graph's shape-program values at width x height
+  const autotune::Progress& progress;
+  std::vector<autotune::Measured> results;  // per impl
   // The crash journal (crash_journal.hpp): a marker in the store before every risky step of an
   // edge, replaced by its result as soon as it is known. Markers still standing when measure()
   // leaves early (cancelled, an exception) are cleared by the journal's destructor.
-  using Step = CrashJournal::Step;
-  CrashJournal journal(store_);
+  CrashJournal journal;
   const CrashHook hook = CrashHook::from_environment();
-  auto store = [&](const Pending& p, const autotune::Measured& r) {
-    if (!journal.finish(p.key, encode_measurement(r))) spdlog::debug("denox: could not store the measurement of {}", p.what);
-  };
+  std::vector<Pending> pending;                      // the edges to time, in timing order
+  std::vector<std::pair<size_t, size_t>> same_edge;  // (impl, the earlier impl with its key)
+  std::optional<ClockKeeper> keeper;
+  std::vector<TimedEdgeClock> timed;  // in timing order (clock_dip_edges)
 
-  // 1. The store: everything measured before on this device is not measured again; what a dead
-  //    process's markers say is concluded here.
-  //    Two implementations with one key (two layers of the same shapes and configuration, as
-  //    OIDN's enc_conv5a and enc_conv5b can be) are one edge: timed once, both get that result.
-  //    Timed apart, each would get its own noise, and the store would keep only the last, so a
-  //    later schedule from the store could pick another plan than this one does.
-  std::vector<Pending> pending;
+  void report(const char* stage, size_t done, size_t total, const std::string& what) const {
+    if (progress) progress(stage, done, total, what);
+  }
+  void store(const Pending& p, const autotune::Measured& r) {
+    if (!journal.finish(p.key, encode_measurement(r))) spdlog::debug("denox: could not store the measurement of {}", p.what);
+  }
+  autotune::EdgeGraph edge(size_t impl) const { return autotune::extract_edge_graph(graph, *impls[impl], values, precision); }
+  // An edge's shaders compiled (SPIR-V into p.plan), the step marked in the journal; a failure
+  // is kept in p.failure and drops the plan.
+  void compile_edge(Pending& p, CrashJournal::Step step) {
+    journal.begin(p.key, "compile", step);
+    hook.at("compile", step == CrashJournal::Step::Parallel, p.what);
+    try {
+      kernels::compile_pipelines(*p.plan, compiler, 1);
+    } catch (const Error& e) {
+      p.failure = std::string("shader compilation: ") + e.what();
+      p.plan.reset();
+    }
+  }
+};
+
+std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
+                                                        plan::Precision precision, uint32_t width, uint32_t height,
+                                                        const autotune::Progress& progress) {
+  auto values = autotune::values_at_extent(graph, width, height);
+  if (!values) {
+    std::vector<autotune::Measured> results(impls.size());
+    for (auto& r : results) r.failure = "the model's inputs cannot be bound at " + std::to_string(width) + "x" + std::to_string(height);
+    return results;
+  }
+  Run run(compiler_, graph, impls, precision, width, height, std::move(*values), progress, store_);
+  look_up_stored(run);
+  compile_pending(run);
+  time_pending(run);
+  time_again_at_clock(run);
+
+  for (const auto& [i, earlier] : run.same_edge) {
+    run.results[i] = run.results[earlier];
+    run.results[i].same_edge_as_another = true;
+  }
+  if (run.keeper) {
+    run.keeper->finish();
+    const ClockKeeper::Stats& k = run.keeper->stats();
+    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
+  }
+  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, scratch {:.1f}, inputs {:.1f}, waiting for the clock "
+                "keeper {:.1f}, runs {:.1f}, between edges {:.1f}",
+                host_.edges, host_.model_ms, host_.extent_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
+  pool_ = {};  // the caller-side buffers are not kept past measure()
+  return std::move(run.results);
+}
+
+// 1. The store: everything measured before on this device is not measured again; what a dead
+//    process's markers say is concluded here. What is left is lowered into run.pending.
+//    Two implementations with one key (two layers of the same shapes and configuration, as
+//    OIDN's enc_conv5a and enc_conv5b can be) are one edge: timed once, both get that result.
+//    Timed apart, each would get its own noise, and the store would keep only the last, so a
+//    later schedule from the store could pick another plan than this one does.
+void DeviceMeasurer::look_up_stored(Run& run) {
   std::map<std::string, size_t> first_with_key;  // key -> index into impls
-  std::vector<std::pair<size_t, size_t>> same_edge;  // (index, the earlier index with its key)
-  for (size_t i = 0; i < impls.size(); ++i) {
-    autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[i], *values, precision);
-    Pending p{i, key_prefix_ + "|" + std::to_string(width) + "x" + std::to_string(height) + "|" + edge.signature,
-              impls[i]->name() + " [" + impls[i]->family + " " + impls[i]->config + "]", std::nullopt, "", false};
+  for (size_t i = 0; i < run.impls.size(); ++i) {
+    autotune::EdgeGraph edge = run.edge(i);
+    Pending p{i, key_prefix_ + "|" + std::to_string(run.width) + "x" + std::to_string(run.height) + "|" + edge.signature,
+              run.impls[i]->name() + " [" + run.impls[i]->family + " " + run.impls[i]->config + "]", std::nullopt, "", false};
     if (const auto [it, fresh] = first_with_key.emplace(p.key, i); !fresh) {
-      same_edge.emplace_back(i, it->second);
+      run.same_edge.emplace_back(i, it->second);
       continue;
     }
     if (store_) {
       if (auto text = store_->load_measurement(p.key)) {
-        if (decode_measurement(*text, results[i])) continue;
-        results[i] = {};
+        if (decode_measurement(*text, run.results[i])) continue;
+        run.results[i] = {};
         const Judgement judged = judge_row(*text, p.what);
         if (judged.verdict == Judgement::Verdict::Crashed) {
-          results[i].failure = judged.failure;
-          store(p, results[i]);
+          run.results[i].failure = judged.failure;
+          run.store(p, run.results[i]);
           continue;
         }
         p.retry = judged.verdict == Judgement::Verdict::MeasureSerially;
       }
     }
     try {
-      p.plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
+      p.plan = kernels::lower_implementations(edge.graph, run.precision, {&edge.impl});
     } catch (const Error& e) {
       p.failure = std::string("lowering: ") + e.what();
     }
-    pending.push_back(std::move(p));
+    run.pending.push_back(std::move(p));
   }
+}
 
-  // 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V). Edges
-  //    left in a parallel phase by a dead process are compiled alone, in step 3.
-  auto compile = [&](Pending& p, Step step) {
-    journal.begin(p.key, "compile", step);
-    hook.at("compile", step == Step::Parallel, p.what);
-    try {
-      kernels::compile_pipelines(*p.plan, compiler_, 1);
-    } catch (const Error& e) {
-      p.failure = std::string("shader compilation: ") + e.what();
-      p.plan.reset();
-    }
-  };
-  std::atomic<size_t> next{0};
+// 2. Shaders, in parallel (each edge has one or two pipelines; many edges share SPIR-V). Edges
+//    left in a parallel phase by a dead process are compiled alone, in step 3.
+//    The driver's compile of each distinct pipeline (often 100 ms or more for a large coop
+//    shader) also runs in parallel: creating the pipelines once fills the VkPipelineCache, and
+//    the timing loop's own creation then hits it. (vkCreateComputePipelines may be called from
+//    several threads on one cache.) A pipeline is marked in flight for every edge using it.
+void DeviceMeasurer::compile_pending(Run& run) {
+  std::vector<Pending>& pending = run.pending;
+  if (pending.empty()) return;
   const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
                                                            static_cast<unsigned>(pending.size())));
-  auto worker = [&] {
+  auto on_threads = [&](const auto& work) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  };
+
+  run.report("compile", 0, pending.size(), "");
+  std::atomic<size_t> next{0};
+  on_threads([&] {
     for (size_t j = next++; j < pending.size() && !cancelled(); j = next++) {
       Pending& p = pending[j];
       if (p.plan && !p.retry) {
-        compile(p, Step::Parallel);
-        journal.end(p.key);
+        run.compile_edge(p, CrashJournal::Step::Parallel);
+        run.journal.end(p.key);
       }
     }
-  };
-  // The driver's compile of each distinct pipeline (often 100 ms or more for a large coop
-  // shader) also runs in parallel: creating the pipelines once fills the VkPipelineCache, and
-  // the timing loop's own creation below then hits it. (vkCreateComputePipelines may be called
-  // from several threads on one cache.) A pipeline is marked in flight for every edge using it.
-  auto warm_pipeline = [&](const plan::Pipeline& p) {
-    try {
-      runtime::ComputePipeline warm(device_, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
-                                    p.push_constant_count * 4, pipeline_cache_, p.family);
-    } catch (const Error&) {
-      // Reported again, with the edge's name, when the timing loop creates it.
-    }
-  };
+  });
+  throw_if_cancelled();  // the workers stopped early: some plans lack SPIR-V
+
   std::map<std::string, size_t> distinct;  // SPIR-V -> index into to_create
   std::vector<const plan::Pipeline*> to_create;
   std::vector<std::vector<size_t>> users;  // per pipeline to create: the pending edges using it
+  for (size_t j = 0; j < pending.size(); ++j)
+    if (pending[j].plan && !pending[j].retry)
+      for (const plan::Pipeline& pipe : pending[j].plan->pipelines) {
+        std::string key(reinterpret_cast<const char*>(pipe.spirv.data()), pipe.spirv.size() * 4);
+        const auto [it, fresh] = distinct.emplace(std::move(key), to_create.size());
+        if (fresh) to_create.push_back(&pipe), users.emplace_back();
+        if (users[it->second].empty() || users[it->second].back() != j) users[it->second].push_back(j);
+      }
   std::atomic<size_t> next_pipeline{0};
-  auto pipeline_worker = [&] {
+  on_threads([&] {
     for (size_t j = next_pipeline++; j < to_create.size() && !cancelled(); j = next_pipeline++) {
-      for (size_t u : users[j]) journal.begin(pending[u].key, "pipeline", Step::Parallel);
-      for (size_t u : users[j]) hook.at("pipeline", true, pending[u].what);
-      warm_pipeline(*to_create[j]);
-      for (size_t u : users[j]) journal.end(pending[u].key);
+      for (size_t u : users[j]) run.journal.begin(pending[u].key, "pipeline", CrashJournal::Step::Parallel);
+      for (size_t u : users[j]) run.hook.at("pipeline", true, pending[u].what);
+      warm_pipeline(device_, pipeline_cache_, *to_create[j]);
+      for (size_t u : users[j]) run.journal.end(pending[u].key);
     }
-  };
-  if (!pending.empty()) {
-    report("compile", 0, pending.size(), "");
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    throw_if_cancelled();  // the workers stopped early: some plans lack SPIR-V
-    for (size_t j = 0; j < pending.size(); ++j)
-      if (pending[j].plan && !pending[j].retry)
-        for (const plan::Pipeline& pipe : pending[j].plan->pipelines) {
-          std::string key(reinterpret_cast<const char*>(pipe.spirv.data()), pipe.spirv.size() * 4);
-          const auto [it, fresh] = distinct.emplace(std::move(key), to_create.size());
-          if (fresh) to_create.push_back(&pipe), users.emplace_back();
-          if (users[it->second].empty() || users[it->second].back() != j) users[it->second].push_back(j);
-        }
-    pool.clear();
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(pipeline_worker);
-    pipeline_worker();
-    for (auto& t : pool) t.join();
-    throw_if_cancelled();
-    report("compile", pending.size(), pending.size(), "");
-  }
+  });
+  throw_if_cancelled();
+  run.report("compile", pending.size(), pending.size(), "");
+}
 
-  // 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry
-  //    has its shaders compiled and its pipelines created here, alone, each step marked. The
-  //    first edge timed runs for clock_warmup_ms first (MeasureOptions says why).
+// 3. Timing, one edge at a time; every result goes to the store at once. An edge to retry has
+//    its shaders compiled and its pipelines created here, alone, each step marked. The first
+//    edge timed runs for clock_warmup_ms first (MeasureOptions says why).
+void DeviceMeasurer::time_pending(Run& run) {
+  using Step = CrashJournal::Step;
   const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   const bool warms = gpu && options_.clock_warmup_ms > 0;
   bool clock_warm = !warms;
-  std::optional<ClockKeeper> keeper;
-  if (options_.keep_clock && (gpu || std::getenv("DENOX_TEST_CLOCK_KEEPER") != nullptr) && !pending.empty()) {
+  if (options_.keep_clock && (gpu || std::getenv("DENOX_TEST_CLOCK_KEEPER") != nullptr) && !run.pending.empty()) {
     try {
-      keeper.emplace(device_, compiler_, pipeline_cache_);
+      run.keeper.emplace(device_, compiler_, pipeline_cache_);
     } catch (const Error& e) {
       spdlog::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
     }
   }
-  std::vector<TimedEdgeClock> timed;  // in timing order (clock_dip_edges)
-  for (size_t j = 0; j < pending.size(); ++j) {
-    Pending& p = pending[j];
-    autotune::Measured& r = results[p.index];
+  ClockKeeper* keeper = run.keeper ? &*run.keeper : nullptr;
+  for (size_t j = 0; j < run.pending.size(); ++j) {
+    Pending& p = run.pending[j];
+    autotune::Measured& r = run.results[p.index];
     throw_if_cancelled();
-    report("measure", j, pending.size(), p.what);
+    run.report("measure", j, run.pending.size(), p.what);
     if (p.plan && p.retry) {
-      compile(p, Step::Retry);
+      run.compile_edge(p, Step::Retry);
       // Seconds of compiling with the GPU idle: warm its clock up again.
       clock_warm = !warms;
       if (p.plan) {
         throw_if_cancelled();
-        journal.begin(p.key, "pipeline", Step::Retry);
-        hook.at("pipeline", false, p.what);
-        for (const plan::Pipeline& pipe : p.plan->pipelines) warm_pipeline(pipe);
+        run.journal.begin(p.key, "pipeline", Step::Retry);
+        run.hook.at("pipeline", false, p.what);
+        for (const plan::Pipeline& pipe : p.plan->pipelines) warm_pipeline(device_, pipeline_cache_, pipe);
       }
     }
     if (p.plan) {
-      journal.begin(p.key, "time", p.retry ? Step::Retry : Step::Serial);
-      hook.at("time", false, p.what);
+      run.journal.begin(p.key, "time", p.retry ? Step::Retry : Step::Serial);
+      run.hook.at("time", false, p.what);
       try {
-        r.ms = as_stored(time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper ? &*keeper : nullptr));
+        r.ms = as_stored(time_plan(std::move(*p.plan), p.what, clock_warm ? 0 : options_.clock_warmup_ms, keeper));
         clock_warm = true;
         r.ok = true;
-        if (keeper) timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found(), keeper->down_floor()});
+        if (keeper) run.timed.push_back({j, keeper->rate_before_runs(), keeper->rate_found(), keeper->down_floor()});
       } catch (const DeviceHung& e) {
         r.failure = e.what();  // this configuration hung the device: not tried again
-        store(p, r);
+        run.store(p, r);
         throw;
       } catch (const Cancelled&) {
         throw;  // not a failure of this configuration: nothing is stored (the journal clears its marker)
@@ -293,83 +351,73 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
       r.failure = p.failure;
     }
     if (!r.ok) spdlog::info("denox: measuring {} failed: {}", p.what, r.failure);
-    store(p, r);
+    run.store(p, r);
   }
-  if (!pending.empty()) report("measure", pending.size(), pending.size(), "");
+  if (!run.pending.empty()) run.report("measure", run.pending.size(), run.pending.size(), "");
+}
 
-  // 4. Edges timed while the GPU's clock was down, timed again with it up. The keeper keeps the
-  //    clock up over the host's stretches, but a run of small edges (a few microseconds each,
-  //    ~140 a second) still leaves the GPU idle most of the time: on an H200 the SM clock fell
-  //    from 1980 to 1335-1470 MHz for ~3 s of each tuning, and the edges timed then read up to
-  //    1.3x slow (bench/measure_noise.sh, bench/RESULTS.md 2026-11-29 twenty-fifth session).
-  //    The keeper's busy work runs on the SMs alone, so its rate follows the clock. Where the
-  //    rate right before an edge's runs is below ClockKeeper::down_share of the best, time_plan
-  //    first brings the clock back up (warm_up). An edge whose runs still began, or ended, with
-  //    the clock below that (clock_dip_edges) is timed again here, where time_plan's check
-  //    applies again; the faster of the two timings stays, since a lower clock only slows an
-  //    edge down. GPUs only: a CPU device's busy work says nothing about a clock;
-  //    DENOX_TEST_CLOCK_DIP=1 (tests) counts every edge as timed low, on any device.
-  //    No crash marker: the store keeps the first timing until a second one replaces it, so a
-  //    cancel or a dead process leaves the edge measured, at its first (maybe slow) time, which
-  //    later tunes then take from the store as they find it; so does a second timing that fails.
-  //    Each edge's reading is judged against the floor of its time: a warm-up that lowered the
-  //    best (the GPU stopped giving its old clock) does not excuse edges timed before.
+// 4. Edges timed while the GPU's clock was down, timed again with it up. The keeper keeps the
+//    clock up over the host's stretches, but a run of small edges (a few microseconds each,
+//    ~140 a second) still leaves the GPU idle most of the time: on an H200 the SM clock fell
+//    from 1980 to 1335-1470 MHz for ~3 s of each tuning, and the edges timed then read up to
+//    1.3x slow (bench/measure_noise.sh, bench/RESULTS.md 2026-11-29 twenty-fifth session).
+//    The keeper's busy work runs on the SMs alone, so its rate follows the clock. Where the
+//    rate right before an edge's runs is below ClockKeeper::down_share of the best, time_plan
+//    first brings the clock back up (warm_up). An edge whose runs still began, or ended, with
+//    the clock below that (clock_dip_edges) is timed again here, where time_plan's check
+//    applies again; the faster of the two timings stays, since a lower clock only slows an
+//    edge down. GPUs only: a CPU device's busy work says nothing about a clock;
+//    DENOX_TEST_CLOCK_DIP=1 (tests) counts every edge as timed low, on any device.
+//    No crash marker: the store keeps the first timing until a second one replaces it, so a
+//    cancel or a dead process leaves the edge measured, at its first (maybe slow) time, which
+//    later tunes then take from the store as they find it; so does a second timing that fails.
+//    Each edge's reading is judged against the floor of its time: a warm-up that lowered the
+//    best (the GPU stopped giving its old clock) does not excuse edges timed before.
+void DeviceMeasurer::time_again_at_clock(Run& run) {
+  if (!run.keeper) return;
+  ClockKeeper& keeper = *run.keeper;
+  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   const bool all = std::getenv("DENOX_TEST_CLOCK_DIP") != nullptr;
-  if (keeper) keeper->finish();  // the last edge's end: the busy work after its runs
-  if (keeper && keeper->best_rate() <= 0 && gpu)
+  keeper.finish();  // the last edge's end: the busy work after its runs
+  if (keeper.best_rate() <= 0 && gpu)
     spdlog::debug("denox: the clock keeper's busy work never ran long enough to read the clock: no edge is checked for it");
-  if (keeper && (gpu || all)) {
-    const std::vector<size_t> again = all ? [&] {
-      std::vector<size_t> every;
-      for (const TimedEdgeClock& t : timed) every.push_back(t.pending);
-      return every;
-    }() : clock_dip_edges(timed, keeper->rate_found(), keeper->down_floor());
-    for (size_t n = 0; n < again.size(); ++n) {
-      throw_if_cancelled();
-      Pending& p = pending[again[n]];
-      autotune::Measured& r = results[p.index];
-      report("measure", pending.size(), pending.size(), "again: " + p.what);
-      try {
-        autotune::EdgeGraph edge = autotune::extract_edge_graph(graph, *impls[p.index], *values, precision);
-        plan::Plan plan = kernels::lower_implementations(edge.graph, precision, {&edge.impl});
-        kernels::compile_pipelines(plan, compiler_, 1);
-        // The clock after this host work, read and brought back up if it fell (time_plan's own
-        // check reads busy work from before it).
-        if (gpu) keeper->warm_up();
-        r.ms = std::min(r.ms, as_stored(time_plan(std::move(plan), p.what, 0, &*keeper)));
-        r.timed_again = true;
-        store(p, r);
-      } catch (const DeviceHung& e) {
-        // As in step 3: a configuration that hung the device is not tried again, even one that
-        // ran before.
-        r = {};
-        r.failure = e.what();
-        store(p, r);
-        throw;
-      } catch (const Cancelled&) {
-        throw;  // (the store keeps the first timing)
-      } catch (const Error& e) {
-        spdlog::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
-      }
+  if (!gpu && !all) return;
+  std::vector<size_t> again;
+  if (all)
+    for (const TimedEdgeClock& t : run.timed) again.push_back(t.pending);
+  else
+    again = clock_dip_edges(run.timed, keeper.rate_found(), keeper.down_floor());
+  for (size_t n = 0; n < again.size(); ++n) {
+    throw_if_cancelled();
+    Pending& p = run.pending[again[n]];
+    autotune::Measured& r = run.results[p.index];
+    run.report("measure", run.pending.size(), run.pending.size(), "again: " + p.what);
+    try {
+      autotune::EdgeGraph edge = run.edge(p.index);
+      plan::Plan plan = kernels::lower_implementations(edge.graph, run.precision, {&edge.impl});
+      kernels::compile_pipelines(plan, compiler_, 1);
+      // The clock after this host work, read and brought back up if it fell (time_plan's own
+      // check reads busy work from before it).
+      if (gpu) keeper.warm_up();
+      const double first = r.ms, second = as_stored(time_plan(std::move(plan), p.what, 0, &keeper));
+      r.ms = std::min(first, second);
+      r.timed_again = true;
+      spdlog::debug("denox: {} timed again: {:.6f} ms, first {:.6f} ms; keeps {:.6f} ms", p.what, second, first, r.ms);
+      run.store(p, r);
+    } catch (const DeviceHung& e) {
+      // As in step 3: a configuration that hung the device is not tried again, even one that
+      // ran before.
+      r = {};
+      r.failure = e.what();
+      run.store(p, r);
+      throw;
+    } catch (const Cancelled&) {
+      throw;  // (the store keeps the first timing)
+    } catch (const Error& e) {
+      spdlog::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
     }
-    if (!again.empty())
-      spdlog::info("denox: {} of {} edges were timed while the GPU's clock was down; timed again", again.size(), timed.size());
   }
-
-  for (const auto& [i, earlier] : same_edge) {
-    results[i] = results[earlier];
-    results[i].same_edge_as_another = true;
-  }
-  if (keeper) {
-    keeper->finish();
-    const ClockKeeper::Stats& k = keeper->stats();
-    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
-  }
-  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, scratch {:.1f}, inputs {:.1f}, waiting for the clock "
-                "keeper {:.1f}, runs {:.1f}, between edges {:.1f}",
-                host_.edges, host_.model_ms, host_.extent_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
-  pool_ = {};  // the caller-side buffers are not kept past measure()
-  return results;
+  if (!again.empty()) spdlog::info("denox: {} of {} edges were timed while the GPU's clock was down; timed again", again.size(), run.timed.size());
 }
 
 double DeviceMeasurer::time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms) {

@@ -104,6 +104,13 @@ class DeviceMeasurer : public autotune::Measurer {
   double time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms);
 
  private:
+  // measure()'s steps (measure.cpp), on one call's state.
+  struct Run;
+  void look_up_stored(Run& run);       // 1. results from the store; the rest lowered
+  void compile_pending(Run& run);      // 2. shaders and driver pipelines, in parallel
+  void time_pending(Run& run);         // 3. every edge timed, one at a time
+  void time_again_at_clock(Run& run);  // 4. edges timed with the GPU's clock down, timed again
+
   // Times one lowered edge plan (SPIR-V filled in) at width x height (edge graphs: 1 x 1, their
   // extents are constants); throws denox::Error on failure.
   // The median latency of `plan`'s dispatches; with `warm_ms`, untimed runs for that long first.
