@@ -174,8 +174,9 @@ TEST_CASE("int8 up+concat convs by output phase (PHASES) on the GPU's int8 coope
   // Every configuration q8_phase_configs offers, on OIDN-like channel counts: dec_conv2a's 96 + 32
   // -> 64 (two channel tiles), 48 + 48 -> 32 (half-empty chunks), and OIDN balanced's dec_conv4a
   // (96 + 64 -> 112) and dec_conv3a (112 + 48 -> 96): three or four X0 chunks, then two X1 chunks
-  // (emulated on lavapipe these give garbage that changes from run to run: bench/RESULTS.md,
-  // 2026-11-29 twenty-fourth session). Each plan runs three times and must give the same bits.
+  // (emulated, Debian 12's llvmpipe gives garbage that changes from run to run and Mesa 25's runs
+  // them right: [q8-emulate-mesa25]; bench/RESULTS.md, twenty-fourth and twenty-sixth sessions).
+  // Each plan runs three times and must give the same bits.
   for (const CoopConvConfig& c : {q8_phases(16, 32, 32, 8, 1), q8_phases(16, 32, 32, 16, 1), q8_phases(16, 32, 32, 8, 2),
                                   q8_phases(8, 32, 32, 4, 1), q8_phases(8, 32, 32, 8, 1),
                                   q8_phases(8, 32, 32, 4, 2)})  // (the last: the emulated plans')
