@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <map>
 #include <thread>
@@ -121,11 +119,9 @@ DeviceMeasurer::DeviceMeasurer(const runtime::DeviceContext& device, kernels::Sh
 
 // One measure() call's state, shared by its steps.
 struct DeviceMeasurer::Run {
-  Run(kernels::ShaderCompiler& compiler, const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls,
-      plan::Precision precision, uint32_t width, uint32_t height, std::vector<int64_t> values, const autotune::Progress& progress,
-      cache::LayeredCache* store)
-      : compiler(compiler),
-        graph(graph),
+  Run(const compiler::Graph& graph, const std::vector<const kernels::Implementation*>& impls, plan::Precision precision, uint32_t width,
+      uint32_t height, std::vector<int64_t> values, const autotune::Progress& progress, cache::LayeredCache* cache)
+      : graph(graph),
         impls(impls),
         precision(precision),
         width(width),
@@ -133,9 +129,8 @@ struct DeviceMeasurer::Run {
         values(std::move(values)),
         progress(progress),
         results(impls.size()),
-        journal(store) {}
+        journal(cache) {}
 
-  kernels::ShaderCompiler& compiler;
   const compiler::Graph& graph;
   const std::vector<const kernels::Implementation*>& impls;
   const plan::Precision precision;
@@ -162,7 +157,7 @@ struct DeviceMeasurer::Run {
   autotune::EdgeGraph edge(size_t impl) const { return autotune::extract_edge_graph(graph, *impls[impl], values, precision); }
   // An edge's shaders compiled (SPIR-V into p.plan), the step marked in the journal; a failure
   // is kept in p.failure and drops the plan.
-  void compile_edge(Pending& p, CrashJournal::Step step) {
+  void compile_edge(Pending& p, CrashJournal::Step step, kernels::ShaderCompiler& compiler) {
     journal.begin(p.key, "compile", step);
     hook.at("compile", step == CrashJournal::Step::Parallel, p.what);
     try {
@@ -183,7 +178,7 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
     for (auto& r : results) r.failure = "the model's inputs cannot be bound at " + std::to_string(width) + "x" + std::to_string(height);
     return results;
   }
-  Run run(compiler_, graph, impls, precision, width, height, std::move(*values), progress, store_);
+  Run run(graph, impls, precision, width, height, std::move(*values), progress, store_);
   look_up_stored(run);
   compile_pending(run);
   time_pending(run);
@@ -267,7 +262,7 @@ void DeviceMeasurer::compile_pending(Run& run) {
     for (size_t j = next++; j < pending.size() && !cancelled(); j = next++) {
       Pending& p = pending[j];
       if (p.plan && !p.retry) {
-        run.compile_edge(p, CrashJournal::Step::Parallel);
+        run.compile_edge(p, CrashJournal::Step::Parallel, compiler_);
         run.journal.end(p.key);
       }
     }
@@ -303,7 +298,7 @@ void DeviceMeasurer::compile_pending(Run& run) {
 //    edge timed runs for clock_warmup_ms first (MeasureOptions says why).
 void DeviceMeasurer::time_pending(Run& run) {
   using Step = CrashJournal::Step;
-  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool gpu = on_gpu();
   const bool warms = gpu && options_.clock_warmup_ms > 0;
   bool clock_warm = !warms;
   if (options_.keep_clock && (gpu || std::getenv("DENOX_TEST_CLOCK_KEEPER") != nullptr) && !run.pending.empty()) {
@@ -320,7 +315,7 @@ void DeviceMeasurer::time_pending(Run& run) {
     throw_if_cancelled();
     run.report("measure", j, run.pending.size(), p.what);
     if (p.plan && p.retry) {
-      run.compile_edge(p, Step::Retry);
+      run.compile_edge(p, Step::Retry, compiler_);
       // Seconds of compiling with the GPU idle: warm its clock up again.
       clock_warm = !warms;
       if (p.plan) {
@@ -376,7 +371,7 @@ void DeviceMeasurer::time_pending(Run& run) {
 void DeviceMeasurer::time_again_at_clock(Run& run) {
   if (!run.keeper) return;
   ClockKeeper& keeper = *run.keeper;
-  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool gpu = on_gpu();
   const bool all = std::getenv("DENOX_TEST_CLOCK_DIP") != nullptr;
   keeper.finish();  // the last edge's end: the busy work after its runs
   if (keeper.best_rate() <= 0 && gpu)
@@ -421,8 +416,7 @@ void DeviceMeasurer::time_again_at_clock(Run& run) {
 }
 
 double DeviceMeasurer::time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms) {
-  const bool gpu = device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  const double ms = time_plan(std::move(plan), what, gpu ? warm_ms : 0, nullptr, width, height);
+  const double ms = time_plan(std::move(plan), what, on_gpu() ? warm_ms : 0, nullptr, width, height);
   pool_ = {};  // as after measure(): the caller-side buffers are not kept
   return ms;
 }
@@ -497,7 +491,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
   if (keeper) keeper->finish();  // its busy work never overlaps these runs
   // A clock found down (GPUs: measure(), step 4, says why) is brought back up before the runs;
   // an edge timed low all the same is timed again there.
-  if (keeper && device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU && keeper->found_down()) keeper->warm_up();
+  if (keeper && on_gpu() && keeper->found_down()) keeper->warm_up();
   host_.keeper_wait_ms += ms_since(t_keeper);
   const auto t_runs = Clock::now();
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(warm_ms);

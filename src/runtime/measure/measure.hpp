@@ -117,6 +117,8 @@ class DeviceMeasurer : public autotune::Measurer {
   // With a `keeper`, its busy work (started after the previous edge) is waited for before the runs.
   double time_plan(plan::Plan plan, const std::string& what, uint32_t warm_ms, ClockKeeper* keeper, uint32_t width = 1,
                    uint32_t height = 1);
+  // A GPU, not a CPU device (lavapipe): only a GPU's clock is warmed up, kept up and read.
+  bool on_gpu() const { return device_.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
   bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void throw_if_cancelled() const {
     if (cancelled()) throw Cancelled();
