@@ -12,8 +12,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../llvmpipe_version.hpp"
 #include "api_test_util.hpp"
@@ -78,6 +81,16 @@ bool balanced_int8_runs_here() {
   WARN("skipped on llvmpipe, " << driver.driverInfo << ": it miscomputes the emulated by-phase int8 conv (Mesa 25 or later needed)");
   return false;
 }
+
+// Root mean square of got - want: int8's error is absolute (the calibration's steps).
+double rms_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double sum = 0;
+  for (size_t i = 0; i < want.size(); ++i) sum += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+  return std::sqrt(sum / double(want.size()));
+}
+
+// The degenerate extents the tests run besides 37x29: one pixel, and one or two pixels wide.
+constexpr std::pair<int, int> kDegenerateExtents[] = {{1, 1}, {2, 3}, {1, 37}, {33, 1}, {131, 2}};
 
 denox_model_options int8_options(denox_calibration c) {
   denox_model_options o{};
@@ -245,6 +258,66 @@ TEST_CASE("int8 plans through the API (emulated) against the CPU reference at od
   CHECK(engine_device().validation_errors() == 0);
 }
 
+TEST_CASE("fp32, fp16 and int8 plans (emulated) at degenerate extents (1x1, 2x3, 1x37, 33x1, 131x2) against the CPU reference",
+          "[api][int8]") {
+  // One-pixel-wide images pass through every tile border case of the convs, pools and upsamples
+  // at once (and, with pad/crop, a frame that is almost all padding). fp32 and fp16 keep their
+  // usual bounds. int8's error is absolute (its steps are the calibration's scales), while these
+  // random-weight U-Nets' outputs shrink 5-35x at such extents, so its relative L2 may rise
+  // with nothing wrong: with bench/check_reference.sh's models and calibrations 0.1-0.2 at 1x1,
+  // 1x37 and 33x1, the same on the H200's production configurations as emulated here (bench/
+  // RESULTS.md, twenty-seventh session). So int8 is held to its absolute RMS error at 37x29 (here
+  // 0.1-0.45x of it) and to check_reference's relative bound, 0.1: a wrong pixel, row or tile (an
+  // error of the output's own size) breaks one or the other.
+  if (!int8_plans_run_here()) return;
+  EmulatedCoop emulated;
+  TempDir dir;
+  denox_context ctx = make_context({});
+  // OIDN small in fp32, fp16 and int8; balanced in fp16 (its int8 plan needs Mesa 25's
+  // lavapipe: the [int8-mesa25] case runs it at these extents).
+  for (Size size : {Size::Small, Size::Balanced}) {
+    const bool small = size == Size::Small;
+    INFO((small ? "OIDN small" : "OIDN balanced"));
+    const auto path = write_oidn(dir.path(), size, 3, true, small ? 66 : 67);
+    denox_model fp32 = nullptr, fp16 = nullptr, int8 = nullptr;
+    denox_model_options o{};
+    o.precision = DENOX_PRECISION_FP32;
+    require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &fp32), "fp32 load");
+    o.precision = DENOX_PRECISION_FP16;
+    require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &fp16), "fp16 load");
+    if (small) {
+      denox_calibration c = calibrate(path, Samples(3, {{40, 24}, {26, 38}}, 500));
+      o = int8_options(c);
+      require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &int8), "int8 load");
+      denox_calibration_destroy(c);
+      CHECK(denox_model_int8_dispatch_count(int8) >= 3);
+    }
+    double int8_rms_at_37x29 = 0;
+    std::vector<std::pair<int, int>> extents = {{37, 29}};
+    extents.insert(extents.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
+    for (auto [w, h] : extents) {
+      const auto input = random_image(3, h, w, static_cast<uint32_t>(1000 + 7 * w + h));
+      const auto want = reference_output(path, input);
+      const double e32 = relative_l2(run_on_buffers(ctx, fp32, input, DENOX_DTYPE_F32), want.f32);
+      const double e16 = relative_l2(run_on_buffers(ctx, fp16, input, DENOX_DTYPE_F32), want.f32);
+      INFO(w << "x" << h << ": relative L2 fp32 " << e32 << ", fp16 " << e16);
+      CHECK(e32 <= 1e-4);
+      CHECK(e16 <= 2e-2);
+      if (!int8) continue;
+      const auto got8 = run_on_buffers(ctx, int8, input, DENOX_DTYPE_F32);
+      const double e8 = relative_l2(got8, want.f32), rms8 = rms_error(got8, want.f32);
+      if (w == 37) int8_rms_at_37x29 = rms8;
+      INFO("int8 " << e8 << " (RMS error " << rms8 << ", at 37x29 " << int8_rms_at_37x29 << ")");
+      CHECK(e8 <= (w == 37 ? kInt8Tolerance : 0.1));  // (here at most 0.034)
+      CHECK(rms8 <= int8_rms_at_37x29);
+    }
+    for (denox_model m : {fp32, fp16, int8})
+      if (m) denox_model_destroy(m);
+  }
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
 // Registered apart (tests/api/CMakeLists.txt) to run on Mesa 25's lavapipe.
 TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output phase, against the CPU reference at odd sizes", "[.][int8-mesa25]") {
   if (!int8_plans_run_here() || !balanced_int8_runs_here()) return;
@@ -264,12 +337,21 @@ TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output p
   for (const auto& step : report.at("schedule"))
     by_phase += step.at("config").get<std::string>().find(" q8 up2") != std::string::npos;
   CHECK(by_phase == 3);
-  for (auto [w, h] : {std::pair{37, 29}, {45, 23}}) {
+  double rms_at_37x29 = 0;
+  std::vector<std::pair<int, int>> extents = {{37, 29}, {45, 23}};
+  extents.insert(extents.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
+  for (auto [w, h] : extents) {
     const auto input = random_image(3, h, w, static_cast<uint32_t>(h));
     const auto want = reference_output(path, input);
-    const double err = relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F16), want.f32);
-    INFO(w << "x" << h << ": relative L2 " << err << " with " << denox_model_int8_dispatch_count(model) << " int8 dispatches");
-    CHECK(err <= kInt8Tolerance);
+    const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F16);
+    const double err = relative_l2(got, want.f32), rms = rms_error(got, want.f32);
+    if (w == 37) rms_at_37x29 = rms;
+    INFO(w << "x" << h << ": relative L2 " << err << ", RMS error " << rms << " (at 37x29 " << rms_at_37x29 << ") with "
+           << denox_model_int8_dispatch_count(model) << " int8 dispatches");
+    // At the degenerate extents as in the case above (the one-pixel-wide extents).
+    const bool degenerate = w < 4 || h < 4;
+    CHECK(err <= (degenerate ? 0.1 : kInt8Tolerance));
+    if (degenerate) CHECK(rms <= rms_at_37x29);
   }
   denox_model_destroy(model);
   denox_context_destroy(ctx);
