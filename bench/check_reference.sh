@@ -10,7 +10,7 @@
 # MAX_L2_INT8 (1e-1, conv_layers.cpp's bound for int8 end to end: these random-weight U-Nets
 # keep 8-bit codes through a dozen layers, 3-5e-2 on make-image inputs; a wrong scale, zero
 # point or layout gives 0.3 and more). At extents one or two pixels wide the outputs shrink
-# 5-35x and int8's absolute error does not, so there its relative L2 reaches 0.1-0.2 with no
+# 5-34x and int8's absolute error does not, so there its relative L2 reaches up to 0.1-0.2 with no
 # fault (src/kernels/int8.md): use MAX_L2_INT8=0.25 for such SIZES.
 set -u
 cd "$(dirname "$0")/.."

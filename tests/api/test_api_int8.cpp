@@ -260,15 +260,17 @@ TEST_CASE("int8 plans through the API (emulated) against the CPU reference at od
 
 TEST_CASE("fp32, fp16 and int8 plans (emulated) at degenerate extents (1x1, 2x3, 1x37, 33x1, 131x2) against the CPU reference",
           "[api][int8]") {
-  // One-pixel-wide images pass through every tile border case of the convs, pools and upsamples
-  // at once (and, with pad/crop, a frame that is almost all padding). fp32 and fp16 keep their
-  // usual bounds. int8's error is absolute (its steps are the calibration's scales), while these
-  // random-weight U-Nets' outputs shrink 5-35x at such extents, so its relative L2 may rise
-  // with nothing wrong: with bench/check_reference.sh's models and calibrations 0.1-0.2 at 1x1,
-  // 1x37 and 33x1, the same on the H200's production configurations as emulated here (bench/
-  // RESULTS.md, twenty-seventh session). So int8 is held to its absolute RMS error at 37x29 (here
-  // 0.1-0.45x of it) and to check_reference's relative bound, 0.1: a wrong pixel, row or tile (an
-  // error of the output's own size) breaks one or the other.
+  // Images one or two pixels wide put every tile-border case of the convs, pools and upsamples
+  // into one row (and, with pad/crop, a frame that is almost all padding). fp32 and fp16 keep
+  // their usual bounds. int8's error is absolute (its steps are the calibration's scales), and
+  // these random-weight U-Nets' outputs shrink 5-34x at such extents, so its relative L2 can rise
+  // with nothing wrong: up to 0.1-0.2 with bench/check_reference.sh's models, inputs and
+  // calibrations, on the H200's production configurations as emulated (bench/RESULTS.md,
+  // twenty-seventh session). With this test's seeds (lavapipe is deterministic) it stays at or
+  // below 0.034, so 0.1 holds it with a 3x margin; another seed or calibration may need
+  // check_reference's 0.25. A wrong row or tile (an error of the output's own size) breaks it.
+  // int8's RMS error is also held to its value at 37x29 (here 0.11-0.42x of it): it must not
+  // grow where the output shrinks.
   if (!int8_plans_run_here()) return;
   EmulatedCoop emulated;
   TempDir dir;
@@ -296,20 +298,22 @@ TEST_CASE("fp32, fp16 and int8 plans (emulated) at degenerate extents (1x1, 2x3,
     std::vector<std::pair<int, int>> extents = {{37, 29}};
     extents.insert(extents.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
     for (auto [w, h] : extents) {
+      INFO(w << "x" << h);
+      const bool baseline = w == 37 && h == 29;  // (first: the degenerate extents compare with it)
       const auto input = random_image(3, h, w, static_cast<uint32_t>(1000 + 7 * w + h));
       const auto want = reference_output(path, input);
       const double e32 = relative_l2(run_on_buffers(ctx, fp32, input, DENOX_DTYPE_F32), want.f32);
       const double e16 = relative_l2(run_on_buffers(ctx, fp16, input, DENOX_DTYPE_F32), want.f32);
-      INFO(w << "x" << h << ": relative L2 fp32 " << e32 << ", fp16 " << e16);
+      INFO("relative L2 fp32 " << e32 << ", fp16 " << e16);
       CHECK(e32 <= 1e-4);
       CHECK(e16 <= 2e-2);
       if (!int8) continue;
       const auto got8 = run_on_buffers(ctx, int8, input, DENOX_DTYPE_F32);
       const double e8 = relative_l2(got8, want.f32), rms8 = rms_error(got8, want.f32);
-      if (w == 37) int8_rms_at_37x29 = rms8;
+      if (baseline) int8_rms_at_37x29 = rms8;
       INFO("int8 " << e8 << " (RMS error " << rms8 << ", at 37x29 " << int8_rms_at_37x29 << ")");
-      CHECK(e8 <= (w == 37 ? kInt8Tolerance : 0.1));  // (here at most 0.034)
-      CHECK(rms8 <= int8_rms_at_37x29);
+      CHECK(e8 <= (baseline ? kInt8Tolerance : 0.1));
+      if (!baseline) CHECK(rms8 <= int8_rms_at_37x29);
     }
     for (denox_model m : {fp32, fp16, int8})
       if (m) denox_model_destroy(m);
@@ -319,7 +323,8 @@ TEST_CASE("fp32, fp16 and int8 plans (emulated) at degenerate extents (1x1, 2x3,
 }
 
 // Registered apart (tests/api/CMakeLists.txt) to run on Mesa 25's lavapipe.
-TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output phase, against the CPU reference at odd sizes", "[.][int8-mesa25]") {
+TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output phase, against the CPU reference at odd and degenerate sizes",
+          "[.][int8-mesa25]") {
   if (!int8_plans_run_here() || !balanced_int8_runs_here()) return;
   EmulatedCoop emulated;
   TempDir dir;
@@ -345,10 +350,11 @@ TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output p
     const auto want = reference_output(path, input);
     const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F16);
     const double err = relative_l2(got, want.f32), rms = rms_error(got, want.f32);
-    if (w == 37) rms_at_37x29 = rms;
+    if (w == 37 && h == 29) rms_at_37x29 = rms;
     INFO(w << "x" << h << ": relative L2 " << err << ", RMS error " << rms << " (at 37x29 " << rms_at_37x29 << ") with "
            << denox_model_int8_dispatch_count(model) << " int8 dispatches");
-    // At the degenerate extents as in the case above (the one-pixel-wide extents).
+    // The extents one or two pixels wide are held as in the case above (here at most 0.036
+    // relative, RMS 0.14-0.34x its value at 37x29).
     const bool degenerate = w < 4 || h < 4;
     CHECK(err <= (degenerate ? 0.1 : kInt8Tolerance));
     if (degenerate) CHECK(rms <= rms_at_37x29);
