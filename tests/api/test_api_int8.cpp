@@ -8,10 +8,12 @@
 // int8 data flow in plain arithmetic), validation layer on.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <thread>
@@ -89,8 +91,18 @@ double rms_error(const std::vector<float>& got, const std::vector<float>& want) 
   return std::sqrt(sum / double(want.size()));
 }
 
-// The degenerate extents the tests run besides 37x29: one pixel, and one or two pixels wide.
+// The degenerate extents the tests run: one pixel, and one or two pixels wide.
 constexpr std::pair<int, int> kDegenerateExtents[] = {{1, 1}, {2, 3}, {1, 37}, {33, 1}, {131, 2}};
+bool degenerate(std::pair<int, int> extent) {
+  return std::find(std::begin(kDegenerateExtents), std::end(kDegenerateExtents), extent) != std::end(kDegenerateExtents);
+}
+// `ordinary` extents (w, h), then the degenerate ones. The first ordinary extent is the baseline
+// of int8's RMS error: the degenerate extents hold it to its value there.
+std::vector<std::pair<int, int>> with_degenerate_extents(std::initializer_list<std::pair<int, int>> ordinary) {
+  std::vector<std::pair<int, int>> out(ordinary);
+  out.insert(out.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
+  return out;
+}
 
 denox_model_options int8_options(denox_calibration c) {
   denox_model_options o{};
@@ -295,11 +307,9 @@ TEST_CASE("fp32, fp16 and int8 plans (emulated) at degenerate extents (1x1, 2x3,
       CHECK(denox_model_int8_dispatch_count(int8) >= 3);
     }
     double int8_rms_at_37x29 = 0;
-    std::vector<std::pair<int, int>> extents = {{37, 29}};
-    extents.insert(extents.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
-    for (auto [w, h] : extents) {
+    for (auto [w, h] : with_degenerate_extents({{37, 29}})) {
       INFO(w << "x" << h);
-      const bool baseline = w == 37 && h == 29;  // (first: the degenerate extents compare with it)
+      const bool baseline = !degenerate({w, h});
       const auto input = random_image(3, h, w, static_cast<uint32_t>(1000 + 7 * w + h));
       const auto want = reference_output(path, input);
       const double e32 = relative_l2(run_on_buffers(ctx, fp32, input, DENOX_DTYPE_F32), want.f32);
@@ -343,9 +353,7 @@ TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output p
     by_phase += step.at("config").get<std::string>().find(" q8 up2") != std::string::npos;
   CHECK(by_phase == 3);
   double rms_at_37x29 = 0;
-  std::vector<std::pair<int, int>> extents = {{37, 29}, {45, 23}};
-  extents.insert(extents.end(), std::begin(kDegenerateExtents), std::end(kDegenerateExtents));
-  for (auto [w, h] : extents) {
+  for (auto [w, h] : with_degenerate_extents({{37, 29}, {45, 23}})) {
     const auto input = random_image(3, h, w, static_cast<uint32_t>(h));
     const auto want = reference_output(path, input);
     const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F16);
@@ -355,9 +363,9 @@ TEST_CASE("OIDN balanced's int8 plan (emulated), its up+concat convs by output p
            << denox_model_int8_dispatch_count(model) << " int8 dispatches");
     // The extents one or two pixels wide are held as in the case above (here at most 0.036
     // relative, RMS 0.14-0.34x its value at 37x29).
-    const bool degenerate = w < 4 || h < 4;
-    CHECK(err <= (degenerate ? 0.1 : kInt8Tolerance));
-    if (degenerate) CHECK(rms <= rms_at_37x29);
+    const bool tiny = degenerate({w, h});
+    CHECK(err <= (tiny ? 0.1 : kInt8Tolerance));
+    if (tiny) CHECK(rms <= rms_at_37x29);
   }
   denox_model_destroy(model);
   denox_context_destroy(ctx);

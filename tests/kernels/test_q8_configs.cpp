@@ -173,7 +173,7 @@ TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) that fi
   int checked = 0, many_fragments = 0;  // (configurations with 7 or more accumulator fragments a subgroup)
   auto count = [&](const CoopConvConfig& c) {
     ++checked;
-    many_fragments += (c.tile_h * c.tile_w / 16 / c.sg_m) * (c.nt / 16 / c.sg_n) >= 7;
+    many_fragments += (c.m_frags() / c.sg_m) * (c.nt / 16 / c.sg_n) >= 7;
   };
   auto with_int8 = [](LoweringTarget t) {
     t.coop.int8 = true;
