@@ -15,11 +15,34 @@
 set -euo pipefail
 [ "${DENOX_SKIP_DEPS:-0}" = 1 ] && exit 0
 
+# The versions this project was last built and tested with. apt fetches exactly these while the
+# archive still carries them; once a point release replaces one, the setup takes the archive's
+# version and warns, naming both (the archives keep only a suite's current versions, so a hard
+# pin would break every fresh setup then). .deps/VERSIONS records what was fetched.
+tested_trixie=(libvulkan-dev=1.4.309.0-1 libvulkan-volk-dev=1.4.304.0-1 libonnx-testdata=1.17.0-3)
+tested_glslang_source=15.1.0+1.4.309.0-1
+tested_mesa_backport=25.0.7-2~bpo12+1
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
 prefix="$deps/prefix"
 sudo=""
 [ "$(id -u)" = 0 ] || sudo="sudo"
+
+# apt-get download/source (the first arguments up to "--") of package=version, or of the
+# archive's current version with a warning where that version is gone. Prints nothing.
+fetch_tested() {
+  local cmd=() spec
+  while [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+  shift
+  for spec in "$@"; do
+    if ! "${cmd[@]}" "$spec" 2>/dev/null; then
+      echo "setup-deps: WARNING: ${spec%%=*} ${spec#*=} (the version denox was tested with) is no longer in the archive;" \
+           "taking its current version (see .deps/VERSIONS)" >&2
+      "${cmd[@]}" "${spec%%=*}" || return 1
+    fi
+  done
+}
 
 apt_packages=(
   build-essential cmake ninja-build pkg-config git file dpkg-dev
@@ -56,7 +79,7 @@ fetch_lavapipe() {
                   -o "Dir::State::Lists=$work/lists" -o "APT::Sandbox::User=root")
   echo "setup-deps: lavapipe from Debian 12 backports (private sources file)"
   apt-get "${bpo_opts[@]}" update -qq || return 1
-  (cd "$work/debs" && apt-get "${bpo_opts[@]}" download -qq mesa-vulkan-drivers) || return 1
+  (cd "$work/debs" && fetch_tested apt-get "${bpo_opts[@]}" download -qq -- "mesa-vulkan-drivers=$tested_mesa_backport") || return 1
   dpkg -x "$work"/debs/mesa-vulkan-drivers_*.deb "$work/extract" || return 1
   version=$(dpkg-deb -f "$work"/debs/mesa-vulkan-drivers_*.deb Version) || return 1
   case "$version" in
@@ -115,7 +138,7 @@ echo "setup-deps: fetching Debian 13 package lists (private sources file)"
 apt-get "${apt_opts[@]}" update -qq
 
 echo "setup-deps: Vulkan 1.4 headers, volk, ONNX backend test data"
-(cd "$deps/debs" && rm -f ./*.deb && apt-get "${apt_opts[@]}" download -qq libvulkan-dev libvulkan-volk-dev libonnx-testdata)
+(cd "$deps/debs" && rm -f ./*.deb && fetch_tested apt-get "${apt_opts[@]}" download -qq -- "${tested_trixie[@]}")
 for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/extract"; done
 # share/cmake must exist first, or cp would make the VulkanHeaders folder itself share/cmake.
 mkdir -p "$prefix/include" "$prefix/share/cmake"
@@ -133,8 +156,12 @@ echo "setup-deps: building glslang 15 from Debian 13 sources (about 2 minutes on
 rm -rf "$deps/src" && mkdir -p "$deps/src"
 # The upstream tarball, without Debian's patches (they make the build require SPIRV-Tools via
 # pkg-config, which Debian 12's SPIRV-Tools is too old for and ENABLE_OPT=OFF does not need).
-(cd "$deps/src" && apt-get "${apt_opts[@]}" source -qq --download-only glslang \
+(cd "$deps/src" && fetch_tested apt-get "${apt_opts[@]}" source -qq --download-only -- "glslang=$tested_glslang_source" \
   && mkdir glslang && tar -xzf glslang_*.orig.tar.gz -C glslang --strip-components=1)
+{
+  for deb in "$deps"/debs/*.deb; do echo "$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) (Debian 13)"; done
+  echo "glslang $(sed -n 's/^Version: //p' "$deps"/src/glslang_*.dsc | head -1) (Debian 13 source, upstream tarball)"
+} > "$deps/VERSIONS.trixie"
 cmake -S "$deps/src/glslang" -B "$deps/src/glslang-build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF -DBUILD_SHARED_LIBS=OFF -DENABLE_GLSLANG_BINARIES=ON \
@@ -143,4 +170,7 @@ cmake --build "$deps/src/glslang-build" -j"$(nproc)"
 cmake --install "$deps/src/glslang-build" >/dev/null
 rm -rf "$deps/src" "$deps/extract"
 touch "$stamp"
+cat "$deps/VERSIONS.trixie" > "$deps/VERSIONS"
+[ -f "$deps/lavapipe/VERSION" ] && echo "mesa-vulkan-drivers $(cat "$deps/lavapipe/VERSION") (Debian 12 backports, lavapipe only)" >> "$deps/VERSIONS"
+sed 's/^/setup-deps:   /' "$deps/VERSIONS"
 echo "setup-deps: ready ($prefix)"

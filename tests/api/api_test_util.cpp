@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "compiler/import/onnx_import.hpp"
@@ -153,20 +154,24 @@ nlohmann::json report_of(denox_model model) {
 }
 
 std::vector<std::pair<std::string, std::string>> measurement_rows(const fs::path& cache) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(cache.string().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "SELECT key_text, result FROM measurements ORDER BY key_text", -1, &st, nullptr) == SQLITE_OK);
+  // Owned by unique_ptrs: a failing REQUIRE throws, and the handle must not stay open (the
+  // test's TempDir removes the file next).
+  sqlite3* raw_db = nullptr;
+  const int opened = sqlite3_open_v2(cache.string().c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr);
+  const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw_db, sqlite3_close);
+  REQUIRE(opened == SQLITE_OK);
+  sqlite3_stmt* raw_st = nullptr;
+  const int prepared = sqlite3_prepare_v2(db.get(), "SELECT key_text, result FROM measurements ORDER BY key_text", -1, &raw_st, nullptr);
+  const std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw_st, sqlite3_finalize);
+  REQUIRE(prepared == SQLITE_OK);
   std::vector<std::pair<std::string, std::string>> out;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  while (sqlite3_step(st.get()) == SQLITE_ROW) {
     auto text = [&](int col) {
-      const auto* p = static_cast<const char*>(sqlite3_column_blob(st, col));
-      return std::string(p ? p : "", static_cast<size_t>(sqlite3_column_bytes(st, col)));
+      const auto* p = static_cast<const char*>(sqlite3_column_blob(st.get(), col));
+      return std::string(p ? p : "", static_cast<size_t>(sqlite3_column_bytes(st.get(), col)));
     };
     out.emplace_back(text(0), text(1));
   }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
   return out;
 }
 
