@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "common/error.hpp"
@@ -278,6 +279,60 @@ TEST_CASE("import: missing initializers, lying headers and bad shapes are named"
   CHECK(code == ErrorCode::Unsupported);
   CHECK(contains(msg, "resize_frac"));
   CHECK(contains(msg, "non-integer scale"));
+}
+
+// Attribute values at the ends of int64 (found by fuzzing the importer under UBSan): each is
+// refused by name or taken, and none reaches signed overflow or a huge allocation.
+TEST_CASE("import: extreme kernel, stride, dilation, slice step and resize scale values") {
+  const int64_t huge = std::numeric_limits<int64_t>::max(), tiny = std::numeric_limits<int64_t>::min();
+  auto conv_with = [](const std::string& attr, std::vector<int64_t> values) {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_float_initializer(g, "w", {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
+    set_ints_attribute(add_node(g, "Conv", {"x", "w"}, {"y"}, "conv_extreme"), attr, values);
+    add_output(m, "y");
+    return m;
+  };
+  for (const auto& [attr, values] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"dilations", {huge, 1}}, {"strides", {1, huge}}, {"dilations", {4097, 1}}, {"strides", {int64_t{1} << 40, 1}}}) {
+    INFO(attr << " " << values[0] << " " << values[1]);
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(conv_with(attr, values)); }, &code);
+    CHECK(code == ErrorCode::Unsupported);
+    CHECK(contains(msg, "conv_extreme"));
+    CHECK(contains(msg, "at most 4096"));
+  }
+  CHECK_NOTHROW(import_model(conv_with("dilations", {4096, 2})));  // the largest taken
+
+  // A slice step beyond any extent takes one element, from either end.
+  for (const int64_t step : {huge, tiny, tiny + 1}) {
+    INFO("step " << step);
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "starts", {1}, {step > 0 ? 0 : -1});
+    add_int64_initializer(g, "ends", {1}, {step > 0 ? huge : tiny});
+    add_int64_initializer(g, "axes", {1}, {2});
+    add_int64_initializer(g, "steps", {1}, {step});
+    add_node(g, "Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "slice_extreme");
+    add_output(m, "y");
+    const Graph graph = import_model(m);
+    CHECK(extents(graph, graph.outputs.at(0), 37, 5) == std::vector<int64_t>{1, 3, 1, 5});
+  }
+
+  // Scales above 64 (the factors a sizes input is matched against), inf and NaN.
+  for (const float scale : {65.0f, 1e18f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    INFO("scale " << scale);
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_float_initializer(g, "scales", {4}, {1, 1, scale, 2});
+    add_node(g, "Resize", {"x", "", "scales"}, {"y"}, "resize_extreme");
+    add_output(m, "y");
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(m); }, &code);
+    CHECK(code == ErrorCode::Unsupported);
+    CHECK(contains(msg, "resize_extreme"));
+    CHECK((contains(msg, "above 64") || contains(msg, "non-integer scale")));
+  }
 }
 
 TEST_CASE("import: external data is read beside the model and refused outside it") {

@@ -3,6 +3,7 @@
 // Anything a later stage could not execute faithfully is rejected here, with the node named.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/import/node_context.hpp"
@@ -28,6 +29,12 @@ void require_rank(NodeContext& ctx, TensorId id, size_t rank, const char* what) 
 // Reads kernel/stride/dilation/pads/auto_pad shared by Conv and the pools, and computes the
 // output extents. `ceil_mode` follows PyTorch/ONNX Runtime: the last window must start inside
 // the input or its left padding.
+// The largest kernel, stride and dilation denox takes. Far above any denoiser's (3x3 windows,
+// stride 2 pools), and small enough that the windows' extents and the kernels' shared-memory
+// sizes (kernels/conv2d_layout.cpp) stay far inside int64: an attribute of 2^62 was signed
+// overflow there.
+constexpr int64_t kMaxWindowAttr = 4096;
+
 struct Window {
   std::array<int64_t, 2> kernel{}, stride{1, 1}, dilation{1, 1};
   std::array<ValueId, 2> pad_begin{}, pad_end{}, out{};
@@ -45,6 +52,10 @@ Window read_window(NodeContext& ctx, TensorId x, std::array<int64_t, 2> kernel, 
   std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   for (size_t a = 0; a < 2; ++a) {
     if (kernel[a] < 1 || strides[a] < 1 || dilations[a] < 1) ctx.invalid("kernel, strides and dilations must be positive");
+    if (kernel[a] > kMaxWindowAttr || strides[a] > kMaxWindowAttr || dilations[a] > kMaxWindowAttr)
+      ctx.unsupported("kernel " + std::to_string(kernel[a]) + ", stride " + std::to_string(strides[a]) + " and dilation " +
+                      std::to_string(dilations[a]) + " on axis " + std::to_string(2 + a) + ": denox takes at most " +
+                      std::to_string(kMaxWindowAttr));
     if (pads[a] < 0 || pads[a + 2] < 0) ctx.invalid("negative pads");
     w.stride[a] = strides[a];
     w.dilation[a] = dilations[a];
@@ -291,7 +302,8 @@ void convert_slice(NodeContext& ctx) {
   std::vector<ValueId> shape = xs;
   for (size_t k = 0; k < axes.size(); ++k) {
     auto axis = static_cast<size_t>(normalize_axis(ctx, axes[k], xs.size()));
-    int64_t step = steps[k];
+    // A step beyond any extent takes one element, as 2^40 does (and -INT64_MIN would overflow).
+    const int64_t step = std::clamp(steps[k], -(int64_t{1} << 40), int64_t{1} << 40);
     if (step == 0) ctx.invalid("slice step 0");
     ValueId dim = xs[axis];
     // Constants beyond any extent (INT64_MAX for "to the end") clamp to the extent.
@@ -311,6 +323,18 @@ void convert_slice(NodeContext& ctx) {
 }
 
 // Resize (opset 10+) and Upsample: nearest, integer upscaling of the two spatial axes.
+// The largest factor taken: a sizes input is matched against 1..64 times its input extent, and
+// scales are held to the same (a scale of 1e18, or inf, would otherwise reach int64 math and
+// allocations of that many source indices).
+constexpr int64_t kMaxUpscale = 64;
+
+int64_t integer_scale(const NodeContext& ctx, double s, int64_t axis) {
+  const std::string which = std::to_string(s) + " on axis " + std::to_string(axis);
+  if (s != std::floor(s) || s < 1) ctx.unsupported("non-integer scale " + which + " (denox supports integer upscaling)");
+  if (s > static_cast<double>(kMaxUpscale)) ctx.unsupported("scale " + which + " is above " + std::to_string(kMaxUpscale) + ", the largest upscaling denox takes");
+  return static_cast<int64_t>(s);
+}
+
 void convert_resize(NodeContext& ctx) {
   TensorId x = ctx.data_input(0);
   require_float(ctx, x);
@@ -353,8 +377,7 @@ void convert_resize(NodeContext& ctx) {
     auto scales = ctx.attr_floats("scales");
     if (scales.size() != 4) ctx.invalid("scales must have 4 entries");
     for (size_t k = 0; k < 4; ++k) {
-      if (scales[k] != std::floor(scales[k]) || scales[k] < 1) ctx.unsupported("non-integer scale " + std::to_string(scales[k]) + " on axis " + std::to_string(k));
-      factor[k] = static_cast<int64_t>(scales[k]);
+      factor[k] = integer_scale(ctx, scales[k], static_cast<int64_t>(k));
     }
     have_scales = true;
   } else if (ctx.has_input(scales_input) && ctx.static_input(scales_input, "scales").size() > 0) {
@@ -364,8 +387,7 @@ void convert_resize(NodeContext& ctx) {
     for (size_t k = 0; k < axes.size(); ++k) {
       double s = m.constant_double(m.element(st, k));
       if (!m.is_constant(m.element(st, k))) ctx.unsupported("scales that depend on the input size");
-      if (s != std::floor(s) || s < 1) ctx.unsupported("non-integer scale " + std::to_string(s) + " on axis " + std::to_string(axes[k]) + " (denox supports integer upscaling)");
-      factor[static_cast<size_t>(axes[k])] = static_cast<int64_t>(s);
+      factor[static_cast<size_t>(axes[k])] = integer_scale(ctx, s, axes[k]);
     }
     have_scales = true;
   }
@@ -378,7 +400,7 @@ void convert_resize(NodeContext& ctx) {
       int64_t found = 0;
       // The factor must be a static integer: sizes[k] is in * f, structurally (hash-consing makes
       // "in * 2" the same id wherever it is built) or numerically for static extents.
-      for (int64_t f = 1; f <= 64 && !found; ++f) {
+      for (int64_t f = 1; f <= kMaxUpscale && !found; ++f) {
         if (p.mul(in, p.constant(f)) == sizes[k]) found = f;
       }
       if (!found) ctx.unsupported("sizes " + p.to_string(sizes[k]) + " is not a static integer multiple of the input extent " + p.to_string(in));
