@@ -99,9 +99,15 @@ ValueId ShapeProgram::emit(const Instr& instr) {
   auto it = interned_.find(instr);
   if (it != interned_.end()) return it->second;
   auto id = static_cast<ValueId>(instrs_.size());
-  instrs_.push_back(instr);
+  append(instr);
   interned_.emplace(instr, id);
   return id;
+}
+
+void ShapeProgram::append(const Instr& instr) {
+  const bool nonnegative = nonnegative_of(instr);
+  instrs_.push_back(instr);
+  nonnegative_.push_back(nonnegative);
 }
 
 ShapeProgram ShapeProgram::from_parts(std::vector<Instr> instrs, std::vector<std::string> symbol_names,
@@ -127,7 +133,7 @@ ShapeProgram ShapeProgram::from_parts(std::vector<Instr> instrs, std::vector<std
       bad(i, "symbol index out of range");
     if (in.op == IntOp::SliceIndex && (in.imm < 0 || in.imm > 2)) bad(i, "slice index mode out of range");
     auto id = static_cast<ValueId>(p.instrs_.size());
-    p.instrs_.push_back(in);
+    p.append(in);
     p.interned_.emplace(in, id);
     if (in.op == IntOp::Symbol) p.symbols_by_name_.emplace(symbol_names[static_cast<size_t>(in.imm)], id);
   }
@@ -294,8 +300,13 @@ ValueId ShapeProgram::binary(IntOp op, ValueId a, ValueId b) {
   return emit({op, a, b, 0, 0});
 }
 
-bool ShapeProgram::known_nonnegative(ValueId v) const {
-  const Instr& in = instrs_.at(v);
+bool ShapeProgram::known_nonnegative(ValueId v) const { return nonnegative_.at(v) != 0; }
+
+// From the operands' flags, which precede it: one step per instruction. (Walking the operands
+// instead was exponential in the depth of a DAG that reuses values, as x + x nested 30 deep:
+// 9 s to import; found by fuzzing.)
+bool ShapeProgram::nonnegative_of(const Instr& in) const {
+  auto known_nonnegative = [&](ValueId x) { return nonnegative_[x] != 0; };
   auto positive_constant = [&](ValueId x) { return is_constant(x) && constant_value(x) > 0; };
   switch (in.op) {
     case IntOp::Const: return in.imm >= 0;
@@ -459,6 +470,7 @@ std::vector<ValueId> ShapeProgram::compact(const std::vector<ValueId>& roots) {
   }
   std::vector<ValueId> remap(instrs_.size(), UINT32_MAX);
   std::vector<Instr> kept;
+  std::vector<char> kept_nonnegative;  // renumbering changes no value
   for (size_t i = 0; i < instrs_.size(); ++i) {
     if (!live[i]) continue;
     Instr in = instrs_[i];
@@ -469,8 +481,10 @@ std::vector<ValueId> ShapeProgram::compact(const std::vector<ValueId>& roots) {
     }
     remap[i] = static_cast<ValueId>(kept.size());
     kept.push_back(in);
+    kept_nonnegative.push_back(nonnegative_[i]);
   }
   instrs_ = std::move(kept);
+  nonnegative_ = std::move(kept_nonnegative);
   interned_.clear();
   for (size_t i = 0; i < instrs_.size(); ++i) interned_.emplace(instrs_[i], static_cast<ValueId>(i));
   for (auto& [name, id] : symbols_by_name_) id = remap[id];

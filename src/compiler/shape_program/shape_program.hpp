@@ -111,8 +111,11 @@ class ShapeProgram {
  private:
   std::string to_string_bounded(ValueId v, int depth) const;
   ValueId emit(const Instr& instr);
+  void append(const Instr& instr);  // instrs_ and nonnegative_ together
+  bool nonnegative_of(const Instr& instr) const;
   std::optional<ValueId> rewrite_size_idiom(IntOp op, ValueId a, ValueId b);
   std::vector<Instr> instrs_;
+  std::vector<char> nonnegative_;  // per instruction: known_nonnegative, set when it is added
   std::map<Instr, ValueId> interned_;
   std::vector<std::string> symbol_names_;
   std::unordered_map<std::string, ValueId> symbols_by_name_;
