@@ -2,6 +2,7 @@
 // and clear errors for everything malformed, unsupported or hostile.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -333,6 +334,37 @@ TEST_CASE("import: extreme kernel, stride, dilation, slice step and resize scale
     CHECK(contains(msg, "resize_extreme"));
     CHECK((contains(msg, "above 64") || contains(msg, "non-integer scale")));
   }
+}
+
+// Nodes out of order are sorted (ONNX requires order; sloppy writers exist), in linear time: a
+// chain written backwards imports as the same graph as written forwards. A cycle is named.
+TEST_CASE("import: nodes out of topological order are sorted; a cycle names its node") {
+  auto chain = [](bool backwards, size_t length) {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    std::vector<onnx::NodeProto> nodes;
+    for (size_t k = 0; k < length; ++k) {
+      onnx::GraphProto scratch;
+      const std::string in = k == 0 ? "x" : "t" + std::to_string(k - 1), out = k + 1 == length ? "y" : "t" + std::to_string(k);
+      // Every third node also reads the chain's input: a DAG, not only a line.
+      nodes.push_back(add_node(scratch, k % 3 == 2 ? "Add" : "Relu", k % 3 == 2 ? std::vector<std::string>{in, "x"} : std::vector<std::string>{in},
+                               {out}, "n" + std::to_string(k)));
+    }
+    if (backwards) std::reverse(nodes.begin(), nodes.end());
+    for (auto& n : nodes) *g.add_node() = std::move(n);
+    add_output(m, "y");
+    return m;
+  };
+  const Graph forwards = import_model(chain(false, 3000)), backwards = import_model(chain(true, 3000));
+  REQUIRE(forwards.ops.size() == backwards.ops.size());
+  for (size_t k = 0; k < forwards.ops.size(); ++k) CHECK(forwards.ops[k].name == backwards.ops[k].name);
+  CHECK(extents(backwards, backwards.outputs.at(0), 7, 5) == std::vector<int64_t>{1, 3, 7, 5});
+
+  auto cyclic = chain(false, 5);
+  cyclic.mutable_graph()->mutable_node(1)->set_input(0, "t3");  // n1 reads n3's output, which needs n1
+  const std::string msg = error_of([&] { import_model(cyclic); });
+  CHECK(contains(msg, "node 'n1' (Relu) reads 't3'"));
+  CHECK(contains(msg, "cycle"));
 }
 
 TEST_CASE("import: external data is read beside the model and refused outside it") {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <queue>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/import/inline_functions.hpp"
@@ -29,23 +31,38 @@ bool is_known_op(const onnx::NodeProto& n) {
          (static_converters().count(n.op_type()) || tensor_converters().count(n.op_type()));
 }
 
-// ONNX requires topological order, but sorting costs little and accepts sloppy writers.
+// ONNX requires topological order, but sorting costs little and accepts sloppy writers. Kahn's
+// algorithm, lowest index first among the ready nodes, so a sorted graph keeps its order. (Passes
+// over the list until nothing moved were quadratic: 60000 nodes in reverse order took 84 s.)
 std::vector<onnx::NodeProto> topological_order(std::vector<onnx::NodeProto> nodes, const std::unordered_set<std::string>& defined) {
   std::unordered_set<std::string> available = defined;
+  std::unordered_map<std::string, std::vector<size_t>> waiting;  // a name not yet available -> the nodes reading it
+  std::vector<size_t> missing(nodes.size(), 0);                   // per node: distinct inputs not yet available
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::unordered_set<std::string> seen;
+    for (const auto& in : nodes[i].input()) {
+      if (in.empty() || available.count(in) || !seen.insert(in).second) continue;
+      waiting[in].push_back(i);
+      ++missing[i];
+    }
+    if (missing[i] == 0) ready.push(i);
+  }
   std::vector<onnx::NodeProto> ordered;
   std::vector<bool> done(nodes.size(), false);
-  for (bool progress = true; progress && ordered.size() < nodes.size();) {
-    progress = false;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (done[i]) continue;
-      bool ready = true;
-      for (const auto& in : nodes[i].input()) ready = ready && (in.empty() || available.count(in));
-      if (!ready) continue;
-      for (const auto& out : nodes[i].output()) available.insert(out);
-      ordered.push_back(std::move(nodes[i]));
-      done[i] = true;
-      progress = true;
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    for (const auto& out : nodes[i].output()) {
+      if (!available.insert(out).second) continue;
+      const auto it = waiting.find(out);
+      if (it == waiting.end()) continue;
+      for (size_t j : it->second)
+        if (--missing[j] == 0) ready.push(j);
+      waiting.erase(it);
     }
+    ordered.push_back(std::move(nodes[i]));
+    done[i] = true;
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (done[i]) continue;
