@@ -186,6 +186,22 @@ TEST_CASE("npy reader rejects what it cannot represent or trust", "[io][npy]") {
       CHECK_THAT(e.what(), Catch::Contains("/nonexistent/dir/x.npy"));
     }
   }
+  // A directory made the stream throw a message without the path; /dev/zero was read until
+  // memory ran out (found by fuzzing).
+  SECTION("a directory and a device are refused by name, not read") {
+    TempDir dir;
+    const std::string folder = dir.file("images.npy");
+    std::filesystem::create_directory(folder);
+    for (const auto& [path, why] : std::vector<std::pair<std::string, std::string>>{{folder, "is a directory"}, {"/dev/zero", "not a regular file"}}) {
+      try {
+        denox::io::read_npy(path);
+        FAIL(path + " accepted");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Io);
+        CHECK_THAT(e.what(), Catch::Contains(path) && Catch::Contains(why));
+      }
+    }
+  }
 }
 
 TEST_CASE("pfm round trip for 3 and 1 channels", "[io][pfm]") {

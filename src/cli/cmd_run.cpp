@@ -52,6 +52,8 @@ int run_vulkan(const RunOptions& o) {
   if (o.inputs.size() != 1 || o.outputs.size() != 1)
     fail(ErrorCode::InvalidArgument, "--backend vulkan takes one --input and one --output");
   const HostTensor input = read_tensor(o.inputs[0]);
+  // (The CPU backend refuses them in its executor; here they would upload nothing.)
+  if (input.is_int64) fail(ErrorCode::InvalidArgument, "input '" + o.inputs[0] + "' holds integers; the model takes a float image");
   GpuSession s(o.model, o.gpu);
   const auto t0 = std::chrono::steady_clock::now();
   const HostTensor out = s.run(input);

@@ -86,7 +86,8 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   model_ = Model::from_file(ctx_, model_path, &mo);
   load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (model_.input_count() != 1 || model_.output_count() != 1)
-    throw std::runtime_error("the Vulkan backend of the CLI runs models with one input and one output");
+    fail(ErrorCode::Unsupported, "model '" + model_path + "' has " + std::to_string(model_.input_count()) + " inputs and " +
+                                     std::to_string(model_.output_count()) + " outputs; the Vulkan backend of the CLI runs models with one of each");
   in_c_ = model_.tensor_info(DENOX_INPUT, 0).channels;
   out_c_ = model_.tensor_info(DENOX_OUTPUT, 0).channels;
   f16_ = model_.precision() == DENOX_PRECISION_FP16;
@@ -120,7 +121,7 @@ void GpuSession::prepare(uint32_t width, uint32_t height, bool device_local) {
 
 HostTensor GpuSession::run(const HostTensor& input) {
   if (input.shape.size() != 4 || input.shape[0] != 1 || input.shape[1] != in_c_)
-    throw std::runtime_error("input " + input.shape_string() + ": the model takes 1x" + std::to_string(in_c_) + "xHxW");
+    fail(ErrorCode::ShapeMismatch, "input " + input.shape_string() + ": the model takes 1x" + std::to_string(in_c_) + "xHxW");
   prepare(static_cast<uint32_t>(input.shape[3]), static_cast<uint32_t>(input.shape[2]));
   if (f16_) {
     std::vector<uint16_t> h(input.f32.size());

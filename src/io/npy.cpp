@@ -205,10 +205,19 @@ std::optional<size_t> checked_byte_count(const std::vector<int64_t>& shape, size
 }  // namespace
 
 std::string read_file_bytes(const std::string& path) {
+  // Regular files only, read to their size: a directory made the stream throw a message without
+  // the path, and /dev/zero (or a FIFO) was read until memory ran out (found by fuzzing).
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) fail_io(path, "cannot open for reading: " + ec.message());
+  if (std::filesystem::is_directory(status)) fail_io(path, "is a directory");
+  if (!std::filesystem::is_regular_file(status)) fail_io(path, "not a regular file (a device, FIFO or socket)");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail_io(path, "cannot read its size: " + ec.message());
   std::ifstream in(path, std::ios::binary);
   if (!in) fail_io(path, std::string("cannot open for reading: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail_io(path, "read error");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail_io(path, "read error");
   return bytes;
 }
 

@@ -141,7 +141,7 @@ TEST_CASE("recovery: other schema versions and shapes", "[cache][recovery]") {
   }
   SECTION("meta and user_version disagree") {
     raw_exec(path, "PRAGMA user_version = 7;");
-    cause = "user_version 7";
+    cause = "user_version 7 in its header";
   }
   SECTION("a table lacks a column") {
     raw_exec(path, "DROP TABLE spirv; CREATE TABLE spirv (source_hash TEXT PRIMARY KEY, words BLOB);");

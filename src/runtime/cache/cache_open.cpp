@@ -187,8 +187,10 @@ bool inspect(const Db& db, bool quick_check) {
   const std::string version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
   const std::int64_t user_version = query_int(db, "PRAGMA user_version");
   if (version != std::to_string(PlanCache::kSchemaVersion) || user_version != PlanCache::kSchemaVersion) {
-    throw CorruptFile{"schema version " + (version.empty() ? std::string("(none)") : version) + " (user_version " +
-                      std::to_string(user_version) + "), this denox uses " + std::to_string(PlanCache::kSchemaVersion)};
+    // Both say the version (the meta row and the header's user_version); name the one that differs.
+    const std::string want = std::to_string(PlanCache::kSchemaVersion);
+    throw CorruptFile{"schema version " + (version.empty() ? std::string("(none)") : version) + " in its meta table, user_version " +
+                      std::to_string(user_version) + " in its header; this denox uses " + want + " in both"};
   }
   if (quick_check) {
     // quick_check skips the index/content cross-checks of integrity_check but reads every
