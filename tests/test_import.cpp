@@ -334,6 +334,32 @@ TEST_CASE("import: extreme kernel, stride, dilation, slice step and resize scale
     CHECK(contains(msg, "resize_extreme"));
     CHECK((contains(msg, "above 64") || contains(msg, "non-integer scale")));
   }
+
+  // Constants computed at import: at most 2^24 elements (a ConstantOfShape of 2^27 took 4 GB),
+  // and a Range of infinite length is refused before its count is cast.
+  {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "shape", {1}, {int64_t{1} << 25});
+    add_node(g, "ConstantOfShape", {"shape"}, {"y"}, "zeros_extreme");
+    add_output(m, "y");
+    const std::string msg = error_of([&] { import_model(m); });
+    CHECK(contains(msg, "zeros_extreme"));
+    CHECK(contains(msg, "denox computes at most 16777216"));
+  }
+  for (const float limit : {1e30f, std::numeric_limits<float>::infinity()}) {
+    INFO("limit " << limit);
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_float_initializer(g, "start", {}, {0});
+    add_float_initializer(g, "limit", {}, {limit});
+    add_float_initializer(g, "delta", {}, {1});
+    add_node(g, "Range", {"start", "limit", "delta"}, {"y"}, "range_extreme");
+    add_output(m, "y");
+    const std::string msg = error_of([&] { import_model(m); });
+    CHECK(contains(msg, "range_extreme"));
+    CHECK(contains(msg, "denox computes at most 16777216"));
+  }
 }
 
 // Nodes out of order are sorted (ONNX requires order; sloppy writers exist), in linear time: a
@@ -446,4 +472,38 @@ TEST_CASE("import: model-local functions are inlined") {
   Graph graph = import_model(m);
   REQUIRE(graph.ops.size() == 2);
   CHECK(extents(graph, graph.outputs[0], 9, 11) == std::vector<int64_t>{1, 4, 9, 11});
+}
+
+// Functions each calling the next 8 times, 8 levels: within the depth limit, but 8^8 nodes
+// inlined. Refused once inlining passes 2^20 nodes, by name, where it grew until bad_alloc.
+TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") {
+  auto m = single_input_model(17);
+  const int levels = 8;
+  for (int level = 0; level < levels; ++level) {
+    auto* fn = m.add_functions();
+    fn->set_name("F" + std::to_string(level));
+    fn->set_domain("custom");
+    fn->add_input("a");
+    fn->add_output("out");
+    fn->add_opset_import()->set_version(17);
+    fn->add_opset_import()->set_domain("custom");
+    for (int k = 0; k < 8; ++k) {
+      auto* n = fn->add_node();
+      n->set_op_type(level + 1 < levels ? "F" + std::to_string(level + 1) : "Relu");
+      if (level + 1 < levels) n->set_domain("custom");
+      n->set_name("n" + std::to_string(k));
+      n->add_input(k == 0 ? "a" : "t" + std::to_string(k - 1));
+      n->add_output(k == 7 ? "out" : "t" + std::to_string(k));
+    }
+  }
+  auto* dom = m.add_opset_import();
+  dom->set_domain("custom");
+  dom->set_version(1);
+  add_node(*m.mutable_graph(), "F0", {"x"}, {"y"}, "fan_out").set_domain("custom");
+  add_output(m, "y");
+  ErrorCode code{};
+  const std::string msg = error_of([&] { import_model(m); }, &code);
+  CHECK(code == ErrorCode::InvalidModel);
+  CHECK(contains(msg, "more than 1048576 nodes"));
+  CHECK(contains(msg, "fan_out/"));  // the node where it stopped, under the call's name
 }

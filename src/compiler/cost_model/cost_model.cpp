@@ -49,9 +49,11 @@ constexpr int64_t kUp2Q8X0MaxCout = 32;
 constexpr double kNarrowMsPerPixel = 1.9e-8;
 constexpr double kNarrowPlaneMsPerPixel = 5.5e-9;
 
-int64_t elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
-  int64_t n = 1;
-  for (compiler::ValueId v : g.tensor(t).shape) n *= std::max<int64_t>(values.at(v), 0);
+// In double: every use is, and the product of extents that each fit int64 need not (a Pad of
+// 2^40 made it signed overflow; found by fuzzing).
+double elements(const compiler::Graph& g, compiler::TensorId t, const std::vector<int64_t>& values) {
+  double n = 1;
+  for (compiler::ValueId v : g.tensor(t).shape) n *= static_cast<double>(std::max<int64_t>(values.at(v), 0));
   return n;
 }
 
@@ -86,13 +88,13 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
   // An NHWC_Q8 tensor takes a byte per element (a conversion's other side, the float one, elem).
   auto bytes_of = [&](kernels::Layout l) { return l == kernels::Layout::NHWC_Q8 ? 1.0 : elem; };
   double bytes = 0;
-  for (size_t i = 0; i < impl.inputs.size(); ++i) bytes += bytes_of(impl.input_layout(i)) * static_cast<double>(elements(g, impl.inputs[i], *values));
-  bytes += bytes_of(impl.output_layout) * static_cast<double>(elements(g, impl.output, *values));
+  for (size_t i = 0; i < impl.inputs.size(); ++i) bytes += bytes_of(impl.input_layout(i)) * elements(g, impl.inputs[i], *values);
+  bytes += bytes_of(impl.output_layout) * elements(g, impl.output, *values);
   double flops = 0, tflops = kFmaTflops, narrow_ms = 0;
   if (impl.kind == Kind::PortableConv || impl.kind == Kind::CoopConv) {
     const compiler::Op& conv = *impl.anchor;
     const compiler::TensorId w = conv.inputs.at(1);
-    const double weights = static_cast<double>(elements(g, w, *values));
+    const double weights = elements(g, w, *values);
     bytes += (impl.kind == Kind::CoopConv && impl.coop.config.q8 ? 1.0 : elem) * weights;
     // 2 * Cout * Cin * KH * KW per output pixel of the convolution itself (before any pool).
     const auto& out = g.tensor(conv.output).shape;
@@ -116,7 +118,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     }
     // A tail conv (conv2d_coopmat's TAIL): its tap-sum GEMM over the first conv's pixels.
     if (impl.fusion.tail) {
-      const double tail_weights = static_cast<double>(elements(g, impl.fusion.tail->inputs.at(1), *values));
+      const double tail_weights = elements(g, impl.fusion.tail->inputs.at(1), *values);
       bytes += elem * tail_weights;
       flops += 2.0 * tail_weights * pixels;
     }
@@ -124,7 +126,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     // for the patches' halos (8x64 tiles: 10 x 67 positions per 8 x 64), computed into the patch
     // as an NHWC input would be staged (no transpose).
     if (impl.fusion.head) {
-      const double head_weights = static_cast<double>(elements(g, impl.fusion.head->inputs.at(1), *values));
+      const double head_weights = elements(g, impl.fusion.head->inputs.at(1), *values);
       bytes += elem * head_weights;
       flops += 2.0 * head_weights * pixels * kHeadHalo;
     }

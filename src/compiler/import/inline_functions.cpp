@@ -60,6 +60,9 @@ std::vector<onnx::AttributeProto> attribute_defaults(const Function& fn) {
 }
 
 constexpr int kMaxDepth = 16;
+// Nodes after inlining. The depth limit alone let 15 levels of functions calling 8 others grow
+// to 8^15 nodes, 7 GB before std::bad_alloc (fuzzing); a real network has thousands.
+constexpr size_t kMaxInlinedNodes = size_t{1} << 20;
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
             int& call_counter);
@@ -111,6 +114,9 @@ void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth
             int& call_counter) {
   auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
   if (it == functions.end()) {
+    if (out.size() >= kMaxInlinedNodes)
+      fail(ErrorCode::InvalidModel, "inlining the model's functions gives more than " + std::to_string(kMaxInlinedNodes) +
+                                        " nodes (at node '" + node.name() + "', " + node.op_type() + ")");
     out.push_back(node);
     return;
   }

@@ -14,6 +14,19 @@
 namespace denox::compiler {
 namespace {
 
+// Elements of a constant computed at import (by ConstantOfShape, Range, Expand and the
+// data-movement ops on constants). Shape arithmetic makes a handful and weights come from
+// initializers, so this is far above need; a ConstantOfShape of 2^27 took 4 GB (fuzzing).
+constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
+
+int64_t computed_element_count(const NodeContext& ctx, const std::vector<int64_t>& dims, const std::string& what) {
+  const int64_t count = checked_element_count(dims, what);
+  if (count > kMaxComputedElements)
+    ctx.unsupported("computes a constant of " + std::to_string(count) + " elements at import; denox computes at most " +
+                    std::to_string(kMaxComputedElements));
+  return count;
+}
+
 using TP = onnx::TensorProto;
 
 // ---- element-wise ops with numpy broadcasting ------------------------------------------------
@@ -264,7 +277,7 @@ void convert_flatten(NodeContext& ctx) {
 // Output element index -> input element index, for ops described by an input coordinate map.
 template <typename CoordFn>
 void remap(NodeContext& ctx, const StaticTensor& in, const std::vector<int64_t>& out_dims, CoordFn input_coord) {
-  int64_t count = checked_element_count(out_dims, ctx.where());
+  int64_t count = computed_element_count(ctx, out_dims, ctx.where());
   auto in_strides = strides_of(in.dims);
   std::vector<int64_t> index, coord(out_dims.size());
   for (int64_t k = 0; k < count; ++k) {
@@ -393,7 +406,7 @@ void convert_expand(NodeContext& ctx) {
   std::vector<const StaticTensor*> both{&in, &target};
   auto dims = broadcast_dims(ctx, both);
   std::vector<int64_t> index;
-  int64_t count = checked_element_count(dims, ctx.where());
+  int64_t count = computed_element_count(ctx, dims, ctx.where());
   for (int64_t k = 0; k < count; ++k) index.push_back(broadcast_index(in, dims, k));
   ctx.set_static_output(0, take(in, dims, index));
 }
@@ -410,7 +423,7 @@ void convert_constant_of_shape(NodeContext& ctx) {
   out.onnx_type = value.onnx_type;
   out.is_float = value.is_float;
   out.dims = dims;
-  int64_t count = checked_element_count(dims, ctx.where() + " output");
+  int64_t count = computed_element_count(ctx, dims, ctx.where() + " output");
   if (out.is_float) out.f.assign(static_cast<size_t>(count), value.f[0]);
   else out.i.assign(static_cast<size_t>(count), value.i[0]);
   ctx.set_static_output(0, make_dense(std::move(out)));
@@ -445,12 +458,15 @@ void convert_range(NodeContext& ctx) {
   double delta = m.constant_double(m.element(ctx.static_input(2, "delta"), 0));
   if (!m.is_constant(m.element(ctx.static_input(1, "limit"), 0))) ctx.unsupported("Range with a size-dependent limit");
   if (delta == 0) ctx.invalid("Range delta 0");
-  auto n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  // Checked before the cast: an infinite or NaN count would be undefined behaviour there.
+  const double length = std::max(0.0, std::ceil((limit - start) / delta));
+  if (!(length <= static_cast<double>(kMaxComputedElements)))
+    ctx.unsupported("Range of " + std::to_string(length) + " elements; denox computes at most " + std::to_string(kMaxComputedElements));
+  const auto n = static_cast<int64_t>(length);
   DecodedTensor d;
   d.onnx_type = t.onnx_type;
   d.is_float = t.is_float();
   d.dims = {n};
-  checked_element_count(d.dims, ctx.where());
   for (int64_t k = 0; k < n; ++k) {
     double v = start + static_cast<double>(k) * delta;
     if (d.is_float) d.f.push_back(v);
