@@ -30,9 +30,12 @@ Conv2dTiling choose_conv2d_tiling(const Conv2dShape& shape, bool pool) {
     } else if (t.tc > 1) {
       t.tc /= 2;
     } else {
-      fail(ErrorCode::Unsupported, "a " + std::to_string(shape.kh) + "x" + std::to_string(shape.kw) + " convolution with dilation " +
-                                       std::to_string(shape.dh) + "x" + std::to_string(shape.dw) +
-                                       " needs more shared memory than the portable kernel may use");
+      // (The stride counts too: it spreads a tile's input rows and columns apart.)
+      fail(ErrorCode::Unsupported, "a " + std::to_string(shape.kh) + "x" + std::to_string(shape.kw) + " convolution with stride " +
+                                       std::to_string(shape.sh) + "x" + std::to_string(shape.sw) + " and dilation " +
+                                       std::to_string(shape.dh) + "x" + std::to_string(shape.dw) + " needs " +
+                                       std::to_string(t.shared_bytes(shape, pool)) + " bytes of shared memory at its smallest tile; the portable kernel may use " +
+                                       std::to_string(kPortableSharedBytes));
     }
   }
   return t;

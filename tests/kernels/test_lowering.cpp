@@ -88,6 +88,22 @@ TEST_CASE("float_to_half rounds to nearest even and keeps specials", "[kernels][
   CHECK((float_to_half(NAN) & 0x03ff) != 0);
 }
 
+// A window no tile fits (the importer's largest: stride 4096) is refused naming the stride, the
+// bytes it needs and the budget; it blamed the dilation alone.
+TEST_CASE("conv2d tiling refuses a window no tile fits, naming stride, dilation and bytes", "[kernels][lowering]") {
+  for (const Conv2dShape& s : {Conv2dShape{3, 4, 3, 3, 4096, 4096, 1, 1}, Conv2dShape{3, 4, 3, 3, 1, 1, 4096, 4096}}) {
+    try {
+      (void)choose_conv2d_tiling(s);
+      FAIL("tiled");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::Unsupported);
+      const std::string want = "stride " + std::to_string(s.sh) + "x" + std::to_string(s.sw) + " and dilation " + std::to_string(s.dh) +
+                               "x" + std::to_string(s.dw) + " needs ";
+      CHECK_THAT(e.what(), Catch::Contains(want) && Catch::Contains("may use " + std::to_string(kPortableSharedBytes)));
+    }
+  }
+}
+
 TEST_CASE("conv2d tiling fits the portable shared-memory budget and packing places every weight", "[kernels][lowering]") {
   for (const Conv2dShape& s : {Conv2dShape{3, 32, 3, 3}, Conv2dShape{112, 96, 3, 3}, Conv2dShape{17, 3, 1, 1},
                                Conv2dShape{64, 64, 7, 7, 1, 1, 3, 3}, Conv2dShape{5, 9, 5, 3, 2, 3, 2, 1}}) {
