@@ -176,6 +176,16 @@ TEST_CASE("npy reader rejects what it cannot represent or trust", "[io][npy]") {
     CHECK(code_of(parse(npy_bytes("{'descr': '<f4', 'shape': (6,), }", payload))) == ErrorCode::Io);
     CHECK(code_of(parse("PK\x03\x04 not numpy")) == ErrorCode::Io);
     CHECK(code_of(parse("")) == ErrorCode::Io);
+    std::string many = "(";
+    for (int d = 0; d < 65; ++d) many += "1, ";
+    try {
+      denox::io::parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + many + "), }", payload), "bad.npy");
+      FAIL("65 dimensions accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::Io);
+      CHECK_THAT(e.what(), Catch::Contains("more than 64 dimensions"));
+      CHECK(std::string(e.what()).size() < 320);  // the header cut at 200 characters
+    }
   }
   SECTION("missing file names the path") {
     try {

@@ -5,6 +5,7 @@
 // nothing); --no-measure (--tuning heuristic) uses the heuristic cost model, --exhaustive
 // (--tuning exhaustive) the whole config space.
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@ struct CompileOptions {
   std::string model, size = "1920x1088", plan_out;
   GpuOptions gpu;
   bool no_measure = false, exhaustive = false, json = false, quiet = false;
+  bool size_given = false;  // --size on the command line (it only steers measured tuning)
   denox_tuning tuning = DENOX_TUNING_MEASURE;  // from the flags: compile_tuning
 };
 
@@ -101,6 +103,10 @@ void print_table(const nlohmann::json& r) {
 
 int compile(const CompileOptions& o) {
   const auto [w, h] = parse_extent(o.size);
+  if (o.size_given && o.tuning == DENOX_TUNING_HEURISTIC)
+    spdlog::warn("denox: --size {} has no effect with heuristic tuning: its cost model ranks every layer at 1920x1088, and the plan "
+                 "runs at any extent",
+                 o.size);
   const denox_context_options co = context_options(o.gpu);
   Context ctx = Context::headless(o.gpu.device, o.gpu.validation, &co);
   Calibration calibration;
@@ -133,7 +139,7 @@ Action register_compile(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile (and tune) a model for this GPU; print the chosen schedule");
   auto o = std::make_shared<CompileOptions>();
   cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--size", o->size, "Extent to tune for, WxH");
+  CLI::Option* size = cmd->add_option("--size", o->size, "Extent to tune for, WxH (measured tuning; the heuristic ranks at 1920x1088)");
   cmd->add_flag("--no-measure", o->no_measure, "Heuristic cost model only: run nothing on the GPU");
   cmd->add_flag("--exhaustive", o->exhaustive, "Measure the whole configuration space (no config pruning)");
   cmd->add_flag("--json", o->json, "Print the schedule report as one JSON object");
@@ -143,7 +149,10 @@ Action register_compile(CLI::App& app) {
   // (GpuOptions' --tuning defaults to heuristic, bench's default; compile's is measure.)
   CLI::Option* tuning = cmd->get_option("--tuning");
   tuning->description("Schedule: measure (the default here: tuned on this GPU, cached), heuristic (cost model, as --no-measure) or exhaustive (as --exhaustive)");
-  cmd->parse_complete_callback([o, tuning] { o->tuning = compile_tuning(*o, tuning->count() > 0); });
+  cmd->parse_complete_callback([o, tuning, size] {
+    o->tuning = compile_tuning(*o, tuning->count() > 0);
+    o->size_given = size->count() > 0;
+  });
   return [o] { return compile(*o); };
 }
 

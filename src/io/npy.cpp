@@ -98,7 +98,9 @@ class HeaderParser {
 
  private:
   [[noreturn]] void bad(const std::string& problem) {
-    fail_io(path_, "malformed .npy header (" + problem + "): " + std::string(text_));
+    // The header as far as it helps to read (it may be megabytes: version 2 gives it 4 GB).
+    const size_t shown = 200;
+    fail_io(path_, "malformed .npy header (" + problem + "): " + std::string(text_.substr(0, shown)) + (text_.size() > shown ? " ..." : ""));
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
@@ -148,6 +150,8 @@ class HeaderParser {
         ++pos_;
       }
       if (peek() == 'L') ++pos_;  // Python 2 long literal
+      // numpy 2 allows 64 (NPY_MAXDIMS); a header of 20001 dimensions was printed whole in the error.
+      if (shape.size() == 64) bad("more than 64 dimensions");
       shape.push_back(d);
       skip_space();
       if (peek() == ',') {
