@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <new>
 #include <exception>
 #include <vector>
 
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const denox::Error& e) {
     std::fprintf(stderr, "denox: %s: %s\n", denox::error_code_name(e.code()), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "denox: out of host memory\n");  // (not a broken invariant: the input may just be too large)
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "denox: internal error: %s\n", e.what());
