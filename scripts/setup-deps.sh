@@ -17,8 +17,8 @@ set -euo pipefail
 
 # The versions this project was last built and tested with. apt fetches exactly these while the
 # archive still carries them; once a point release replaces one, the setup takes the archive's
-# version and warns, naming both (the archives keep only a suite's current versions, so a hard
-# pin would break every fresh setup then). .deps/VERSIONS records what was fetched.
+# version and warns (the archives keep only a suite's current versions, so a hard pin would
+# break every fresh setup then). .deps/VERSIONS names what was taken.
 tested_trixie=(libvulkan-dev=1.4.309.0-1 libvulkan-volk-dev=1.4.304.0-1 libonnx-testdata=1.17.0-3)
 tested_glslang_source=15.1.0+1.4.309.0-1
 tested_mesa_backport=25.0.7-2~bpo12+1
@@ -37,8 +37,8 @@ fetch_tested() {
   shift
   for spec in "$@"; do
     if ! "${cmd[@]}" "$spec" 2>/dev/null; then
-      echo "setup-deps: WARNING: ${spec%%=*} ${spec#*=} (the version denox was tested with) is no longer in the archive;" \
-           "taking its current version (see .deps/VERSIONS)" >&2
+      echo "setup-deps: WARNING: could not fetch ${spec%%=*} ${spec#*=}, the version denox was tested with (gone from the" \
+           "archive after a point release, or the fetch failed); trying its current version (.deps/VERSIONS names it)" >&2
       "${cmd[@]}" "${spec%%=*}" || return 1
     fi
   done
@@ -120,9 +120,18 @@ if [ ! -f "$lvp_stamp" ] || [ ! -f "$deps/lavapipe/lvp_icd.json" ]; then
   fi
 fi
 
+# .deps/VERSIONS: what the last fetches took, rewritten on every run (the lavapipe may be fetched
+# again while the Debian 13 pieces stay).
+write_versions() {
+  { [ -f "$deps/VERSIONS.trixie" ] && cat "$deps/VERSIONS.trixie"
+    [ -f "$deps/lavapipe/VERSION" ] && echo "mesa-vulkan-drivers $(cat "$deps/lavapipe/VERSION") (Debian 12 backports, lavapipe only)"
+    true; } > "$deps/VERSIONS"
+}
+
 # Pieces from Debian 13. Bump this stamp when the list below changes.
 stamp="$deps/trixie-v2.stamp"
 if [ -f "$stamp" ]; then
+  write_versions
   exit 0
 fi
 
@@ -170,7 +179,6 @@ cmake --build "$deps/src/glslang-build" -j"$(nproc)"
 cmake --install "$deps/src/glslang-build" >/dev/null
 rm -rf "$deps/src" "$deps/extract"
 touch "$stamp"
-cat "$deps/VERSIONS.trixie" > "$deps/VERSIONS"
-[ -f "$deps/lavapipe/VERSION" ] && echo "mesa-vulkan-drivers $(cat "$deps/lavapipe/VERSION") (Debian 12 backports, lavapipe only)" >> "$deps/VERSIONS"
+write_versions
 sed 's/^/setup-deps:   /' "$deps/VERSIONS"
 echo "setup-deps: ready ($prefix)"

@@ -347,6 +347,18 @@ TEST_CASE("import: extreme kernel, stride, dilation, slice step and resize scale
     CHECK(contains(msg, "zeros_extreme"));
     CHECK(contains(msg, "denox computes at most 16777216"));
   }
+  {  // an integer Range whose first value is INT64_MAX: 2^63 as a double, outside int64
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "start", {}, {huge});
+    add_int64_initializer(g, "limit", {}, {0});
+    add_int64_initializer(g, "delta", {}, {-(int64_t{1} << 62)});
+    add_node(g, "Range", {"start", "limit", "delta"}, {"y"}, "range_int_extreme");
+    add_output(m, "y");
+    const std::string msg = error_of([&] { import_model(m); });
+    CHECK(contains(msg, "range_int_extreme"));
+    CHECK(contains(msg, "leave int64"));
+  }
   for (const float limit : {1e30f, std::numeric_limits<float>::infinity()}) {
     INFO("limit " << limit);
     auto m = single_input_model(17);
@@ -506,4 +518,11 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
   CHECK(code == ErrorCode::InvalidModel);
   CHECK(contains(msg, "more than 1048576 nodes"));
   CHECK(contains(msg, "fan_out/"));  // the node where it stopped, under the call's name
+
+  // The same fan-out onto a function with an empty body adds no node, only calls: capped too.
+  auto* last = m.mutable_functions(levels - 1);
+  last->clear_node();
+  const std::string calls = error_of([&] { import_model(m); }, &code);
+  CHECK(code == ErrorCode::InvalidModel);
+  CHECK(contains(calls, "more than 1048576 calls"));
 }

@@ -1,6 +1,7 @@
 #include "kernels/implementations.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <functional>
 #include <map>
 #include <optional>
@@ -127,7 +128,11 @@ bool up2_applicable(const compiler::Graph& g, const Op& conv, const Conv2dShape&
 int64_t conv_pixels(const compiler::Graph& g, const Op& conv, const std::optional<std::vector<int64_t>>& values) {
   const auto& out = g.tensor(conv.output).shape;
   if (!values || out.size() != 4) return 0;
-  return values->at(out[0]) * values->at(out[2]) * values->at(out[3]);
+  // Saturating: each extent fits int64, their product need not (a Pad of 2^40 on both axes).
+  int64_t pixels = 0;
+  if (__builtin_mul_overflow(values->at(out[0]), values->at(out[2]), &pixels) || __builtin_mul_overflow(pixels, values->at(out[3]), &pixels))
+    return std::numeric_limits<int64_t>::max();
+  return pixels;
 }
 
 }  // namespace

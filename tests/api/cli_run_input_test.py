@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""`denox run` refuses inputs it cannot use with exit status 1 and a message naming the file,
-on both backends, never "internal error" and never a run: an integer .npy (the Vulkan backend
+"""`denox run` refuses inputs it cannot use with exit status 1 and a message naming the file
+(or, for a wrong channel count, the shapes), on both backends, never "internal error" and never
+a run: an integer .npy (the Vulkan backend
 uploaded nothing from one and wrote garbage, found by fuzzing), a directory, a device file
 (/dev/zero was read until memory ran out) and an image of the wrong channel count.
 
@@ -45,7 +46,7 @@ def main():
     for backend in ["cpu", "vulkan"]:
         for path, cpu_why, vulkan_why in cases:
             why = cpu_why if backend == "cpu" else vulkan_why
-            out = os.path.join(work, "out.npy")
+            out = os.path.join(work, f"out-{backend}-{os.path.basename(path)}")
             args = [denox, "run", model, "-i", path, "-o", out, "--backend", backend] + (["--cache", cache] if backend == "vulkan" else [])
             p = subprocess.run(args, capture_output=True, timeout=120)
             err = p.stderr.decode(errors="replace")

@@ -98,7 +98,9 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
     bytes += (impl.kind == Kind::CoopConv && impl.coop.config.q8 ? 1.0 : elem) * weights;
     // 2 * Cout * Cin * KH * KW per output pixel of the convolution itself (before any pool).
     const auto& out = g.tensor(conv.output).shape;
-    const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0]) * values->at(out[2]) * values->at(out[3])) : 1.0;
+    const double pixels = out.size() == 4 ? static_cast<double>(values->at(out[0])) * static_cast<double>(values->at(out[2])) *
+                                                static_cast<double>(values->at(out[3]))
+                                          : 1.0;  // (in double, as elements())
     flops = 2.0 * weights * pixels;
     // conv2d_coopmat_up2: the upsampled channels take 4 taps instead of 9, but the kernel is
     // bound by staging and stores more than by its multiplies, so it gains half of that: time

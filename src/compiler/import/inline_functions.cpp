@@ -60,19 +60,23 @@ std::vector<onnx::AttributeProto> attribute_defaults(const Function& fn) {
 }
 
 constexpr int kMaxDepth = 16;
-// Nodes after inlining. The depth limit alone let 15 levels of functions calling 8 others grow
-// to 8^15 nodes, 7 GB before std::bad_alloc (fuzzing); a real network has thousands.
+// Nodes after inlining, and calls expanded on the way (a function with an empty body adds no
+// node but still costs a call). The depth limit alone let 15 levels of functions calling 8
+// others grow to 8^15 nodes, 7 GB before std::bad_alloc (fuzzing); a real network has thousands.
 constexpr size_t kMaxInlinedNodes = size_t{1} << 20;
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
-            int& call_counter);
+            size_t& call_counter);
 
 void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, const FunctionMap& functions, int depth,
-                 std::vector<onnx::NodeProto>& out, int& call_counter) {
+                 std::vector<onnx::NodeProto>& out, size_t& call_counter) {
   if (depth > kMaxDepth) {
     fail(ErrorCode::InvalidModel, "function '" + fn.name() + "' nests deeper than " + std::to_string(kMaxDepth) +
                                       " calls (recursive functions are not allowed)");
   }
+  if (call_counter >= kMaxInlinedNodes)
+    fail(ErrorCode::InvalidModel, "inlining the model's functions takes more than " + std::to_string(kMaxInlinedNodes) +
+                                      " calls (at a call of function '" + fn.name() + "')");
   const std::string prefix = (call.name().empty() ? fn.name() : call.name()) + "/" + std::to_string(call_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i) rename[fn.input(i)] = i < call.input_size() ? call.input(i) : "";
@@ -111,7 +115,7 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
 }
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
-            int& call_counter) {
+            size_t& call_counter) {
   auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
   if (it == functions.end()) {
     if (out.size() >= kMaxInlinedNodes)
@@ -129,7 +133,7 @@ std::vector<onnx::NodeProto> inline_functions(const onnx::ModelProto& model) {
   FunctionMap functions;
   for (const auto& fn : model.functions()) functions[{fn.domain(), fn.name(), overload_of(fn, 13)}] = &fn;
   std::vector<onnx::NodeProto> out;
-  int call_counter = 0;
+  size_t call_counter = 0;
   for (const auto& node : model.graph().node()) expand(node, functions, 0, out, call_counter);
   return out;
 }

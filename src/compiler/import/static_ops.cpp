@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <numeric>
 
@@ -460,8 +461,11 @@ void convert_range(NodeContext& ctx) {
   if (delta == 0) ctx.invalid("Range delta 0");
   // Checked before the cast: an infinite or NaN count would be undefined behaviour there.
   const double length = std::max(0.0, std::ceil((limit - start) / delta));
-  if (!(length <= static_cast<double>(kMaxComputedElements)))
-    ctx.unsupported("Range of " + std::to_string(length) + " elements; denox computes at most " + std::to_string(kMaxComputedElements));
+  if (!(length <= static_cast<double>(kMaxComputedElements))) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", length);
+    ctx.unsupported("Range of " + std::string(shown) + " elements; denox computes at most " + std::to_string(kMaxComputedElements));
+  }
   const auto n = static_cast<int64_t>(length);
   DecodedTensor d;
   d.onnx_type = t.onnx_type;
@@ -469,6 +473,9 @@ void convert_range(NodeContext& ctx) {
   d.dims = {n};
   for (int64_t k = 0; k < n; ++k) {
     double v = start + static_cast<double>(k) * delta;
+    // An integer Range near the ends of int64 (start INT64_MAX is 2^63 as a double) must not
+    // reach the cast out of range.
+    if (!d.is_float && !(v >= -0x1p63 && v < 0x1p63)) ctx.unsupported("an integer Range whose values leave int64");
     if (d.is_float) d.f.push_back(v);
     else d.i.push_back(static_cast<int64_t>(v));
   }
