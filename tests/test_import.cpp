@@ -376,7 +376,7 @@ TEST_CASE("import: extreme kernel, stride, dilation, slice step and resize scale
 
 // Nodes out of order are sorted (ONNX requires order; sloppy writers exist), in linear time: a
 // chain written backwards imports as the same graph as written forwards. A cycle is named.
-TEST_CASE("import: nodes out of topological order are sorted; a cycle names its node") {
+TEST_CASE("import: nodes out of topological order are sorted and a cycle names its node") {
   auto chain = [](bool backwards, size_t length) {
     auto m = single_input_model(17);
     auto& g = *m.mutable_graph();
