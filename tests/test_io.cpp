@@ -11,6 +11,7 @@
 #include <random>
 
 #include "common/error.hpp"
+#include "common/read_file.hpp"
 #include "io/npy.hpp"
 #include "io/pfm.hpp"
 
@@ -212,6 +213,22 @@ TEST_CASE("npy reader rejects what it cannot represent or trust", "[io][npy]") {
       }
     }
   }
+  // Every reader of whole files (models, plans, calibrations, tensors) goes through
+  // read_regular_file; a file whose size changes under it fails rather than returning a part.
+  SECTION("a file whose size is not what it holds is refused naming both") {
+    // /proc files report size 0 and hold text: the same as a file grown while being read.
+    try {
+      denox::read_regular_file("/proc/self/status");
+      FAIL("/proc/self/status read");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::Io);
+      CHECK_THAT(e.what(), Catch::Contains("/proc/self/status: its size changed while it was read (0 bytes when opened, more read)"));
+    }
+    TempDir dir;
+    const std::string empty = dir.file("empty.bin");
+    std::ofstream(empty).close();
+    CHECK(denox::read_regular_file(empty).empty());
+  }
 }
 
 TEST_CASE("pfm round trip for 3 and 1 channels", "[io][pfm]") {
@@ -223,7 +240,7 @@ TEST_CASE("pfm round trip for 3 and 1 channels", "[io][pfm]") {
     const HostTensor read = denox::io::read_pfm(path);
     CHECK(read.shape == original.shape);
     CHECK(read.f32 == original.f32);
-    const std::string bytes = denox::io::read_file_bytes(path);
+    const std::string bytes = denox::read_regular_file(path);
     CHECK(bytes.substr(0, 2) == (channels == 3 ? "PF" : "Pf"));
     CHECK(bytes.find("-1.0\n") != std::string::npos);  // little endian
   }

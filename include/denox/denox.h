@@ -49,8 +49,8 @@ extern "C" {
  * denox_context_info): build against the header of the library you link. Zero-initialize the
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
-#define DENOX_VERSION_MINOR 2
-#define DENOX_VERSION_PATCH 10
+#define DENOX_VERSION_MINOR 3
+#define DENOX_VERSION_PATCH 0
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,
@@ -62,7 +62,11 @@ typedef enum denox_result {
   DENOX_ERROR_MISSING_FEATURE = 6,  /* the device lacks a feature or extension denox needs */
   DENOX_ERROR_VULKAN = 7,           /* a Vulkan call failed (device lost, out of memory, ...) */
   DENOX_ERROR_NOT_READY = 8,        /* record() before set_extent/bind_input/bind_output */
-  DENOX_ERROR_INTERNAL = 9          /* a broken invariant inside denox: please report it */
+  DENOX_ERROR_INTERNAL = 9,         /* a broken invariant inside denox: please report it */
+  /* Host memory ran out inside denox (std::bad_alloc), e.g. while importing a huge model. Since
+   * 0.3.0; before, DENOX_ERROR_INTERNAL. A Vulkan call that returns VK_ERROR_OUT_OF_HOST_MEMORY
+   * is DENOX_ERROR_VULKAN, its message naming the VkResult. */
+  DENOX_ERROR_OUT_OF_HOST_MEMORY = 10
 } denox_result;
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next denox

@@ -280,7 +280,7 @@ void BackgroundWorker::run() {
       failure = result_of(e.code());
       message = e.what();
     } catch (const std::bad_alloc&) {
-      failure = DENOX_ERROR_INTERNAL;
+      failure = DENOX_ERROR_OUT_OF_HOST_MEMORY;
       message = "out of host memory";
     } catch (const std::exception& e) {
       failure = DENOX_ERROR_INTERNAL;
@@ -328,7 +328,7 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   if (job.kind == DENOX_JOB_TUNE) {
     compiled = compile_plan(ctx, *job.imported, request);
   } else {
-    std::vector<uint8_t> bytes = job.file ? read_file(*job.file) : std::move(job.onnx);
+    std::string bytes = job.file ? read_regular_file(*job.file) : std::move(job.onnx);
     std::optional<std::filesystem::path> base_dir;
     if (job.file) base_dir = job.file->parent_path().empty() ? std::filesystem::path(".") : job.file->parent_path();
     const auto imported = import_model(bytes.data(), bytes.size(), base_dir, request);

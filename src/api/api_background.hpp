@@ -50,7 +50,7 @@ struct FileWatch {
 struct BackgroundJob {
   denox_background_job kind = DENOX_JOB_TUNE;
   std::shared_ptr<const ImportedModel> imported;  // tune
-  std::vector<uint8_t> onnx;                      // reload from memory
+  std::string onnx;                               // reload from memory
   std::optional<std::filesystem::path> file;      // reload from a file
   std::string model_name;                         // for a plan that names no model ("" : the file's stem)
   CompileRequest request;

@@ -11,13 +11,11 @@
 #include <vector>
 
 #include "api/api_internal.hpp"
+#include "common/read_file.hpp"  // read_regular_file: models and plans by path
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
 
 namespace denox::api {
-
-// A whole file's bytes; Io errors name the path.
-std::vector<uint8_t> read_file(const std::filesystem::path& path);
 
 plan::Precision resolve_precision(const denox_context_T& ctx, denox_precision requested);
 // Whether DENOX_PRECISION_INT8 loads on this context's device (denox_context_info::int8_supported).

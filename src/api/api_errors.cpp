@@ -28,6 +28,7 @@ denox_result result_of(ErrorCode code) {
     case ErrorCode::MissingFeature: return DENOX_ERROR_MISSING_FEATURE;
     case ErrorCode::Vulkan: return DENOX_ERROR_VULKAN;
     case ErrorCode::Internal: return DENOX_ERROR_INTERNAL;
+    case ErrorCode::OutOfHostMemory: return DENOX_ERROR_OUT_OF_HOST_MEMORY;
   }
   return DENOX_ERROR_INTERNAL;
 }
@@ -50,6 +51,7 @@ const char* denox_result_name(denox_result result) {
     case DENOX_ERROR_VULKAN: return "DENOX_ERROR_VULKAN";
     case DENOX_ERROR_NOT_READY: return "DENOX_ERROR_NOT_READY";
     case DENOX_ERROR_INTERNAL: return "DENOX_ERROR_INTERNAL";
+    case DENOX_ERROR_OUT_OF_HOST_MEMORY: return "DENOX_ERROR_OUT_OF_HOST_MEMORY";
   }
   return "DENOX_ERROR_UNKNOWN";
 }

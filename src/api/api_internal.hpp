@@ -126,7 +126,7 @@ denox_result guarded(const char* function, Fn&& fn) noexcept {
   } catch (const Error& e) {
     return set_error(result_of(e.code()), std::string(function) + ": " + e.what());
   } catch (const std::bad_alloc&) {
-    return set_error(DENOX_ERROR_INTERNAL, std::string(function) + ": out of host memory");
+    return set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, std::string(function) + ": out of host memory");
   } catch (const std::exception& e) {
     return set_error(DENOX_ERROR_INTERNAL, std::string(function) + ": " + e.what());
   } catch (...) {

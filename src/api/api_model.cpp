@@ -2,7 +2,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "api/api_background.hpp"
@@ -12,16 +11,6 @@
 #include "compiler/plan/plan_serialize.hpp"
 
 namespace denox::api {
-
-std::vector<uint8_t> read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::Io, "'" + path.string() + "' is not a readable file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::Io, "cannot open '" + path.string() + "': " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(ErrorCode::Io, "cannot read '" + path.string() + "'");
-  return bytes;
-}
 
 namespace {
 
@@ -142,7 +131,7 @@ denox_result denox_model_load_file(denox_context context, const char* onnx_path,
     *out_model = nullptr;
     api::require(context, "context");
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
-    const auto bytes = api::read_file(path);
+    const auto bytes = read_regular_file(path);
     *out_model = api::load_onnx(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(),
                                 path.stem().string(), options);
   });

@@ -69,7 +69,7 @@ denox_result denox_model_reload_memory(denox_model model, const void* onnx_bytes
     api::require(model, "model");
     api::require(onnx_bytes, "onnx_bytes");
     api::BackgroundJob job;
-    job.onnx.assign(static_cast<const uint8_t*>(onnx_bytes), static_cast<const uint8_t*>(onnx_bytes) + size);
+    job.onnx.assign(static_cast<const char*>(onnx_bytes), size);
     api::queue_reload(*model, std::move(job));
   });
 }

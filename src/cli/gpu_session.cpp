@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/error.hpp"
-#include "io/npy.hpp"  // read_file_bytes
+#include "common/read_file.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,7 +47,7 @@ denox_model_options model_options(const GpuOptions& options, Calibration& calibr
   if (mo.precision == DENOX_PRECISION_INT8 && options.calibration.empty())
     fail(ErrorCode::InvalidArgument, "--precision int8 needs --calibration FILE (make one with `denox calibrate`)");
   if (!options.calibration.empty()) {
-    const std::string bytes = io::read_file_bytes(options.calibration);  // Io errors name the file
+    const std::string bytes = read_regular_file(options.calibration);  // Io errors name the file
     try {
       calibration = Calibration::from_bytes(bytes.data(), bytes.size());
     } catch (const ApiError& e) {

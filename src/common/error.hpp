@@ -17,6 +17,7 @@ enum class ErrorCode {
   MissingFeature,  // the Vulkan device lacks a feature or extension denox needs
   Vulkan,          // a Vulkan call failed (device lost, out of device memory, ...)
   Internal,        // a broken invariant inside denox
+  OutOfHostMemory, // an allocation failed (std::bad_alloc caught where it can be named)
 };
 
 const char* error_code_name(ErrorCode code);
@@ -42,6 +43,7 @@ inline const char* error_code_name(ErrorCode code) {
     case ErrorCode::MissingFeature: return "missing device feature";
     case ErrorCode::Vulkan: return "vulkan error";
     case ErrorCode::Internal: return "internal error";
+    case ErrorCode::OutOfHostMemory: return "out of host memory";
   }
   return "error";
 }

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <random>
@@ -19,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/half.hpp"
+#include "common/read_file.hpp"
 
 namespace denox::io {
 namespace {
@@ -208,23 +208,6 @@ std::optional<size_t> checked_byte_count(const std::vector<int64_t>& shape, size
 
 }  // namespace
 
-std::string read_file_bytes(const std::string& path) {
-  // Regular files only, read to their size: a directory made the stream throw a message without
-  // the path, and /dev/zero (or a FIFO) was read until memory ran out (found by fuzzing).
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec) fail_io(path, "cannot open for reading: " + ec.message());
-  if (std::filesystem::is_directory(status)) fail_io(path, "is a directory");
-  if (!std::filesystem::is_regular_file(status)) fail_io(path, "not a regular file (a device, FIFO or socket)");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail_io(path, "cannot read its size: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_io(path, std::string("cannot open for reading: ") + std::strerror(errno));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail_io(path, "read error");
-  return bytes;
-}
-
 HostTensor parse_npy(std::string_view bytes, const std::string& path) {
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   if (bytes.size() < kMagicSize + 2 || bytes.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize))
@@ -291,7 +274,7 @@ HostTensor parse_npy(std::string_view bytes, const std::string& path) {
   return tensor;
 }
 
-HostTensor read_npy(const std::string& path) { return parse_npy(read_file_bytes(path), path); }
+HostTensor read_npy(const std::string& path) { return parse_npy(read_regular_file(path), path); }
 
 std::string encode_npy(const HostTensor& tensor) {
   const std::optional<size_t> expected = checked_byte_count(tensor.shape, 1);

@@ -35,7 +35,4 @@ void write_npy(const std::string& path, const HostTensor& tensor);
 // failed write leaves any previous file untouched. Shared by the .npy and .pfm writers.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
-// Reads a whole file into memory; throws Io naming the path when it cannot.
-std::string read_file_bytes(const std::string& path);
-
 }  // namespace denox::io

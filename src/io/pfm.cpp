@@ -8,7 +8,8 @@
 
 #include "common/error.hpp"
 #include "common/host_tensor.hpp"  // shape_string
-#include "io/npy.hpp"  // write_file_atomically, read_file_bytes
+#include "common/read_file.hpp"
+#include "io/npy.hpp"  // write_file_atomically
 
 namespace denox::io {
 namespace {
@@ -115,7 +116,7 @@ HostTensor parse_pfm(std::string_view bytes, const std::string& path) {
   return image;
 }
 
-HostTensor read_pfm(const std::string& path) { return parse_pfm(read_file_bytes(path), path); }
+HostTensor read_pfm(const std::string& path) { return parse_pfm(read_regular_file(path), path); }
 
 std::string encode_pfm(const HostTensor& image, bool big_endian) {
   const auto& s = image.shape;

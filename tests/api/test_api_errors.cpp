@@ -20,6 +20,12 @@ TEST_CASE("load errors name the cause", "[api][errors]") {
   CHECK(denox_model_load_file(ctx, (dir / "missing.onnx").string().c_str(), nullptr, &model) == DENOX_ERROR_IO);
   CHECK(last().find("missing.onnx") != std::string::npos);
   CHECK(model == nullptr);
+  // Not regular files: named, never read (/dev/zero was read until memory ran out).
+  CHECK(denox_model_load_file(ctx, dir.path().string().c_str(), nullptr, &model) == DENOX_ERROR_IO);
+  CHECK(last().find(dir.path().string() + ": is a directory") != std::string::npos);
+  CHECK(denox_model_load_file(ctx, "/dev/zero", nullptr, &model) == DENOX_ERROR_IO);
+  CHECK(last().find("/dev/zero: not a regular file") != std::string::npos);
+  CHECK(model == nullptr);
 
   const std::string junk = "this is not a protobuf";
   CHECK(denox_model_load_memory(ctx, junk.data(), junk.size(), nullptr, &model) == DENOX_ERROR_INVALID_MODEL);

@@ -2,13 +2,13 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/read_file.hpp"
 #include "compiler/import/inline_functions.hpp"
 #include "compiler/import/node_context.hpp"
 
@@ -250,8 +250,14 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
         }
         continue;
       } catch (const Error& e) {
-        if (e.code() != ErrorCode::Unsupported) throw;
-        problems.push_back(e.what());
+        if (e.code() == ErrorCode::Unsupported) {
+          problems.push_back(e.what());
+        } else {
+          // The shape program's errors (an overflow in shape arithmetic) do not know the node.
+          const std::string_view message = e.what();
+          if (message.rfind(ctx.where(), 0) == 0) throw;
+          throw Error(e.code(), ctx.where() + ": " + std::string(message));
+        }
       }
     }
     for (const auto& out : n.output()) poisoned.insert(out);
@@ -300,13 +306,10 @@ Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& opti
 }
 
 Graph import_onnx_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail(ErrorCode::Io, "cannot open model '" + path.string() + "': " + ec.message());
-  if (size > static_cast<uintmax_t>(INT32_MAX)) fail(ErrorCode::InvalidModel, "model '" + path.string() + "' is larger than 2 GiB");
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail(ErrorCode::Io, "cannot read model '" + path.string() + "'");
+  // Refused before reading: protobuf cannot parse it anyway.
+  if (regular_file_size(path) > static_cast<uintmax_t>(INT32_MAX))
+    fail(ErrorCode::InvalidModel, path.string() + ": the model is larger than 2 GiB (protobuf's limit)");
+  const std::string bytes = read_regular_file(path);
   ImportOptions options;
   options.base_dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   try {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
 #include <numeric>
 
@@ -20,12 +19,17 @@ namespace {
 // initializers, so this is far above need; a ConstantOfShape of 2^27 took 4 GB (fuzzing).
 constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 
+// This cap is checked first: a constant of 2^30 elements is denox's limit ("unsupported"), not
+// a claim of more elements than a tensor may have (checked_element_count's "invalid model").
 int64_t computed_element_count(const NodeContext& ctx, const std::vector<int64_t>& dims, const std::string& what) {
-  const int64_t count = checked_element_count(dims, what);
-  if (count > kMaxComputedElements)
-    ctx.unsupported("computes a constant of " + std::to_string(count) + " elements at import; denox computes at most " +
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; }))
+    return checked_element_count(dims, what);  // throws, naming the negative dimension
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  const double count = std::accumulate(dims.begin(), dims.end(), 1.0, [](double n, int64_t d) { return n * static_cast<double>(d); });
+  if (count > static_cast<double>(kMaxComputedElements))
+    ctx.unsupported("computes a constant of " + format_double(count) + " elements at import; denox computes at most " +
                     std::to_string(kMaxComputedElements));
-  return count;
+  return checked_element_count(dims, what);  // exact, and far inside its own limit now
 }
 
 using TP = onnx::TensorProto;
@@ -461,11 +465,8 @@ void convert_range(NodeContext& ctx) {
   if (delta == 0) ctx.invalid("Range delta 0");
   // Checked before the cast: an infinite or NaN count would be undefined behaviour there.
   const double length = std::max(0.0, std::ceil((limit - start) / delta));
-  if (!(length <= static_cast<double>(kMaxComputedElements))) {
-    char shown[32];
-    std::snprintf(shown, sizeof shown, "%g", length);
-    ctx.unsupported("Range of " + std::string(shown) + " elements; denox computes at most " + std::to_string(kMaxComputedElements));
-  }
+  if (!(length <= static_cast<double>(kMaxComputedElements)))
+    ctx.unsupported("Range of " + format_double(length) + " elements; denox computes at most " + std::to_string(kMaxComputedElements));
   const auto n = static_cast<int64_t>(length);
   DecodedTensor d;
   d.onnx_type = t.onnx_type;

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -65,6 +66,12 @@ int64_t checked_element_count(const std::vector<int64_t>& dims, const std::strin
     n *= d;
   }
   return n;
+}
+
+std::string format_double(double v) {
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", v);
+  return shown;
 }
 
 namespace {

@@ -41,6 +41,10 @@ DecodedTensor decode_tensor(const onnx::TensorProto& proto, const ExternalDataCo
 // Element count of `dims`, checked for negative extents and overflow against kMaxTensorElements.
 int64_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what);
 
+// `v` as printf's %g writes it, for messages about hostile values: 1e+30 rather than 31 digits
+// and six decimals, 4 rather than 4.000000.
+std::string format_double(double v);
+
 const char* onnx_type_name(int32_t onnx_type);
 bool onnx_type_is_float(int32_t onnx_type);
 bool onnx_type_is_integer(int32_t onnx_type);  // includes BOOL

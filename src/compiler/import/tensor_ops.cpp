@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "compiler/import/node_context.hpp"
 
@@ -332,11 +331,10 @@ constexpr int64_t kMaxUpscale = 64;
 int64_t integer_scale(const NodeContext& ctx, double s, int64_t axis) {
   const std::string which = std::to_string(s) + " on axis " + std::to_string(axis);
   if (s != std::floor(s)) ctx.unsupported("non-integer scale " + which + " (denox supports integer upscaling)");
-  char shown[32];
-  std::snprintf(shown, sizeof shown, "%g", s);  // (1e+30, not 31 digits and six decimals)
-  if (s < 1) ctx.unsupported("scale " + std::string(shown) + " on axis " + std::to_string(axis) + " is below 1 (denox supports integer upscaling)");
+  const std::string shown = format_double(s);
+  if (s < 1) ctx.unsupported("scale " + shown + " on axis " + std::to_string(axis) + " is below 1 (denox supports integer upscaling)");
   if (s > static_cast<double>(kMaxUpscale))
-    ctx.unsupported("scale " + std::string(shown) + " on axis " + std::to_string(axis) + " is above " + std::to_string(kMaxUpscale) +
+    ctx.unsupported("scale " + shown + " on axis " + std::to_string(axis) + " is above " + std::to_string(kMaxUpscale) +
                     ", the largest upscaling denox takes");
   return static_cast<int64_t>(s);
 }

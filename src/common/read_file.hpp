@@ -1,0 +1,21 @@
+// Reading a whole file into memory, for every reader of denox's inputs (ONNX models, plans,
+// calibrations, .npy and .pfm tensors). One place that refuses what is not a regular file: a
+// directory made the stream throw without the path, and /dev/zero or a FIFO was read until
+// memory ran out (both found by fuzzing).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace denox {
+
+// The size of a regular file. Throws Error(Io) naming the path: "PATH: is a directory", "PATH:
+// not a regular file (a device, FIFO or socket)", "PATH: cannot open for reading: <cause>".
+std::uintmax_t regular_file_size(const std::filesystem::path& path);
+
+// The whole of a regular file (the checks above), read to the size it had when opened. A file
+// that changes size while it is read fails naming both sizes rather than returning a part.
+std::string read_regular_file(const std::filesystem::path& path);
+
+}  // namespace denox
