@@ -514,7 +514,7 @@ TEST_CASE("import: model-local functions are inlined") {
 }
 
 // Functions each calling the next 8 times, 8 levels: within the depth limit, but 8^8 nodes
-// inlined. Refused once inlining passes 2^20 nodes, by name, where it grew until bad_alloc.
+// inlined. Refused before inlining (counted per function), by name, where it grew until bad_alloc.
 TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") {
   auto m = single_input_model(17);
   const int levels = 8;
@@ -543,8 +543,7 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
   ErrorCode code{};
   const std::string msg = error_of([&] { import_model(m); }, &code);
   CHECK(code == ErrorCode::InvalidModel);
-  CHECK(contains(msg, "more than 1048576 nodes"));
-  CHECK(contains(msg, "fan_out/"));  // the node where it stopped, under the call's name
+  CHECK(contains(msg, "more than 1048576 nodes (passed at node 'fan_out', a call of function 'F0')"));
 
   // The same fan-out onto a function with an empty body adds no node, only calls: capped too.
   auto* last = m.mutable_functions(levels - 1);
@@ -552,4 +551,35 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
   const std::string calls = error_of([&] { import_model(m); }, &code);
   CHECK(code == ErrorCode::InvalidModel);
   CHECK(contains(calls, "more than 1048576 calls"));
+
+  // One call per level: 17 levels are inlined, 18 are refused (the depth limit); a function
+  // that calls itself through another is named.
+  auto chain = [&](int depth, bool recursive) {
+    auto c = single_input_model(17);
+    for (int level = 0; level < depth; ++level) {
+      auto* fn = c.add_functions();
+      fn->set_name("G" + std::to_string(level));
+      fn->set_domain("custom");
+      fn->add_input("a");
+      fn->add_output("out");
+      fn->add_opset_import()->set_version(17);
+      auto* n = fn->add_node();
+      const bool calls_next = level + 1 < depth || recursive;
+      n->set_op_type(calls_next ? "G" + std::to_string(level + 1 < depth ? level + 1 : 0) : "Relu");
+      if (calls_next) n->set_domain("custom");
+      n->add_input("a");
+      n->add_output("out");
+    }
+    auto* d = c.add_opset_import();
+    d->set_domain("custom");
+    d->set_version(1);
+    add_node(*c.mutable_graph(), "G0", {"x"}, {"y"}, "chain").set_domain("custom");
+    add_output(c, "y");
+    return c;
+  };
+  CHECK(import_model(chain(17, false)).ops.size() == 1);
+  CHECK(contains(error_of([&] { import_model(chain(18, false)); }, &code), "function 'G0' nests 18 levels of function calls; denox inlines at most 17"));
+  CHECK(code == ErrorCode::InvalidModel);
+  CHECK(contains(error_of([&] { import_model(chain(3, true)); }, &code), "calls itself, directly or through other functions"));
+  CHECK(code == ErrorCode::InvalidModel);
 }

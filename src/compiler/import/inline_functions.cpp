@@ -4,7 +4,9 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -65,18 +67,72 @@ constexpr int kMaxDepth = 16;
 // others grow to 8^15 nodes, 7 GB before std::bad_alloc (fuzzing); a real network has thousands.
 constexpr size_t kMaxInlinedNodes = size_t{1} << 20;
 
+// What inlining one node gives, counted per function before anything is copied: a hostile
+// fan-out is refused in microseconds instead of after building a million nodes.
+struct Expansion {
+  size_t nodes = 0;  // saturating at kMaxInlinedNodes + 1
+  size_t calls = 0;  // likewise
+  int levels = 0;    // nested function calls, the node's own included
+};
+
+size_t saturating_add(size_t a, size_t b) { return std::min(a + b, kMaxInlinedNodes + 1); }
+
+class ExpansionCounter {
+ public:
+  explicit ExpansionCounter(const FunctionMap& functions) : functions_(functions) {}
+
+  Expansion of_node(const onnx::NodeProto& node) {
+    auto it = functions_.find({node.domain(), node.op_type(), overload_of(node, 8)});
+    return it == functions_.end() ? Expansion{1, 0, 0} : of_function(*it->second);
+  }
+
+ private:
+  Expansion of_function(const onnx::FunctionProto& fn) {
+    if (auto it = done_.find(&fn); it != done_.end()) return it->second;
+    if (!active_.insert(&fn).second)
+      fail(ErrorCode::InvalidModel, "function '" + fn.name() + "' calls itself, directly or through other functions (ONNX functions cannot recurse)");
+    Expansion e{0, 1, 0};
+    for (const auto& body_node : fn.node()) {
+      const Expansion sub = of_node(body_node);
+      e.nodes = saturating_add(e.nodes, sub.nodes);
+      e.calls = saturating_add(e.calls, sub.calls);
+      e.levels = std::max(e.levels, sub.levels);
+    }
+    if (++e.levels > kMaxDepth + 1)
+      fail(ErrorCode::InvalidModel, "function '" + fn.name() + "' nests " + std::to_string(e.levels) + " levels of function calls; denox inlines at most " +
+                                        std::to_string(kMaxDepth + 1));
+    active_.erase(&fn);
+    done_[&fn] = e;
+    return e;
+  }
+
+  const FunctionMap& functions_;
+  std::map<const onnx::FunctionProto*, Expansion> done_;
+  std::set<const onnx::FunctionProto*> active_;
+};
+
+// Refuses, naming the graph node where the total passes a limit, what inlining would make too big.
+void check_expansion(const onnx::GraphProto& graph, const FunctionMap& functions) {
+  ExpansionCounter counter(functions);
+  Expansion total;
+  for (const auto& node : graph.node()) {
+    const Expansion e = counter.of_node(node);
+    total.nodes = saturating_add(total.nodes, e.nodes);
+    total.calls = saturating_add(total.calls, e.calls);
+    const char* what = total.nodes > kMaxInlinedNodes ? "nodes" : total.calls > kMaxInlinedNodes ? "calls" : nullptr;
+    if (what != nullptr)
+      fail(ErrorCode::InvalidModel, "inlining the model's functions takes more than " + std::to_string(kMaxInlinedNodes) + " " + what +
+                                        " (passed at node '" + node.name() + "', a call of function '" + node.op_type() + "')");
+  }
+}
+
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
             size_t& call_counter);
 
 void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, const FunctionMap& functions, int depth,
                  std::vector<onnx::NodeProto>& out, size_t& call_counter) {
-  if (depth > kMaxDepth) {
-    fail(ErrorCode::InvalidModel, "function '" + fn.name() + "' nests deeper than " + std::to_string(kMaxDepth) +
-                                      " calls (recursive functions are not allowed)");
-  }
-  if (call_counter >= kMaxInlinedNodes)
-    fail(ErrorCode::InvalidModel, "inlining the model's functions takes more than " + std::to_string(kMaxInlinedNodes) +
-                                      " calls (at a call of function '" + fn.name() + "')");
+  // check_expansion bounded the depth and the calls before anything was expanded.
+  if (depth > kMaxDepth || call_counter >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
   const std::string prefix = (call.name().empty() ? fn.name() : call.name()) + "/" + std::to_string(call_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i) rename[fn.input(i)] = i < call.input_size() ? call.input(i) : "";
@@ -118,9 +174,7 @@ void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth
             size_t& call_counter) {
   auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
   if (it == functions.end()) {
-    if (out.size() >= kMaxInlinedNodes)
-      fail(ErrorCode::InvalidModel, "inlining the model's functions gives more than " + std::to_string(kMaxInlinedNodes) +
-                                        " nodes (at node '" + node.name() + "', " + node.op_type() + ")");
+    if (out.size() >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
     out.push_back(node);
     return;
   }
@@ -132,6 +186,7 @@ void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth
 std::vector<onnx::NodeProto> inline_functions(const onnx::ModelProto& model) {
   FunctionMap functions;
   for (const auto& fn : model.functions()) functions[{fn.domain(), fn.name(), overload_of(fn, 13)}] = &fn;
+  check_expansion(model.graph(), functions);
   std::vector<onnx::NodeProto> out;
   size_t call_counter = 0;
   for (const auto& node : model.graph().node()) expand(node, functions, 0, out, call_counter);
