@@ -513,19 +513,25 @@ TEST_CASE("import: model-local functions are inlined") {
   CHECK(extents(graph, graph.outputs[0], 9, 11) == std::vector<int64_t>{1, 4, 9, 11});
 }
 
+// A function of domain "custom" from input "a" to output "out", its body left to the caller.
+static onnx::FunctionProto* add_unary_function(onnx::ModelProto& m, const std::string& name) {
+  auto* fn = m.add_functions();
+  fn->set_name(name);
+  fn->set_domain("custom");
+  fn->add_input("a");
+  fn->add_output("out");
+  fn->add_opset_import()->set_version(17);
+  fn->add_opset_import()->set_domain("custom");
+  return fn;
+}
+
 // Functions each calling the next 8 times, 8 levels: within the depth limit, but 8^8 nodes
 // inlined. Refused before inlining (counted per function), by name, where it grew until bad_alloc.
 TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") {
   auto m = single_input_model(17);
   const int levels = 8;
   for (int level = 0; level < levels; ++level) {
-    auto* fn = m.add_functions();
-    fn->set_name("F" + std::to_string(level));
-    fn->set_domain("custom");
-    fn->add_input("a");
-    fn->add_output("out");
-    fn->add_opset_import()->set_version(17);
-    fn->add_opset_import()->set_domain("custom");
+    auto* fn = add_unary_function(m, "F" + std::to_string(level));
     for (int k = 0; k < 8; ++k) {
       auto* n = fn->add_node();
       n->set_op_type(level + 1 < levels ? "F" + std::to_string(level + 1) : "Relu");
@@ -557,12 +563,7 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
   auto chain = [&](int depth, bool recursive) {
     auto c = single_input_model(17);
     for (int level = 0; level < depth; ++level) {
-      auto* fn = c.add_functions();
-      fn->set_name("G" + std::to_string(level));
-      fn->set_domain("custom");
-      fn->add_input("a");
-      fn->add_output("out");
-      fn->add_opset_import()->set_version(17);
+      auto* fn = add_unary_function(c, "G" + std::to_string(level));
       auto* n = fn->add_node();
       const bool calls_next = level + 1 < depth || recursive;
       n->set_op_type(calls_next ? "G" + std::to_string(level + 1 < depth ? level + 1 : 0) : "Relu");
