@@ -72,7 +72,10 @@ def main():
                     static_out = model(static_in)  # noqa: F841
                 results.append(("cuda-graph", time_cuda(graph.replay, args.warmup, args.runs)))
                 if args.compile:
-                    compiled = torch.compile(model, mode="max-autotune")
+                    # dynamic=False: a static graph per size. Without it the second size a
+                    # process compiles turns into a dynamic-shape graph, up to 1.6x slower
+                    # (bench/RESULTS.md, twenty-ninth session).
+                    compiled = torch.compile(model, mode="max-autotune", dynamic=False)
                     results.append(("compile-maxat", time_cuda(lambda: compiled(x), args.warmup, args.runs)))
             for mode, (med, lo, hi) in results:
                 if args.json:
