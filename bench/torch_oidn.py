@@ -75,6 +75,9 @@ def main():
                     # dynamic=False: a static graph per size. Without it the second size a
                     # process compiles turns into a dynamic-shape graph, up to 1.6x slower
                     # (bench/RESULTS.md, twenty-ninth session).
+                    # reset(): each size an independent first compile (and clear of Dynamo's
+                    # recompile limit, past which it would silently run eager).
+                    torch._dynamo.reset()
                     compiled = torch.compile(model, mode="max-autotune", dynamic=False)
                     results.append(("compile-maxat", time_cuda(lambda: compiled(x), args.warmup, args.runs)))
             for mode, (med, lo, hi) in results:

@@ -213,7 +213,7 @@ TEST_CASE("npy reader rejects what it cannot represent or trust", "[io][npy]") {
       }
     }
   }
-  // Every reader of whole files (models, plans, calibrations, tensors) goes through
+  // Every reader of whole files (models, calibrations, tensors) goes through
   // read_regular_file; a file whose size changes under it fails rather than returning a part.
   SECTION("a file whose size is not what it holds is refused naming both") {
     // /proc files report size 0 and hold text: the same as a file grown while being read.

@@ -46,7 +46,8 @@ extern "C" {
 
 /* Before 1.0 a minor version may change the layout of the option structs (0.2.0 appended
  * fields to denox_vulkan_device, denox_context_options, denox_model_options, denox_stats and
- * denox_context_info): build against the header of the library you link. Zero-initialize the
+ * denox_context_info; 0.3.0 appended DENOX_ERROR_OUT_OF_HOST_MEMORY to denox_result): build
+ * against the header of the library you link. Zero-initialize the
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 3
@@ -64,8 +65,9 @@ typedef enum denox_result {
   DENOX_ERROR_NOT_READY = 8,        /* record() before set_extent/bind_input/bind_output */
   DENOX_ERROR_INTERNAL = 9,         /* a broken invariant inside denox: please report it */
   /* Host memory ran out inside denox (std::bad_alloc), e.g. while importing a huge model. Since
-   * 0.3.0; before, DENOX_ERROR_INTERNAL. A Vulkan call that returns VK_ERROR_OUT_OF_HOST_MEMORY
-   * is DENOX_ERROR_VULKAN, its message naming the VkResult. */
+   * 0.3.0; before, DENOX_ERROR_INTERNAL (DENOX_ERROR_INVALID_ARGUMENT from a calibration's CPU
+   * reference). A Vulkan call that returns VK_ERROR_OUT_OF_HOST_MEMORY is DENOX_ERROR_VULKAN,
+   * its message naming the VkResult. */
   DENOX_ERROR_OUT_OF_HOST_MEMORY = 10
 } denox_result;
 
@@ -73,7 +75,8 @@ typedef enum denox_result {
  * call on this thread. */
 DENOX_API const char* denox_last_error(void);
 DENOX_API const char* denox_result_name(denox_result result);
-/* "0.2.0" */
+/* "MAJOR.MINOR.PATCH" of the library linked, e.g. "0.3.0"; the DENOX_VERSION_* macros above are
+ * the header's (they must match: build against the header of the library you link). */
 DENOX_API const char* denox_version_string(void);
 
 typedef enum denox_log_level {

@@ -11,6 +11,16 @@ namespace denox::api {
 
 namespace {
 
+// A failed job's message, copied in its exception handler: without memory for it (the job may
+// have failed for want of memory), the result code alone is kept.
+void keep_message(std::string& message, const char* what) noexcept {
+  try {
+    message = what;
+  } catch (...) {
+    message.clear();
+  }
+}
+
 // How often record() may stat a watched file.
 constexpr auto kWatchInterval = std::chrono::milliseconds(500);
 // Records a replaced plan is kept for when retire_after_records is 0: three frames in flight.
@@ -278,13 +288,13 @@ void BackgroundWorker::run() {
       // Superseded by a newer job or the model is being destroyed: not a failure.
     } catch (const Error& e) {
       failure = result_of(e.code());
-      message = e.what();
+      keep_message(message, e.what());
     } catch (const std::bad_alloc&) {
       failure = DENOX_ERROR_OUT_OF_HOST_MEMORY;
-      message = "out of host memory";
+      keep_message(message, "out of host memory");
     } catch (const std::exception& e) {
       failure = DENOX_ERROR_INTERNAL;
-      message = e.what();
+      keep_message(message, e.what());
     }
     std::unique_ptr<ReadyPlan> dropped;  // destroyed outside the lock (never recorded)
     {
@@ -328,7 +338,7 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   if (job.kind == DENOX_JOB_TUNE) {
     compiled = compile_plan(ctx, *job.imported, request);
   } else {
-    std::string bytes = job.file ? read_regular_file(*job.file) : std::move(job.onnx);
+    std::string bytes = job.file ? compiler::read_onnx_file(*job.file) : std::move(job.onnx);
     std::optional<std::filesystem::path> base_dir;
     if (job.file) base_dir = job.file->parent_path().empty() ? std::filesystem::path(".") : job.file->parent_path();
     const auto imported = import_model(bytes.data(), bytes.size(), base_dir, request);

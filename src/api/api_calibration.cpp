@@ -71,7 +71,7 @@ denox_result denox_calibrate_file(const char* onnx_path, const denox_calibration
     api::require(out_calibration, "out_calibration");
     *out_calibration = nullptr;
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
-    const auto bytes = read_regular_file(path);
+    const auto bytes = compiler::read_onnx_file(path);
     *out_calibration = api::calibrate(bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(), samples,
                                       sample_count);
   });

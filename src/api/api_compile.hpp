@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "api/api_internal.hpp"
-#include "common/read_file.hpp"  // read_regular_file: models and plans by path
+#include "compiler/import/onnx_import.hpp"  // read_onnx_file: models by path
 #include "compiler/ir/graph.hpp"
 #include "compiler/plan/plan.hpp"
 

@@ -16,6 +16,15 @@ denox_result set_error(denox_result result, const std::string& message) {
   return result;
 }
 
+denox_result set_error(denox_result result, const char* function, const char* what) noexcept {
+  try {
+    last_error.assign(function).append(": ").append(what);
+  } catch (...) {
+    last_error.clear();  // (no allocation)
+  }
+  return result;
+}
+
 void clear_error() { last_error.clear(); }
 
 denox_result result_of(ErrorCode code) {

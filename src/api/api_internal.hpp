@@ -113,6 +113,9 @@ namespace denox::api {
 
 // Stores the message for denox_last_error() and returns the result code.
 denox_result set_error(denox_result result, const std::string& message);
+// "function: what", built inside: a handler of std::bad_alloc must not allocate the message
+// itself (guarded is noexcept). Without memory for it, the code stays and the text is empty.
+denox_result set_error(denox_result result, const char* function, const char* what) noexcept;
 void clear_error();
 denox_result result_of(ErrorCode code);
 
@@ -124,13 +127,13 @@ denox_result guarded(const char* function, Fn&& fn) noexcept {
     fn();
     return DENOX_SUCCESS;
   } catch (const Error& e) {
-    return set_error(result_of(e.code()), std::string(function) + ": " + e.what());
+    return set_error(result_of(e.code()), function, e.what());
   } catch (const std::bad_alloc&) {
-    return set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, std::string(function) + ": out of host memory");
+    return set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, function, "out of host memory");
   } catch (const std::exception& e) {
-    return set_error(DENOX_ERROR_INTERNAL, std::string(function) + ": " + e.what());
+    return set_error(DENOX_ERROR_INTERNAL, function, e.what());
   } catch (...) {
-    return set_error(DENOX_ERROR_INTERNAL, std::string(function) + ": unknown exception");
+    return set_error(DENOX_ERROR_INTERNAL, function, "unknown exception");
   }
 }
 

@@ -131,7 +131,7 @@ denox_result denox_model_load_file(denox_context context, const char* onnx_path,
     *out_model = nullptr;
     api::require(context, "context");
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
-    const auto bytes = read_regular_file(path);
+    const auto bytes = compiler::read_onnx_file(path);
     *out_model = api::load_onnx(*context, bytes.data(), bytes.size(), path.parent_path().empty() ? "." : path.parent_path(),
                                 path.stem().string(), options);
   });

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/api_background.hpp"
+#include "common/read_file.hpp"
 
 namespace denox::api {
 
@@ -56,8 +57,7 @@ denox_result denox_model_reload_file(denox_model model, const char* onnx_path) {
   return api::guarded(__func__, [&] {
     api::require(model, "model");
     const std::filesystem::path path(api::require(onnx_path, "onnx_path"));
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::Io, "'" + path.string() + "' is not a readable file");
+    regular_file_size(path);  // refused here, naming why, rather than in the worker (read there)
     api::BackgroundJob job;
     job.file = path;
     api::queue_reload(*model, std::move(job));

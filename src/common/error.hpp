@@ -3,8 +3,10 @@
 // cause: node name, op type, opset, tensor, path.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace denox {
 
@@ -22,9 +24,15 @@ enum class ErrorCode {
 
 const char* error_code_name(ErrorCode code);
 
+// Messages name what callers gave (node and tensor names, paths, file headers), which can hold
+// any bytes. Control characters and bytes that are not UTF-8 are written as \xNN, so a message
+// is one readable string: a NUL no longer cuts it short, a name cannot drive the terminal.
+// Newlines and tabs stay (multi-problem messages are laid out with them); so does valid UTF-8.
+std::string printable_message(std::string_view text);
+
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(printable_message(message)), code_(code) {}
   ErrorCode code() const { return code_; }
 
  private:
@@ -32,6 +40,54 @@ class Error : public std::runtime_error {
 };
 
 [[noreturn]] inline void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
+
+namespace detail {
+
+// Length of the well-formed UTF-8 sequence of a printable character at text[i] (lead byte >=
+// 0x80): 2 to 4, or 0 for anything else (a stray byte, an overlong form, a surrogate, past
+// U+10FFFF, a C1 control character U+0080..U+009F).
+inline size_t utf8_printable_length(std::string_view text, size_t i) {
+  const auto at = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  const unsigned lead = at(0);
+  size_t length = 0;
+  unsigned low = 0x80, high = 0xBF;  // the second byte's range; later ones are always 80..BF
+  if (lead == 0xC2) { length = 2; low = 0xA0; }  // C2 80..9F: C1 controls
+  else if (lead >= 0xC3 && lead <= 0xDF) length = 2;
+  else if (lead == 0xE0) { length = 3; low = 0xA0; }
+  else if (lead == 0xED) { length = 3; high = 0x9F; }
+  else if (lead >= 0xE1 && lead <= 0xEF) length = 3;
+  else if (lead == 0xF0) { length = 4; low = 0x90; }
+  else if (lead >= 0xF1 && lead <= 0xF3) length = 4;
+  else if (lead == 0xF4) { length = 4; high = 0x8F; }
+  else return 0;
+  if (at(1) < low || at(1) > high) return 0;
+  for (size_t k = 2; k < length; ++k)
+    if (at(k) < 0x80 || at(k) > 0xBF) return 0;
+  return length;
+}
+
+}  // namespace detail
+
+inline std::string printable_message(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool plain = c >= 0x20 ? c != 0x7F : c == '\n' || c == '\t';
+    const size_t length = c < 0x80 ? (plain ? 1 : 0) : detail::utf8_printable_length(text, i);
+    if (length == 0) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
 
 inline const char* error_code_name(ErrorCode code) {
   switch (code) {

@@ -1,9 +1,12 @@
 #include "common/read_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <system_error>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -14,31 +17,72 @@ namespace {
   fail(ErrorCode::Io, path.string() + ": " + problem);
 }
 
+std::string errno_text() { return std::generic_category().message(errno); }  // (strerror is not thread-safe)
+
+// A descriptor closed on every path out.
+class OpenFile {
+ public:
+  explicit OpenFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {}
+  ~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OpenFile(OpenFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  OpenFile& operator=(OpenFile&&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The size of the regular file open as `fd`, or a refusal naming what it is instead.
+std::uintmax_t checked_size(const std::filesystem::path& path, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail_read(path, "cannot read its size: " + errno_text());
+  if (S_ISDIR(st.st_mode)) fail_read(path, "is a directory");
+  if (!S_ISREG(st.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
+  return static_cast<std::uintmax_t>(st.st_size);
+}
+
+// Opens without blocking (a FIFO would wait for a writer) and checks what was opened, not the
+// name again: the path may change between a check and the open.
+OpenFile open_regular(const std::filesystem::path& path) {
+  OpenFile file(path);
+  if (file.fd() < 0) {
+    if (errno == EISDIR) fail_read(path, "is a directory");
+    fail_read(path, "cannot open for reading: " + errno_text());
+  }
+  return file;
+}
+
 }  // namespace
 
 std::uintmax_t regular_file_size(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec) fail_read(path, "cannot open for reading: " + ec.message());
-  if (std::filesystem::is_directory(status)) fail_read(path, "is a directory");
-  if (!std::filesystem::is_regular_file(status)) fail_read(path, "not a regular file (a device, FIFO or socket)");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail_read(path, "cannot read its size: " + ec.message());
-  return size;
+  const OpenFile file = open_regular(path);
+  return checked_size(path, file.fd());
 }
 
 std::string read_regular_file(const std::filesystem::path& path) {
-  const std::uintmax_t size = regular_file_size(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_read(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  const OpenFile file = open_regular(path);
+  const std::uintmax_t size = checked_size(path, file.fd());
   std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  const auto got = static_cast<std::uintmax_t>(in.gcount());
-  if (in.bad()) fail_read(path, std::string("read error: ") + std::strerror(errno));
-  // Fewer bytes than its size, or more left after them: it was written while being read.
-  if (got != size || in.peek() != std::char_traits<char>::eof())
+  size_t got = 0;
+  // One byte more than the size: a file that grew while being read is caught.
+  char extra = 0;
+  while (true) {
+    char* into = got < bytes.size() ? bytes.data() + got : &extra;
+    const size_t want = got < bytes.size() ? bytes.size() - got : 1;
+    const ssize_t n = ::read(file.fd(), into, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_read(path, "read error: " + errno_text());
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+    if (got > bytes.size()) break;
+  }
+  if (got != bytes.size())
     fail_read(path, "its size changed while it was read (" + std::to_string(size) + " bytes when opened, " +
-                        (got != size ? std::to_string(got) : "more") + " read): is it still being written?");
+                        (got > bytes.size() ? std::string("more") : std::to_string(got)) + " read): is it still being written?");
   return bytes;
 }
 

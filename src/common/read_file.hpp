@@ -1,4 +1,4 @@
-// Reading a whole file into memory, for every reader of denox's inputs (ONNX models, plans,
+// Reading a whole file into memory, for every reader of denox's inputs (ONNX models, int8
 // calibrations, .npy and .pfm tensors). One place that refuses what is not a regular file: a
 // directory made the stream throw without the path, and /dev/zero or a FIFO was read until
 // memory ran out (both found by fuzzing).
@@ -12,6 +12,7 @@ namespace denox {
 
 // The size of a regular file. Throws Error(Io) naming the path: "PATH: is a directory", "PATH:
 // not a regular file (a device, FIFO or socket)", "PATH: cannot open for reading: <cause>".
+// Opens it without blocking and checks what was opened (not the name a second time).
 std::uintmax_t regular_file_size(const std::filesystem::path& path);
 
 // The whole of a regular file (the checks above), read to the size it had when opened. A file

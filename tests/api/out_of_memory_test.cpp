@@ -6,6 +6,7 @@
 // reference activations (32 channels at 2048x2048, 512 MiB each) do not fit (the reference
 // names the op). Exit 0 on success, 1 naming the problem.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -22,7 +23,7 @@ long long virtual_bytes() {
   std::ifstream statm("/proc/self/statm");
   long long pages = 0;
   statm >> pages;
-  return pages * 4096;
+  return pages * sysconf(_SC_PAGESIZE);
 }
 
 int failed(const std::string& what) {

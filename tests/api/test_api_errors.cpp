@@ -113,3 +113,12 @@ TEST_CASE("the log callback receives denox's messages", "[api][errors]") {
   denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
   CHECK_FALSE(sink.lines.empty());
 }
+
+TEST_CASE("the library's version is its header's, and every result has a name", "[api][errors]") {
+  const std::string header = std::to_string(DENOX_VERSION_MAJOR) + "." + std::to_string(DENOX_VERSION_MINOR) + "." +
+                             std::to_string(DENOX_VERSION_PATCH);
+  CHECK(std::string(denox_version_string()) == header);
+  for (int r = DENOX_SUCCESS; r <= DENOX_ERROR_OUT_OF_HOST_MEMORY; ++r)
+    CHECK(std::string(denox_result_name(static_cast<denox_result>(r))) != "DENOX_ERROR_UNKNOWN");
+  CHECK(std::string(denox_result_name(DENOX_ERROR_OUT_OF_HOST_MEMORY)) == "DENOX_ERROR_OUT_OF_HOST_MEMORY");
+}

@@ -254,8 +254,9 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
           problems.push_back(e.what());
         } else {
           // The shape program's errors (an overflow in shape arithmetic) do not know the node.
+          // (Messages are printable_message'd: so is the label they may start with.)
           const std::string_view message = e.what();
-          if (message.rfind(ctx.where(), 0) == 0) throw;
+          if (message.rfind(printable_message(ctx.where()), 0) == 0) throw;
           throw Error(e.code(), ctx.where() + ": " + std::string(message));
         }
       }
@@ -305,11 +306,16 @@ Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& opti
   return import_model(model, options);
 }
 
-Graph import_onnx_file(const std::filesystem::path& path) {
-  // Refused before reading: protobuf cannot parse it anyway.
+std::string read_onnx_file(const std::filesystem::path& path) {
+  // Refused before reading: protobuf cannot parse it anyway, and a huge or sparse file would
+  // first be read into memory.
   if (regular_file_size(path) > static_cast<uintmax_t>(INT32_MAX))
     fail(ErrorCode::InvalidModel, path.string() + ": the model is larger than 2 GiB (protobuf's limit)");
-  const std::string bytes = read_regular_file(path);
+  return read_regular_file(path);
+}
+
+Graph import_onnx_file(const std::filesystem::path& path) {
+  const std::string bytes = read_onnx_file(path);
   ImportOptions options;
   options.base_dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   try {

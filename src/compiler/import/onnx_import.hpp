@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "compiler/ir/graph.hpp"
 
@@ -19,6 +20,10 @@ struct ImportOptions {
 // unsupported node at once (name, op type, opset), Io for unreadable files.
 Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& options = {});
 Graph import_onnx_file(const std::filesystem::path& path);
+
+// The bytes of an ONNX file (read_regular_file), refused with InvalidModel before anything is
+// read when it is past protobuf's 2 GiB. import_onnx_file and the C API's file loads use it.
+std::string read_onnx_file(const std::filesystem::path& path);
 
 // Opsets of the default domain that denox reads; node semantics follow each op's version.
 constexpr int64_t kMinOpset = 7;

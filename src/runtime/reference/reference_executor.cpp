@@ -253,7 +253,7 @@ std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTens
       throw Error(e.code(), "op '" + op.name + "' (" + op.onnx_op + ", " + compiler::op_kind_name(op.attrs) +
                                 "): " + e.what());
     } catch (const std::bad_alloc&) {
-      fail(ErrorCode::OutOfHostMemory, "op '" + op.name + "' (" + op.onnx_op + "): out of host memory for its output " +
+      fail(ErrorCode::OutOfHostMemory, "op '" + op.name + "' (" + op.onnx_op + "): out of host memory while computing its output " +
                                            g.shape_string(op.output));
     }
     for (TensorId id : op.inputs) {

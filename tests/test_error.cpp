@@ -1,0 +1,65 @@
+// denox::Error's messages are printable: names from a model or a file may hold any bytes.
+#include <catch2/catch.hpp>
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "common/error.hpp"
+#include "compiler/import/onnx_import.hpp"
+#include "io/npy.hpp"
+
+using denox::Error;
+using denox::printable_message;
+
+TEST_CASE("error messages escape control characters and bytes that are not UTF-8", "[error]") {
+  CHECK(printable_message("plain\n\ttext") == "plain\n\ttext");  // multi-problem layout stays
+  CHECK(printable_message("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80");
+  CHECK(printable_message("stray \xff\xfe") == "stray \\xff\\xfe");
+  CHECK(printable_message("escape \x1b[2J") == "escape \\x1b[2J");
+  CHECK(printable_message("c1 \xc2\x9b") == "c1 \\xc2\\x9b");               // CSI as UTF-8
+  CHECK(printable_message("overlong \xc0\xaf") == "overlong \\xc0\\xaf");
+  CHECK(printable_message("surrogate \xed\xa0\x80") == "surrogate \\xed\\xa0\\x80");
+  CHECK(printable_message("cut \xe2\x86") == "cut \\xe2\\x86");
+  CHECK(printable_message("above U+10FFFF \xf4\x90\x80\x80") == "above U+10FFFF \\xf4\\x90\\x80\\x80");
+  CHECK(printable_message("del \x7f\r") == "del \\x7f\\x0d");
+  CHECK(printable_message(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(printable_message(printable_message("twice \x01")) == "twice \\x01");  // rethrown messages
+  CHECK(std::string(Error(denox::ErrorCode::Io, std::string("x\0y", 3)).what()) == "x\\x00y");
+}
+
+TEST_CASE("a node name with a NUL, an escape and a stray byte is printed whole", "[error]") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto& g = *m.mutable_graph();
+  auto* in = g.add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const char* dim : {"N", "C", "H", "W"}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param(dim);
+  auto* n = g.add_node();
+  n->set_op_type("Softmax");
+  n->set_name(std::string("bad\0name\x1b[2J\xff", 13));
+  n->add_input("x");
+  n->add_output("y");
+  g.add_output()->set_name("y");
+  const std::string bytes = m.SerializeAsString();
+  try {
+    denox::compiler::import_onnx_bytes(bytes.data(), bytes.size());
+    FAIL("imported");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("node 'bad\\x00name\\x1b[2J\\xff' (Softmax, opset 17)"));
+  }
+  // A .npy header with a NUL: the echo of the header goes past it.
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+  const std::string header = std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': '\0'}", 66);
+  npy += static_cast<char>(header.size());
+  npy += '\0';
+  npy += header;
+  try {
+    denox::io::parse_npy(npy, "nul.npy");
+    FAIL("parsed");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("\\x00'}"));
+  }
+}
