@@ -320,7 +320,11 @@ void BackgroundWorker::run() {
       } else if (failure != DENOX_SUCCESS) {
         failed_jobs_++;
         error_result_ = failure;
-        error_ = job_name(job) + " failed (the running plan stays): " + message;
+        try {
+          error_ = job_name(job) + " failed (the running plan stays): " + message;
+        } catch (const std::bad_alloc&) {
+          error_.clear();  // the result stays; an exception here would end the process
+        }
         spdlog::warn("denox: {}", error_);
       }
     }

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <mutex>
+#include <new>
 
 #include "api/api_internal.hpp"
 
@@ -62,7 +63,9 @@ extern "C" void denox_set_log_callback(denox_log_callback callback, void* user_d
     }
     logger->set_level(to_spdlog(min_level));
     spdlog::set_default_logger(std::move(logger));
+  } catch (const std::bad_alloc&) {
+    denox::api::set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, "denox_set_log_callback", "out of host memory");
   } catch (const std::exception& e) {
-    denox::api::set_error(DENOX_ERROR_INTERNAL, std::string("denox_set_log_callback: ") + e.what());
+    denox::api::set_error(DENOX_ERROR_INTERNAL, "denox_set_log_callback", e.what());
   }
 }
