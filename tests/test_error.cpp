@@ -52,7 +52,7 @@ TEST_CASE("a node name with a NUL, an escape and a stray byte is printed whole",
   }
   // A .npy header with a NUL: the echo of the header goes past it.
   std::string npy = std::string("\x93NUMPY\x01\x00", 8);
-  const std::string header = std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': '\0'}", 66);
+  const std::string header = std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': '\0'}", 65);
   npy += static_cast<char>(header.size());
   npy += '\0';
   npy += header;

@@ -214,6 +214,12 @@ TEST_CASE("import: an initializer of an unreadable type is reported on the node 
   CHECK(contains(msg, "node 'scale_by_f8' (Mul, opset 21): reads initializer 'scale8', which has element type float8e4m3fn"));
   CHECK(contains(msg, "1 unsupported feature"));  // the unread one is dead weight, not a problem
   CHECK_FALSE(contains(msg, "unused8"));
+
+  // An initializer's name with a control character: still said once, printable.
+  g.mutable_initializer(0)->set_name("scale\x01");
+  g.mutable_node(0)->set_input(1, "scale\x01");
+  msg = error_of([&] { import_model(m); }, &code);
+  CHECK(contains(msg, "reads initializer 'scale\\x01', which has element type float8e4m3fn"));
 }
 
 TEST_CASE("import: malformed files give clear errors, never a crash") {
@@ -255,6 +261,14 @@ TEST_CASE("import: missing initializers, lying headers and bad shapes are named"
   std::string msg = error_of([&] { import_model(m); });
   CHECK(contains(msg, "conv0"));
   CHECK(contains(msg, "missing_weight"));
+  // A converter's own error on a node with a control character in its name: labelled once,
+  // printable (the label is compared with the message as Error wrote it).
+  auto odd = single_input_model(17);
+  add_node(*odd.mutable_graph(), "Conv", {"x"}, {"y"}, "conv\x01");
+  add_output(odd, "y");
+  msg = error_of([&] { import_model(odd); });
+  CHECK(contains(msg, "node 'conv\\x01' (Conv, opset 17): input 1 is required but missing"));
+  CHECK(msg.find("node 'conv") == msg.rfind("node 'conv"));
 
   auto lying = single_input_model(17);
   auto& lg = *lying.mutable_graph();
@@ -586,5 +600,19 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
     CHECK(code == ErrorCode::InvalidModel);
   }
   CHECK(contains(error_of([&] { import_model(chain(3, true)); }, &code), "calls itself, directly or through other functions"));
+  CHECK(code == ErrorCode::InvalidModel);
+
+  // A 17-level chain counted first (memoized), then reached again one level deeper through K:
+  // refused after K's body is counted, naming K.
+  auto through = chain(17, false);
+  auto* k = add_unary_function(through, "K");
+  auto* call = k->add_node();
+  call->set_op_type("G0");
+  call->set_domain("custom");
+  call->add_input("a");
+  call->add_output("out");
+  add_node(*through.mutable_graph(), "K", {"y"}, {"z"}, "through_k").set_domain("custom");
+  add_output(through, "z");
+  CHECK(contains(error_of([&] { import_model(through); }, &code), "function 'K' nests function calls more than 17 levels deep"));
   CHECK(code == ErrorCode::InvalidModel);
 }

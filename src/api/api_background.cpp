@@ -295,6 +295,9 @@ void BackgroundWorker::run() {
     } catch (const std::exception& e) {
       failure = DENOX_ERROR_INTERNAL;
       keep_message(message, e.what());
+    } catch (...) {
+      failure = DENOX_ERROR_INTERNAL;
+      keep_message(message, "unknown exception");
     }
     std::unique_ptr<ReadyPlan> dropped;  // destroyed outside the lock (never recorded)
     {
@@ -310,7 +313,10 @@ void BackgroundWorker::run() {
       }
       if (cancelled) {
         dropped = std::move(built);
-        spdlog::debug("denox: {} cancelled", job_name(job));
+        try {
+          spdlog::debug("denox: {} cancelled", job_name(job));
+        } catch (...) {  // (job_name allocates; nothing may leave this thread)
+        }
       } else if (built) {
         dropped = std::move(ready_);  // an older finished plan the caller never took
         ready_ = std::move(built);
@@ -322,7 +328,7 @@ void BackgroundWorker::run() {
         error_result_ = failure;
         try {
           error_ = job_name(job) + " failed (the running plan stays): " + message;
-        } catch (const std::bad_alloc&) {
+        } catch (...) {
           error_.clear();  // the result stays; an exception here would end the process
         }
         spdlog::warn("denox: {}", error_);

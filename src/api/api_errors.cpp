@@ -7,18 +7,9 @@ namespace {
 thread_local std::string last_error;
 }
 
-denox_result set_error(denox_result result, const std::string& message) {
-  try {
-    last_error = message;
-  } catch (...) {
-    // Out of memory while storing the message: keep the code, lose the text.
-  }
-  return result;
-}
-
 denox_result set_error(denox_result result, const char* function, const char* what) noexcept {
   try {
-    last_error.assign(function).append(": ").append(what);
+    last_error.assign(function).append(": ").append(printable_message(what));
   } catch (...) {
     last_error.clear();  // (no allocation)
   }

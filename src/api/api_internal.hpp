@@ -112,9 +112,9 @@ struct denox_model_T {
 namespace denox::api {
 
 // Stores the message for denox_last_error() and returns the result code.
-denox_result set_error(denox_result result, const std::string& message);
-// "function: what", built inside: a handler of std::bad_alloc must not allocate the message
-// itself (guarded is noexcept). Without memory for it, the code stays and the text is empty.
+// "function: what" (what made printable: it may come from outside denox::Error), built inside:
+// a handler of std::bad_alloc must not allocate the message itself (guarded is noexcept).
+// Without memory for it, the code stays and the text is empty.
 denox_result set_error(denox_result result, const char* function, const char* what) noexcept;
 void clear_error();
 denox_result result_of(ErrorCode code);

@@ -53,6 +53,7 @@ class CallbackSink final : public spdlog::sinks::base_sink<std::mutex> {
 }  // namespace
 
 extern "C" void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level) {
+  denox::api::clear_error();
   try {
     std::shared_ptr<spdlog::logger> logger;
     if (callback != nullptr) {
@@ -67,5 +68,7 @@ extern "C" void denox_set_log_callback(denox_log_callback callback, void* user_d
     denox::api::set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, "denox_set_log_callback", "out of host memory");
   } catch (const std::exception& e) {
     denox::api::set_error(DENOX_ERROR_INTERNAL, "denox_set_log_callback", e.what());
+  } catch (...) {
+    denox::api::set_error(DENOX_ERROR_INTERNAL, "denox_set_log_callback", "unknown exception");
   }
 }

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "denox: out of host memory\n");  // (not a broken invariant: the input may just be too large)
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "denox: internal error: %s\n", e.what());
+    std::fprintf(stderr, "denox: internal error: %s\n", denox::printable_message(e.what()).c_str());
     return 1;
   }
   return 2;

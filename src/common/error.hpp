@@ -27,8 +27,10 @@ const char* error_code_name(ErrorCode code);
 // Messages name what callers gave (node and tensor names, paths, file headers), which can hold
 // any bytes. Control characters and bytes that are not UTF-8 are written as \xNN, so a message
 // is one readable string: a NUL no longer cuts it short, a name cannot drive the terminal.
-// Newlines and tabs stay (multi-problem messages are laid out with them); so does valid UTF-8.
-std::string printable_message(std::string_view text);
+// Newlines and tabs stay (multi-problem messages are laid out with them); so does valid UTF-8
+// (bidirectional and other format characters included: they cannot drive a terminal). A
+// backslash is not escaped, so that the function is idempotent: rethrown messages pass again.
+inline std::string printable_message(std::string_view text);
 
 class Error : public std::runtime_error {
  public:
@@ -46,10 +48,10 @@ namespace detail {
 // Length of the well-formed UTF-8 sequence of a printable character at text[i] (lead byte >=
 // 0x80): 2 to 4, or 0 for anything else (a stray byte, an overlong form, a surrogate, past
 // U+10FFFF, a C1 control character U+0080..U+009F).
-inline size_t utf8_printable_length(std::string_view text, size_t i) {
-  const auto at = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+inline std::size_t utf8_printable_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
   const unsigned lead = at(0);
-  size_t length = 0;
+  std::size_t length = 0;
   unsigned low = 0x80, high = 0xBF;  // the second byte's range; later ones are always 80..BF
   if (lead == 0xC2) { length = 2; low = 0xA0; }  // C2 80..9F: C1 controls
   else if (lead >= 0xC3 && lead <= 0xDF) length = 2;
@@ -61,7 +63,7 @@ inline size_t utf8_printable_length(std::string_view text, size_t i) {
   else if (lead == 0xF4) { length = 4; high = 0x8F; }
   else return 0;
   if (at(1) < low || at(1) > high) return 0;
-  for (size_t k = 2; k < length; ++k)
+  for (std::size_t k = 2; k < length; ++k)
     if (at(k) < 0x80 || at(k) > 0xBF) return 0;
   return length;
 }
@@ -72,10 +74,10 @@ inline std::string printable_message(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
+  for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     const bool plain = c >= 0x20 ? c != 0x7F : c == '\n' || c == '\t';
-    const size_t length = c < 0x80 ? (plain ? 1 : 0) : detail::utf8_printable_length(text, i);
+    const std::size_t length = c < 0x80 ? (plain ? 1 : 0) : detail::utf8_printable_length(text, i);
     if (length == 0) {
       out += "\\x";
       out += kHex[c >> 4];

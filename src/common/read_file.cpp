@@ -22,7 +22,7 @@ std::string errno_text() { return std::generic_category().message(errno); }  // 
 // A descriptor closed on every path out.
 class OpenFile {
  public:
-  explicit OpenFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {}
+  explicit OpenFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) {}
   ~OpenFile() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -46,8 +46,14 @@ std::uintmax_t checked_size(const std::filesystem::path& path, int fd) {
 }
 
 // Opens without blocking (a FIFO would wait for a writer) and checks what was opened, not the
-// name again: the path may change between a check and the open.
+// name again: the path may change between a check and the open. The name is checked first too,
+// so that a device is refused without being opened (opening a tty or a tape can act).
 OpenFile open_regular(const std::filesystem::path& path) {
+  struct stat named {};
+  if (::stat(path.c_str(), &named) == 0) {
+    if (S_ISDIR(named.st_mode)) fail_read(path, "is a directory");
+    if (!S_ISREG(named.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
+  }
   OpenFile file(path);
   if (file.fd() < 0) {
     if (errno == EISDIR) fail_read(path, "is a directory");
@@ -63,9 +69,10 @@ std::uintmax_t regular_file_size(const std::filesystem::path& path) {
   return checked_size(path, file.fd());
 }
 
-std::string read_regular_file(const std::filesystem::path& path) {
+std::string read_regular_file(const std::filesystem::path& path, const std::function<void(std::uintmax_t)>& check_size) {
   const OpenFile file = open_regular(path);
   const std::uintmax_t size = checked_size(path, file.fd());
+  if (check_size) check_size(size);
   std::string bytes(static_cast<size_t>(size), '\0');
   size_t got = 0;
   // One byte more than the size: a file that grew while being read is caught.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace denox {
@@ -17,6 +18,7 @@ std::uintmax_t regular_file_size(const std::filesystem::path& path);
 
 // The whole of a regular file (the checks above), read to the size it had when opened. A file
 // that changes size while it is read fails naming both sizes rather than returning a part.
-std::string read_regular_file(const std::filesystem::path& path);
+// `check_size`, if given, sees that size before anything is read, and may throw to refuse it.
+std::string read_regular_file(const std::filesystem::path& path, const std::function<void(std::uintmax_t)>& check_size = {});
 
 }  // namespace denox

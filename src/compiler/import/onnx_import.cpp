@@ -174,7 +174,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
   std::map<std::string, std::pair<std::string, std::string>> rejected_inputs;
   auto reject = [&](const std::string& name, const std::string& what, const Error& e) {
     std::string why = e.what();
-    const std::string prefix = what + " ";
+    const std::string prefix = printable_message(what + " ");  // as e.what() was written
     rejected_inputs[name] = {what, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why};
   };
   std::unordered_set<std::string> defined;
@@ -309,9 +309,10 @@ Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& opti
 std::string read_onnx_file(const std::filesystem::path& path) {
   // Refused before reading: protobuf cannot parse it anyway, and a huge or sparse file would
   // first be read into memory.
-  if (regular_file_size(path) > static_cast<uintmax_t>(INT32_MAX))
-    fail(ErrorCode::InvalidModel, path.string() + ": the model is larger than 2 GiB (protobuf's limit)");
-  return read_regular_file(path);
+  return read_regular_file(path, [&](std::uintmax_t size) {
+    if (size > static_cast<std::uintmax_t>(INT32_MAX))
+      fail(ErrorCode::InvalidModel, path.string() + ": the model is larger than 2 GiB (protobuf's limit)");
+  });
 }
 
 Graph import_onnx_file(const std::filesystem::path& path) {
