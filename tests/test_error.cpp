@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "io/npy.hpp"
+#include "modelgen/onnx_writer.hpp"
 
 using denox::Error;
 using denox::printable_message;
@@ -29,19 +30,12 @@ TEST_CASE("error messages escape control characters and bytes that are not UTF-8
 }
 
 TEST_CASE("a node name with a NUL, an escape and a stray byte is printed whole", "[error]") {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  using denox::modelgen::Dim;
+  onnx::ModelProto m = denox::modelgen::make_model(17, "test");
   auto& g = *m.mutable_graph();
-  auto* in = g.add_input();
-  in->set_name("x");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (const char* dim : {"N", "C", "H", "W"}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param(dim);
-  auto* n = g.add_node();
-  n->set_op_type("Softmax");
-  n->set_name(std::string("bad\0name\x1b[2J\xff", 13));
-  n->add_input("x");
-  n->add_output("y");
+  denox::modelgen::add_graph_input(g, denox::modelgen::make_value_info("x", onnx::TensorProto::FLOAT,
+                                                                       {Dim::fixed(1), Dim::fixed(3), Dim::symbolic("H"), Dim::symbolic("W")}));
+  denox::modelgen::add_node(g, "Softmax", {"x"}, {"y"}, std::string("bad\0name\x1b[2J\xff", 13));
   g.add_output()->set_name("y");
   const std::string bytes = m.SerializeAsString();
   try {

@@ -36,12 +36,17 @@ class OpenFile {
   int fd_;
 };
 
-// The size of the regular file open as `fd`, or a refusal naming what it is instead.
+// Refuses, naming what it is instead, anything but a regular file.
+void require_regular(const std::filesystem::path& path, const struct stat& st) {
+  if (S_ISDIR(st.st_mode)) fail_read(path, "is a directory");
+  if (!S_ISREG(st.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
+}
+
+// The size of the regular file open as `fd`.
 std::uintmax_t checked_size(const std::filesystem::path& path, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_read(path, "cannot read its size: " + errno_text());
-  if (S_ISDIR(st.st_mode)) fail_read(path, "is a directory");
-  if (!S_ISREG(st.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
+  require_regular(path, st);
   return static_cast<std::uintmax_t>(st.st_size);
 }
 
@@ -50,15 +55,9 @@ std::uintmax_t checked_size(const std::filesystem::path& path, int fd) {
 // so that a device is refused without being opened (opening a tty or a tape can act).
 OpenFile open_regular(const std::filesystem::path& path) {
   struct stat named {};
-  if (::stat(path.c_str(), &named) == 0) {
-    if (S_ISDIR(named.st_mode)) fail_read(path, "is a directory");
-    if (!S_ISREG(named.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
-  }
+  if (::stat(path.c_str(), &named) == 0) require_regular(path, named);
   OpenFile file(path);
-  if (file.fd() < 0) {
-    if (errno == EISDIR) fail_read(path, "is a directory");
-    fail_read(path, "cannot open for reading: " + errno_text());
-  }
+  if (file.fd() < 0) fail_read(path, "cannot open for reading: " + errno_text());
   return file;
 }
 

@@ -61,6 +61,12 @@ std::vector<onnx::AttributeProto> attribute_defaults(const Function& fn) {
   return out;
 }
 
+// The model-local function `node` calls, or null for an operator.
+const onnx::FunctionProto* called_function(const onnx::NodeProto& node, const FunctionMap& functions) {
+  auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
+  return it == functions.end() ? nullptr : it->second;
+}
+
 constexpr int kMaxDepth = 16;
 // Nodes after inlining, and calls expanded on the way (a function with an empty body adds no
 // node but still costs a call). The depth limit alone let 15 levels of functions calling 8
@@ -82,8 +88,8 @@ class ExpansionCounter {
   explicit ExpansionCounter(const FunctionMap& functions) : functions_(functions) {}
 
   Expansion of_node(const onnx::NodeProto& node) {
-    auto it = functions_.find({node.domain(), node.op_type(), overload_of(node, 8)});
-    return it == functions_.end() ? Expansion{1, 0, 0} : of_function(*it->second);
+    const onnx::FunctionProto* fn = called_function(node, functions_);
+    return fn == nullptr ? Expansion{1, 0, 0} : of_function(*fn);
   }
 
  private:
@@ -183,13 +189,13 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
             size_t& call_counter) {
-  auto it = functions.find({node.domain(), node.op_type(), overload_of(node, 8)});
-  if (it == functions.end()) {
+  const onnx::FunctionProto* fn = called_function(node, functions);
+  if (fn == nullptr) {
     if (out.size() >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
     out.push_back(node);
     return;
   }
-  expand_call(node, *it->second, functions, depth, out, call_counter);
+  expand_call(node, *fn, functions, depth, out, call_counter);
 }
 
 }  // namespace
