@@ -20,9 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Graph import_model(const onnx::ModelProto& m) {
+Graph import_model(const onnx::ModelProto& m, const ImportOptions& options = {}) {
   std::string bytes = m.SerializeAsString();
-  return import_onnx_bytes(bytes.data(), bytes.size());
+  return import_onnx_bytes(bytes.data(), bytes.size(), options);
 }
 
 // Extents of a tensor at a resolution, through the shape program.
@@ -220,6 +220,38 @@ TEST_CASE("import: an initializer of an unreadable type is reported on the node 
   g.mutable_node(0)->set_input(1, "scale\x01");
   msg = error_of([&] { import_model(m); }, &code);
   CHECK(contains(msg, "reads initializer 'scale\\x01', which has element type float8e4m3fn"));
+}
+
+TEST_CASE("import: an initializer nothing reads is not decoded") {
+  // Dead weight that decoding would refuse (external data in a file that does not exist, a
+  // lying length): ignored, the graph imports. The same initializers read by a node fail.
+  auto m = single_input_model(17);
+  auto& g = *m.mutable_graph();
+  auto& missing = add_float_initializer(g, "dead_external", {4}, {1, 2, 3, 4});
+  missing.clear_float_data();
+  missing.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* location = missing.add_external_data();
+  location->set_key("location");
+  location->set_value("no_such_file.data");
+  auto& lying = add_float_initializer(g, "dead_lying", {4}, {1, 2, 3, 4});
+  lying.clear_float_data();
+  lying.set_raw_data(std::string(3, '\x01'));
+  add_float_initializer(g, "used", {1}, {0.5f});
+  add_node(g, "Mul", {"x", "used"}, {"y"}, "scale");
+  add_output(m, "y");
+  ImportOptions options;
+  options.base_dir = fs::temp_directory_path();
+  const Graph graph = import_model(m, options);
+  for (const auto& t : graph.tensors) CHECK(t.name.rfind("dead_", 0) != 0);
+
+  g.mutable_node(0)->set_input(1, "dead_external");
+  CHECK(contains(error_of([&] { import_model(m, options); }), "no_such_file.data"));
+  g.mutable_node(0)->set_input(1, "dead_lying");
+  CHECK(contains(error_of([&] { import_model(m, options); }), "initializer 'dead_lying'"));
+  // Still one name per value: an unread initializer defined twice is refused.
+  g.mutable_node(0)->set_input(1, "used");
+  add_float_initializer(g, "dead_lying", {1}, {1.0f});
+  CHECK(contains(error_of([&] { import_model(m, options); }), "initializer 'dead_lying' is defined twice"));
 }
 
 TEST_CASE("import: malformed files give clear errors, never a crash") {

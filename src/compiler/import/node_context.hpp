@@ -34,7 +34,8 @@ struct ImportState {
   ExternalDataContext external;
   std::unordered_map<std::string, ImportedValue> values;
   // Every name some node or graph output reads: optional outputs nobody reads (MaxPool's
-  // Indices from torchlib's `pool, _ = op.MaxPool(...)`) need no converter support.
+  // Indices from torchlib's `pool, _ = op.MaxPool(...)`) need no converter support, and an
+  // initializer nobody reads is not decoded.
   std::unordered_set<std::string> consumed;
 };
 

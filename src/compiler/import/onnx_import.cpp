@@ -177,9 +177,15 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     const std::string prefix = printable_message(what + " ");  // as e.what() was written
     rejected_inputs[name] = {what, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why};
   };
+  // An initializer that no node and no graph output reads is dead weight: it is not decoded
+  // (nor read from its external file), so it costs no memory past protobuf's copy and cannot
+  // fail the import.
+  for (const auto& n : nodes) st.consumed.insert(n.input().begin(), n.input().end());
+  for (const auto& out : g.output()) st.consumed.insert(out.name());
   std::unordered_set<std::string> defined;
   for (const auto& init : g.initializer()) {
     if (!defined.insert(init.name()).second) fail(ErrorCode::InvalidModel, "initializer '" + init.name() + "' is defined twice");
+    if (!st.consumed.count(init.name())) continue;
     const std::string what = "initializer '" + init.name() + "'";
     try {
       ImportedValue v;
@@ -213,10 +219,6 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
 
   std::set<std::string> poisoned, rejected_read;
   std::unordered_set<std::string> outputs_seen;
-  for (const auto& n : nodes) {
-    for (const auto& in : n.input()) st.consumed.insert(in);
-  }
-  for (const auto& out : g.output()) st.consumed.insert(out.name());
   for (const auto& n : topological_order(std::move(nodes), defined)) {
     for (const auto& out : n.output()) {
       if (!out.empty() && (defined.count(out) || !outputs_seen.insert(out).second)) {
