@@ -25,6 +25,13 @@ TEST_CASE("error messages escape control characters and bytes that are not UTF-8
   CHECK(printable_message("above U+10FFFF \xf4\x90\x80\x80") == "above U+10FFFF \\xf4\\x90\\x80\\x80");
   CHECK(printable_message("del \x7f\r") == "del \\x7f\\x0d");
   CHECK(printable_message(std::string("a\0b", 3)) == "a\\x00b");
+  // Bidirectional controls and line separators reorder or break the line they are shown in.
+  CHECK(printable_message("rlo \xe2\x80\xae'cba'") == "rlo \\xe2\\x80\\xae'cba'");
+  CHECK(printable_message("isolates \xe2\x81\xa6\xe2\x81\xa9") == "isolates \\xe2\\x81\\xa6\\xe2\\x81\\xa9");
+  CHECK(printable_message("marks \xe2\x80\x8e\xe2\x80\x8f\xd8\x9c") == "marks \\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c");
+  CHECK(printable_message("separators \xe2\x80\xa8\xe2\x80\xa9") == "separators \\xe2\\x80\\xa8\\xe2\\x80\\xa9");
+  // Their neighbours are ordinary text: an en dash (U+2013), a bullet (U+2022), U+2070, Arabic.
+  CHECK(printable_message("\xe2\x80\x93 \xe2\x80\xa2 \xe2\x81\xb0 \xd8\xa8") == "\xe2\x80\x93 \xe2\x80\xa2 \xe2\x81\xb0 \xd8\xa8");
   CHECK(printable_message(printable_message("twice \x01")) == "twice \\x01");  // rethrown messages
   CHECK(std::string(Error(denox::ErrorCode::Io, std::string("x\0y", 3)).what()) == "x\\x00y");
 }

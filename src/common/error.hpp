@@ -27,9 +27,11 @@ const char* error_code_name(ErrorCode code);
 // Messages name what callers gave (node and tensor names, paths, file headers), which can hold
 // any bytes. Control characters and bytes that are not UTF-8 are written as \xNN, so a message
 // is one readable string: a NUL no longer cuts it short, a name cannot drive the terminal.
-// Newlines and tabs stay (multi-problem messages are laid out with them); so does valid UTF-8
-// (bidirectional and other format characters included: they cannot drive a terminal). A
-// backslash is not escaped, so that the function is idempotent: rethrown messages pass again.
+// Newlines and tabs stay (multi-problem messages are laid out with them); so does valid UTF-8,
+// except the bidirectional controls (U+061C, U+200E/F, U+202A..E, U+2066..9) and the line and
+// paragraph separators (U+2028/9), which would reorder or break what a log shows around a
+// hostile name ("Trojan Source"); their bytes are escaped. A backslash is not escaped, so that
+// the function is idempotent: rethrown messages pass again.
 inline std::string printable_message(std::string_view text);
 
 class Error : public std::runtime_error {
@@ -45,9 +47,20 @@ class Error : public std::runtime_error {
 
 namespace detail {
 
+// Whether the 2- or 3-byte sequence at text[i] (well formed) is a bidirectional control or a
+// line or paragraph separator.
+inline bool utf8_reorders_text(std::string_view text, std::size_t i, std::size_t length) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  if (length == 2) return at(0) == 0xD8 && at(1) == 0x9C;           // U+061C
+  if (length != 3 || at(0) != 0xE2) return false;
+  if (at(1) == 0x80) return at(2) == 0x8E || at(2) == 0x8F ||       // U+200E/F
+                            (at(2) >= 0xA8 && at(2) <= 0xAE);        // U+2028/9, U+202A..E
+  return at(1) == 0x81 && at(2) >= 0xA6 && at(2) <= 0xA9;           // U+2066..9
+}
+
 // Length of the well-formed UTF-8 sequence of a printable character at text[i] (lead byte >=
 // 0x80): 2 to 4, or 0 for anything else (a stray byte, an overlong form, a surrogate, past
-// U+10FFFF, a C1 control character U+0080..U+009F).
+// U+10FFFF, a C1 control character U+0080..U+009F, a character utf8_reorders_text names).
 inline std::size_t utf8_printable_length(std::string_view text, std::size_t i) {
   const auto at = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
   const unsigned lead = at(0);
@@ -65,7 +78,7 @@ inline std::size_t utf8_printable_length(std::string_view text, std::size_t i) {
   if (at(1) < low || at(1) > high) return 0;
   for (std::size_t k = 2; k < length; ++k)
     if (at(k) < 0x80 || at(k) > 0xBF) return 0;
-  return length;
+  return utf8_reorders_text(text, i, length) ? 0 : length;
 }
 
 }  // namespace detail
