@@ -300,6 +300,10 @@ void BackgroundWorker::run() {
       keep_message(message, "unknown exception");
     }
     std::unique_ptr<ReadyPlan> dropped;  // destroyed outside the lock (never recorded)
+    // Logged after the lock is released: spdlog runs the caller's log callback on this thread,
+    // and a callback that calls denox_model_get_status would wait on this lock forever.
+    enum class Outcome { None, Cancelled, Failed } outcome = Outcome::None;
+    std::string failure_line;
     {
       std::lock_guard lock(mutex_);
       const bool cancelled = cancel_.load();
@@ -313,10 +317,7 @@ void BackgroundWorker::run() {
       }
       if (cancelled) {
         dropped = std::move(built);
-        try {
-          spdlog::debug("denox: {} cancelled", job_name(job));
-        } catch (...) {  // (job_name allocates; nothing may leave this thread)
-        }
+        outcome = Outcome::Cancelled;
       } else if (built) {
         dropped = std::move(ready_);  // an older finished plan the caller never took
         ready_ = std::move(built);
@@ -328,11 +329,17 @@ void BackgroundWorker::run() {
         error_result_ = failure;
         try {
           error_ = job_name(job) + " failed (the running plan stays): " + message;
+          failure_line = error_;
         } catch (...) {
           error_.clear();  // the result stays; an exception here would end the process
         }
-        spdlog::warn("denox: {}", error_);
+        outcome = Outcome::Failed;
       }
+    }
+    try {  // (job_name allocates; nothing may leave this thread)
+      if (outcome == Outcome::Cancelled) spdlog::debug("denox: {} cancelled", job_name(job));
+      if (outcome == Outcome::Failed) spdlog::warn("denox: {}", failure_line);
+    } catch (...) {
     }
   }
 }

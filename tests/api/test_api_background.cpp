@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -408,5 +409,45 @@ TEST_CASE("hot reload on a headless context: the worker shares denox's own queue
   denox_stats stats{};
   require_ok(denox_context_get_stats(ctx, &stats), "stats");
   CHECK(stats.validation_errors == 0);
+  denox_context_destroy(ctx);
+}
+
+TEST_CASE("a log callback may read the model's status while the worker reports a failed reload", "[api][background]") {
+  // spdlog runs the callback on the worker thread; the worker logged its failure while holding
+  // the lock get_status takes, so this callback hung the worker (and then the caller).
+  struct StatusReader {
+    std::atomic<denox_model> model{nullptr};
+    std::atomic<int> warnings_with_status{0};
+  } reader;
+  denox_set_log_callback(
+      [](denox_log_level level, const char*, void* user) {
+        auto& r = *static_cast<StatusReader*>(user);
+        denox_model model = r.model.load();
+        denox_model_status s{};
+        if (level == DENOX_LOG_WARN && model != nullptr && denox_model_get_status(model, &s) == DENOX_SUCCESS) r.warnings_with_status++;
+      },
+      &reader, DENOX_LOG_WARN);
+  TempDir dir;
+  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 61);
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "load");
+  reader.model = model;
+  const std::string junk = "this is not a protobuf";
+  require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+  const auto s = wait_until(model, [](const auto& st) { return st.failed_jobs == 1 && idle(st); }, 60s);
+  CHECK(s.last_error_result == DENOX_ERROR_INVALID_MODEL);
+  // The warning is logged just after the status shows the failure.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (reader.warnings_with_status == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  CHECK(reader.warnings_with_status >= 1);
+  reader.model = nullptr;
+  denox_model_destroy(model);
+  denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
   denox_context_destroy(ctx);
 }
