@@ -433,7 +433,10 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
  * compiles. In default memory mode the scratch memory may be reallocated when it must grow: no
  * command buffer that recorded this model may then be pending on the GPU. Bindings are kept.
  * The extent and the bindings (bind_input / bind_output) are remembered and applied to every
- * plan that background work swaps in. */
+ * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
+ * one intermediate tensor would take more than the device's maxStorageBufferRange or 2 GiB (the
+ * shaders address a tensor with 32-bit indices). A set_extent, bind_input, bind_output or
+ * bind_memory that fails leaves the model as it was: record() records what it did before. */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
 
 typedef struct denox_memory_requirements {
@@ -444,8 +447,8 @@ typedef struct denox_memory_requirements {
 DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32_t width, uint32_t height,
                                                        denox_memory_requirements* out);
 /* External memory mode: the caller's buffers for scratch and weights (weights are uploaded on
- * the first call, with the context's queue). Re-bind scratch after an extent change that
- * needs more.
+ * every call, with the context's queue: a buffer with the handle of a destroyed one is a new
+ * buffer). Re-bind scratch after an extent change that needs more.
  * With background work: once a new plan is finished (denox_model_get_status: swap_pending),
  * denox_model_memory_requirements reports the new plan's needs and denox_model_bind_memory
  * binds memory for the new plan (uploading its weights), not for the running one; the swap

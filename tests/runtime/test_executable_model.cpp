@@ -74,6 +74,77 @@ TEST_CASE("caller-provided memory: the caller binds scratch and weights at offse
   CHECK(device().validation_errors() == 0);
 }
 
+TEST_CASE("a change whose commands fail to build is undone: record() records what it recorded before", "[runtime][model]") {
+  const compiler::Graph g = small_unet();
+  runtime::ExecutableModel model(device(), compiled_plan(g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+  const std::vector<HostTensor> inputs = {random_tensor({1, 3, 19, 26}, 31)};
+  const HostTensor expected = reference::run_reference(g, inputs).at(0);
+  runtime::Buffer other_output = device_buffer(3 * 19 * 26 * 4);
+  runtime::IoSource other;
+  other.buffer = other_output.handle();
+  other.channel_count = other.pixel_channels = 3;
+  const auto got = run_model(model, inputs).at(0);
+  REQUIRE(relative_l2(got, expected) <= 1e-4);
+  // Each change fails part-way through building its commands (after the input adapters): the
+  // extent, the output binding and the memory stay as they were, and the frame is the old one.
+  const auto after_failures = run_model_on(device(), model, inputs, [&](runtime::ExecutableModel& m) {
+    m.fail_next_build_for_testing();
+    CHECK_THROWS_WITH(m.set_extent(40, 33), Contains("injected"));
+    CHECK(m.width() == 26);
+    CHECK(m.height() == 19);
+    m.fail_next_build_for_testing();
+    CHECK_THROWS_WITH(m.bind_output(0, {other}), Contains("injected"));
+    CHECK(m.recordable());
+  });
+  CHECK(relative_l2(after_failures.at(0), expected) <= 1e-4);
+  CHECK(device().validation_errors() == 0);
+}
+
+TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel ranges are refused by name", "[runtime][model]") {
+  // lavapipe's maxStorageBufferRange is 128 MiB: a 32-channel fp32 tensor of 2048x2048 (512 MiB)
+  // is one descriptor range past it. Refused before anything is allocated.
+  const compiler::Graph g = small_unet();
+  runtime::ExecutableModel model(device(), compiled_plan(g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+  const VkDeviceSize range = device().caps().max_storage_buffer_range;
+  INFO("maxStorageBufferRange " << range);
+  if (range < (VkDeviceSize{512} << 20)) {
+    try {
+      model.set_extent(2048, 2048);
+      FAIL("set_extent(2048, 2048) was taken");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::Unsupported);
+      CHECK_THAT(e.what(), Contains("at 2048x2048 tensor '") && Contains("maxStorageBufferRange"));
+    }
+    CHECK_FALSE(model.recordable());
+  }
+  CHECK(error_at(model, g, 21, 17) <= 1e-4);
+
+  // A channel range that wraps around 2^32 covers nothing; it used to pass the check.
+  runtime::Buffer buffer = device_buffer(3 * 21 * 17 * 4);
+  runtime::IoSource wrapping;
+  wrapping.buffer = buffer.handle();
+  wrapping.first_channel = UINT32_MAX;
+  wrapping.channel_count = 2;
+  wrapping.pixel_channels = 3;
+  CHECK_THROWS_WITH(model.bind_input(0, {wrapping}), Contains("covers channels 4294967295..4294967297"));
+  wrapping.first_channel = 0;
+  wrapping.source_first_channel = UINT32_MAX - 1;
+  CHECK_THROWS_WITH(model.bind_input(0, {wrapping}), Contains("do not fit its 3 channels per pixel"));
+
+  // A fixed batch of 2: the adapters would move batch 0 only.
+  GraphBuilder b;
+  const auto x = b.input_shaped("x", {b.c(2), b.c(3), b.H, b.W});
+  b.output(b.activation("r", x, relu()));
+  try {
+    runtime::ExecutableModel batched(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
+    FAIL("a batch of 2 was taken");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::Unsupported);
+    CHECK_THAT(e.what(), Contains("tensor 'x' has a batch of 2"));
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("barriers: one between dependent dispatches of a chain, none between the copies of a concat", "[runtime][model]") {
   SECTION("a chain of three activations") {
     // Each result is a graph output too, so the three stay three dispatches (an elementwise

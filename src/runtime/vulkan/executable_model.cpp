@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "runtime/bind_shapes.hpp"
@@ -40,6 +41,12 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
   }
   for (size_t i = 0; i < plan_.inputs.size(); ++i) (void)input_channels(i);
   for (size_t i = 0; i < plan_.outputs.size(); ++i) (void)output_channels(i);
+  // The io adapters and the direct bindings move batch 0 only (a symbolic batch is bound to 1).
+  for (const auto* list : {&plan_.inputs, &plan_.outputs})
+    for (const plan::IoTensor& io : *list)
+      if (plan_.program.is_constant(io.shape[0]) && plan_.program.constant_value(io.shape[0]) != 1)
+        fail(ErrorCode::Unsupported, "tensor '" + io.name + "' has a batch of " + std::to_string(plan_.program.constant_value(io.shape[0])) +
+                                         "; denox runs a batch of 1 (one image per record)");
   input_bindings_.resize(plan_.inputs.size());
   output_bindings_.resize(plan_.outputs.size());
   if (!external_memory_) {
@@ -47,7 +54,6 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
                             MemoryKind::DeviceLocal, "weights");
     upload(upload_device != nullptr ? *upload_device : ctx, owned_weights_.handle(), 0, plan_.weight_data.data(), plan_.weight_data.size());
     weights_ = owned_weights_.handle();
-    weights_uploaded_ = true;
   }
 }
 
@@ -94,6 +100,14 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
     const int64_t bytes = r.values.at(plan_.scratch[t].size_bytes);
     if (bytes < 0) fail(ErrorCode::Internal, "scratch tensor '" + plan_.scratch[t].name + "' has a negative size");
     r.sizes[t] = static_cast<uint64_t>(bytes);
+    // Each tensor is one descriptor range, and the shaders index it with 32-bit integers
+    // (signed in the copies): past either limit a dispatch would read and write wrapped
+    // addresses, so the extent is refused.
+    const uint64_t limit = std::min<uint64_t>(ctx_.caps().max_storage_buffer_range, uint64_t{1} << 31);
+    if (r.sizes[t] > limit)
+      fail(ErrorCode::Unsupported, "at " + std::to_string(width) + "x" + std::to_string(height) + " tensor '" + plan_.scratch[t].name +
+                                       "' takes " + std::to_string(r.sizes[t]) + " bytes; one tensor may take at most " +
+                                       std::to_string(limit) + " (the device's maxStorageBufferRange, and 2^31)");
     lifetimes[t].size = align_up(r.sizes[t], 4);
   }
   auto touch = [&](uint32_t t, int64_t when) {
@@ -128,8 +142,24 @@ void ExecutableModel::set_extent(uint32_t width, uint32_t height) {
     scratch_offset_ = 0;
     scratch_capacity_ = capacity;
   }
-  res_ = std::move(r);
-  build_commands();
+  Resolution previous = std::exchange(res_, std::move(r));
+  rebuild_after_change([&] { res_ = std::move(previous); });
+}
+
+void ExecutableModel::rebuild_after_change(const std::function<void()>& undo) {
+  try {
+    build_commands();
+  } catch (const std::exception& first) {
+    undo();
+    try {
+      build_commands();
+    } catch (...) {
+      commands_.clear();
+      input_adapters_ = 0;
+      missing_ = std::string("the commands could not be rebuilt: ") + first.what();
+    }
+    throw;
+  }
 }
 
 std::array<int64_t, 4> ExecutableModel::output_shape(size_t i) const {
@@ -160,26 +190,26 @@ void ExecutableModel::bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset,
   if (!scratch || !weights) fail(ErrorCode::InvalidArgument, "bind_memory: scratch and weights buffers are required");
   if (scratch_offset % alignment || weights_offset % alignment)
     fail(ErrorCode::InvalidArgument, "bind_memory: offsets must be multiples of " + std::to_string(alignment));
-  if (weights != weights_ || weights_offset != weights_offset_ || !weights_uploaded_) {
-    upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size());
-    weights_uploaded_ = true;
-  }
+  // Uploaded on every call: the same handle may name a new buffer (a destroyed buffer's handle
+  // value is often handed out again), whose contents denox cannot know.
+  upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size());
+  const auto previous = std::make_tuple(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_);
   weights_ = weights;
   weights_offset_ = weights_offset;
   scratch_ = scratch;
   scratch_offset_ = scratch_offset;
   scratch_capacity_ = scratch_size;
-  build_commands();
+  rebuild_after_change([&] { std::tie(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_) = previous; });
 }
 
 void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const {
   const uint32_t channels = constant_channels(io);
   std::vector<int> covered(channels, 0);
   for (const auto& s : sources) {
-    if (s.channel_count == 0 || s.first_channel + s.channel_count > channels)
+    if (s.channel_count == 0 || uint64_t{s.first_channel} + s.channel_count > channels)
       fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "' has " + std::to_string(channels) +
                                            " channels; a binding covers channels " + std::to_string(s.first_channel) + ".." +
-                                           std::to_string(s.first_channel + s.channel_count));
+                                           std::to_string(uint64_t{s.first_channel} + s.channel_count));
     for (uint32_t c = s.first_channel; c < s.first_channel + s.channel_count; ++c) covered[c]++;
     if (s.is_image) {
       if (!s.view) fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': image binding without a VkImageView");
@@ -192,10 +222,10 @@ void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vect
       if (s.offset % ctx_.caps().min_storage_buffer_offset_alignment)
         fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': buffer offset must be a multiple of " +
                                              std::to_string(ctx_.caps().min_storage_buffer_offset_alignment));
-      if (s.pixel_channels == 0 || s.source_first_channel + s.channel_count > s.pixel_channels)
+      if (s.pixel_channels == 0 || uint64_t{s.source_first_channel} + s.channel_count > s.pixel_channels)
         fail(ErrorCode::InvalidArgument, std::string(what) + " '" + io.name + "': buffer channels " +
                                              std::to_string(s.source_first_channel) + ".." +
-                                             std::to_string(s.source_first_channel + s.channel_count) + " do not fit its " +
+                                             std::to_string(uint64_t{s.source_first_channel} + s.channel_count) + " do not fit its " +
                                              std::to_string(s.pixel_channels) + " channels per pixel");
     }
   }
@@ -221,16 +251,16 @@ void ExecutableModel::bind_input(size_t index, const std::vector<IoSource>& sour
   if (index >= plan_.inputs.size()) fail(ErrorCode::InvalidArgument, "input index " + std::to_string(index) + " out of range");
   validate_sources(plan_.inputs[index], sources, "input");
   for (const auto& s : sources) adapter_for(s, true);  // compile/create now, not in record()
-  input_bindings_[index].sources = sources;
-  build_commands();
+  std::vector<IoSource> previous = std::exchange(input_bindings_[index].sources, sources);
+  rebuild_after_change([&] { input_bindings_[index].sources = std::move(previous); });
 }
 
 void ExecutableModel::bind_output(size_t index, const std::vector<IoSource>& sources) {
   if (index >= plan_.outputs.size()) fail(ErrorCode::InvalidArgument, "output index " + std::to_string(index) + " out of range");
   validate_sources(plan_.outputs[index], sources, "output");
   for (const auto& s : sources) adapter_for(s, false);
-  output_bindings_[index].sources = sources;
-  build_commands();
+  std::vector<IoSource> previous = std::exchange(output_bindings_[index].sources, sources);
+  rebuild_after_change([&] { output_bindings_[index].sources = std::move(previous); });
 }
 
 const ComputePipeline& ExecutableModel::adapter_for(const IoSource& source, bool input) {

@@ -117,6 +117,9 @@ class ExecutableModel {
   // whether it had): a missing barrier that the validation layer's synchronization checks must
   // report. Undone by the next set_extent() or bind_*().
   bool drop_barrier_for_testing(size_t index) { return std::exchange(commands_.at(index).barrier_before, false); }
+  // Tests only: the next rebuild of the commands fails part-way (after the input adapters), as
+  // a pipeline that cannot be created would: the change that caused it must be undone.
+  void fail_next_build_for_testing() { fail_next_build_ = true; }
 
  private:
   // One recorded dispatch with everything vkCmdPushDescriptorSetKHR and vkCmdDispatch need.
@@ -147,6 +150,11 @@ class ExecutableModel {
   // Rebuilds commands_ from the resolution, bindings and memory; leaves missing_ non-empty (and
   // commands_ empty) while something record() needs is not there yet.
   void build_commands();
+  // build_commands() after a change (a new extent, bindings or memory); if it throws, `undo`
+  // restores what the change replaced and the commands are built again (record() then records
+  // what it recorded before), and the error is rethrown. Were that rebuild to fail as well,
+  // record() refuses, naming the first error.
+  void rebuild_after_change(const std::function<void()>& undo);
   const ComputePipeline& adapter_for(const IoSource& source, bool input);
   void validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const;
   // Why a buffer source's explicit range is too small at the current extent ("" if it is not).
@@ -165,7 +173,7 @@ class ExecutableModel {
   Buffer owned_weights_, owned_scratch_;
   VkBuffer weights_ = VK_NULL_HANDLE, scratch_ = VK_NULL_HANDLE;
   VkDeviceSize weights_offset_ = 0, scratch_offset_ = 0, scratch_capacity_ = 0;
-  bool weights_uploaded_ = false;
+  bool fail_next_build_ = false;
 
   Resolution res_;
   std::vector<Command> commands_;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "common/error.hpp"
 #include "runtime/vulkan/device_context.hpp"
@@ -153,6 +154,7 @@ void ExecutableModel::build_commands() {
     if (!direct.count(plan_.inputs[i].scratch))
       for (const auto& s : input_bindings_[i].sources) add_adapter(plan_.inputs[i], s, true);
   input_adapters_ = commands_.size();
+  if (std::exchange(fail_next_build_, false)) fail(ErrorCode::Internal, "a failure injected by fail_next_build_for_testing()");
 
   for (size_t d = 0; d < plan_.dispatches.size(); ++d) {
     const auto& pd = plan_.dispatches[d];
