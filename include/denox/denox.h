@@ -452,7 +452,10 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
  * With background work: once a new plan is finished (denox_model_get_status: swap_pending),
  * denox_model_memory_requirements reports the new plan's needs and denox_model_bind_memory
  * binds memory for the new plan (uploading its weights), not for the running one; the swap
- * waits for it (waiting_for_memory). The running plan keeps the buffers bound before: keep them
+ * waits for it (waiting_for_memory). bind_memory always binds to the plan whose needs
+ * memory_requirements reported last, so a plan that finishes between the two calls never gets
+ * buffers sized for another; if that plan was dropped meanwhile (a newer reload finished), it
+ * fails with DENOX_ERROR_INVALID_ARGUMENT: ask for the requirements again. The running plan keeps the buffers bound before: keep them
  * alive until it is retired (retire_after_records record() calls after the swap). */
 DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
                                                VkDeviceSize scratch_size, VkBuffer weights,

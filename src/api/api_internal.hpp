@@ -99,6 +99,9 @@ struct denox_model_T {
   // A finished plan taken from the worker, waiting for the frame boundary (and, with external
   // memory, for bind_memory). Calling thread only.
   std::unique_ptr<denox::api::ReadyPlan> staged;
+  // The plan (ExecutableModel::id) whose needs denox_model_memory_requirements reported last:
+  // bind_memory binds to it, so buffers sized for one plan never go to another. 0: none yet.
+  uint64_t memory_reported = 0;
   std::vector<denox::api::RetiredPlan> retired;  // calling thread only
   mutable std::mutex status_mutex;
   denox::api::SwapStatus swap_status;

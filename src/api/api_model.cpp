@@ -244,7 +244,10 @@ denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t 
 }
 
 // With external memory, a finished plan waiting to be swapped in takes the memory calls: its
-// needs are reported and the caller's new buffers are bound to it (see denox.h).
+// needs are reported and the caller's new buffers are bound to it (see denox.h). Only
+// memory_requirements takes a finished plan from the worker; bind_memory binds to the plan
+// whose needs were reported, so a plan finishing between the two calls cannot receive buffers
+// sized for another (its weights would overrun them).
 static runtime::ExecutableModel& memory_target(denox_model model) {
   auto& running = api::model_of(model);
   if (!running.external_memory()) return running;
@@ -252,18 +255,31 @@ static runtime::ExecutableModel& memory_target(denox_model model) {
   return model->staged ? *model->staged->model : running;
 }
 
+static runtime::ExecutableModel& bind_target(denox_model model) {
+  auto& running = api::model_of(model);
+  runtime::ExecutableModel* staged = model->staged ? model->staged->model.get() : nullptr;
+  if (!running.external_memory() || model->memory_reported == 0) return staged ? *staged : running;
+  if (staged && staged->id() == model->memory_reported) return *staged;
+  if (running.id() == model->memory_reported) return running;
+  fail(ErrorCode::InvalidArgument,
+       "the plan whose needs denox_model_memory_requirements reported was replaced by a newer one before this bind (a reload "
+       "finished); call denox_model_memory_requirements again and bind buffers of the sizes it reports");
+}
+
 denox_result denox_model_memory_requirements(denox_model model, uint32_t width, uint32_t height, denox_memory_requirements* out) {
   return api::guarded(__func__, [&] {
-    const auto r = memory_target(model).memory_requirements(width, height);
+    auto& target = memory_target(model);
+    const auto r = target.memory_requirements(width, height);
     api::require(out, "out");
     *out = {r.scratch_size, r.scratch_alignment, r.weights_size, r.weights_alignment, r.usage};
+    model->memory_reported = target.id();
   });
 }
 
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,
                                      VkBuffer weights, VkDeviceSize weights_offset) {
   return api::guarded(__func__, [&] {
-    memory_target(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
+    bind_target(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }
 

@@ -363,6 +363,26 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
   CHECK(s.swaps == 1);
   CHECK(s.waiting_for_memory == 0);
   CHECK(s.active_plan == DENOX_PLAN_RELOADED);
+
+  // A plan that finishes between memory_requirements and bind_memory does not take buffers sized
+  // for the plan whose needs were reported (C, OIDN balanced, has more weights than B).
+  const auto path_c = write_oidn(dir.path(), Size::Balanced, 3, true, 43);
+  const auto want_c = reference_output(path_c, input);
+  denox_memory_requirements req_b{};
+  require_ok(denox_model_memory_requirements(model, 31, 23, &req_b), "memory_requirements of B");
+  require_ok(denox_model_reload_file(model, path_c.string().c_str()), "reload C");
+  wait_until(model, [](const auto& st) { return st.swap_pending != 0; });
+  std::vector<std::unique_ptr<denox::vkhost::Buffer>> memory_b2;
+  memory_b2.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_b.scratch_size, true, req_b.usage));
+  memory_b2.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_b.weights_size, true, req_b.usage));
+  require_ok(denox_model_bind_memory(model, memory_b2[0]->handle(), 0, req_b.scratch_size, memory_b2[1]->handle(), 0), "bind B again");
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);  // C waits for its memory
+  CHECK(status_of(model).waiting_for_memory == 1);
+  std::vector<std::unique_ptr<denox::vkhost::Buffer>> memory_c;
+  bind_new_memory(memory_c);
+  CHECK(memory_c.back()->size() > req_b.weights_size);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_c.f32) <= 1e-4);
+  CHECK(status_of(model).swaps == 2);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(dev.validation_errors() == 0);

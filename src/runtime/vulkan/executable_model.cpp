@@ -1,6 +1,7 @@
 #include "runtime/vulkan/executable_model.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <tuple>
 
@@ -27,9 +28,18 @@ constexpr VkDeviceSize kMinArenaSize = 256;
 
 }  // namespace
 
+namespace {
+
+uint64_t next_model_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+}  // namespace
+
 ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
                                  bool external_memory, const DeviceContext* upload_device)
-    : ctx_(ctx), plan_(std::move(plan)), cache_(cache), adapter_compiler_(std::move(adapters)), external_memory_(external_memory) {
+    : ctx_(ctx), id_(next_model_id()), plan_(std::move(plan)), cache_(cache), adapter_compiler_(std::move(adapters)), external_memory_(external_memory) {
   if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
     fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
                                         "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");

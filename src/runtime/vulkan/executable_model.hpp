@@ -74,6 +74,8 @@ class ExecutableModel {
   ~ExecutableModel();
 
   const plan::Plan& plan() const { return plan_; }
+  // Unique in the process (never reused, unlike an address): which plan a caller was told about.
+  uint64_t id() const { return id_; }
   size_t input_count() const { return plan_.inputs.size(); }
   size_t output_count() const { return plan_.outputs.size(); }
   uint32_t input_channels(size_t i) const;
@@ -161,6 +163,7 @@ class ExecutableModel {
   std::string range_shortfall(const plan::IoTensor& io, const IoSource& source) const;
 
   const DeviceContext& ctx_;
+  const uint64_t id_;
   plan::Plan plan_;
   VkPipelineCache cache_;
   AdapterCompiler adapter_compiler_;
