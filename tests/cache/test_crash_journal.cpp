@@ -8,8 +8,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+
+#include <sqlite3.h>
 
 #include "cache_test_util.hpp"
 #include "runtime/cache/layered_cache.hpp"
@@ -191,6 +194,35 @@ TEST_CASE("crash journal: the rows one journal writes", "[cache][journal]") {
     CrashJournal null_store(nullptr);
     CHECK(!null_store.enabled());
   }
+}
+
+TEST_CASE("crash journal: a result the store refuses leaves no marker for a later run to blame", "[cache][journal]") {
+  // Another process holds the write lock past this store's busy timeout when a result (or an
+  // end) is written: the marker could not be replaced. The journal keeps it open and replaces it
+  // when it is destroyed, once the lock is gone; before, it stayed a marker of a dead process,
+  // which the next run judged a crash and never measured again.
+  TempDir dir;
+  CacheOpenOptions options;
+  options.busy_timeout = std::chrono::milliseconds(50);
+  LayeredCache store(PlanCache::open(dir / "cache.sqlite3", options), PlanCache());
+  REQUIRE(store.writable().enabled());
+  using Step = CrashJournal::Step;
+  {
+    CrashJournal journal(&store);
+    journal.begin("timed", "time", Step::Serial);
+    journal.begin("compiled", "compile", Step::Retry);
+    sqlite3* other = nullptr;
+    REQUIRE(sqlite3_open((dir / "cache.sqlite3").c_str(), &other) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    CHECK_FALSE(journal.finish("timed", "ok 1.5"));
+    journal.end("compiled");
+    REQUIRE(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(other);
+    CHECK(decode_marker(store.load_measurement("timed").value_or("")));  // still the marker
+  }
+  CHECK(store.load_measurement("timed").value_or("<none>") == "unmeasured");
+  CHECK(store.load_measurement("compiled").value_or("<none>") == "unmeasured serial");
+  CHECK(judge_row(store.load_measurement("timed").value_or(""), "timed").verdict == Verdict::Measure);
 }
 
 TEST_CASE("crash journal: the test hook aborts only in its phase, for matching edges", "[cache][journal]") {

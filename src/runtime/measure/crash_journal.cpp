@@ -190,15 +190,21 @@ void CrashJournal::end(const std::string& key) {
   std::lock_guard lock(mutex_);
   const auto it = open_.find(key);
   if (it == open_.end() || --it->second.depth > 0) return;
-  write(key, encode_unmeasured(it->second.retry));
-  open_.erase(it);
+  // A marker that could not be replaced (the store busy past its timeout, a full disk) stays
+  // open: the destructor tries again, else the next run would blame this edge for a crash.
+  if (write(key, encode_unmeasured(it->second.retry))) open_.erase(it);
+  else it->second.depth = 0;
 }
 
 bool CrashJournal::finish(const std::string& key, const std::string& result) {
   if (store_ == nullptr) return true;
   std::lock_guard lock(mutex_);
+  if (!write(key, result)) {  // as in end(): the destructor replaces the marker if it can
+    if (const auto it = open_.find(key); it != open_.end()) it->second.depth = 0;
+    return false;
+  }
   open_.erase(key);
-  return write(key, result);
+  return true;
 }
 
 CrashHook CrashHook::from_environment() {
