@@ -237,6 +237,50 @@ TEST_CASE("a shipped cache that cannot be used is an error naming the path and t
   CHECK(names_in(dir.path()) == before);
 }
 
+TEST_CASE("a copy taken while a writer had the cache open is refused, naming its write-ahead log", "[cache][shipped]") {
+  // Read-only (immutable) opening never reads the -wal: the rows still in it would be missing.
+  TempDir dir;
+  const fs::path source = dir / "user.sqlite3", copy = dir / "copied.sqlite3";
+  PlanCache writer = PlanCache::open(source);
+  REQUIRE(writer.store_plan(sample_key("a"), sample_bytes(300, 1)));
+  REQUIRE(fs::file_size(source.string() + "-wal") > 0);  // the row is in the log, not yet in the file
+  fs::copy_file(source, copy);
+  fs::copy_file(source.string() + "-wal", copy.string() + "-wal");
+  const std::string message = open_error(copy);
+  INFO(message);
+  CHECK(message.find("'" + copy.string() + "-wal'") != std::string::npos);
+  CHECK(message.find("rows in it would be missing") != std::string::npos);
+}
+
+TEST_CASE("export and import never move aside a file that is not a cache", "[cache][shipped]") {
+  // `denox cache export model.onnx` (arguments swapped) used to turn the model into a cache and
+  // move it to model.onnx.corrupt-<time>.
+  TempDir dir;
+  const fs::path source = dir / "user.sqlite3", model = dir / "model.onnx";
+  fill(source, "a", 1);
+  const std::vector<std::uint8_t> bytes(1000, 'm');
+  write_file(model, bytes);
+  // (Reading the WAL-mode source may leave its -shm and -wal; nothing may appear beside the model.)
+  const auto beside_model = [&] {
+    std::set<std::string> names;
+    for (const auto& name : names_in(dir.path()))
+      if (name.rfind("model.onnx", 0) == 0) names.insert(name);
+    return names;
+  };
+  for (bool exporting : {true, false}) {
+    try {
+      if (exporting) export_plans(source, model, {});
+      else import_plans(source, model);
+      FAIL("wrote into " << model);
+    } catch (const denox::Error& e) {
+      CHECK(e.code() == denox::ErrorCode::Io);
+      CHECK_THAT(e.what(), Catch::Contains("'" + model.string() + "'") && Catch::Contains("not a usable denox cache"));
+    }
+    CHECK(read_file(model) == bytes);
+    CHECK(beside_model() == std::set<std::string>{"model.onnx"});
+  }
+}
+
 TEST_CASE("a shipped row failing its checksum is a miss and stays in place", "[cache][shipped]") {
   TempDir dir;
   const fs::path path = dir / "shipped.sqlite3";

@@ -37,8 +37,13 @@ Db open_existing(const fs::path& path, Access access) {
   return detail::open_existing_cache(path, nobody_writes ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly, false, kTimeout);
 }
 
-// A writable cache: PlanCache::open's checks, creation and repair (so `out` may be new).
+// A writable cache: an existing file must be a denox cache of this schema (a tool never moves
+// a file the user named aside: `export model.onnx` by mistake fails and leaves it as it was);
+// a new one is created with PlanCache::open's checks.
 Db open_or_create(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  if (type != fs::file_type::not_found && type != fs::file_type::none) return open_existing(path, Access::Write);
   auto opened = detail::open_cache_file(path, CacheOpenOptions{});
   if (!opened.db) fail(ErrorCode::Io, "cannot write the cache '" + path.string() + "': " + opened.disabled_reason);
   return std::move(opened.db);
@@ -213,12 +218,14 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
     // A file to ship is one self-contained file: leaving WAL mode checkpoints the log into it
     // and makes every SQLite (also one from before 3.22, which cannot read a WAL file
     // read-only) read it without -wal/-shm files. Refused if another connection has `out`
-    // open; then the file stays in WAL mode, which denox reads all the same.
+    // open; then the file stays in WAL mode, and its log is folded in when that connection
+    // closes (a shipped copy with a non-empty -wal beside it is refused, naming the log).
     try {
       const std::string mode = detail::query_text(dst, "PRAGMA journal_mode=DELETE");
       if (mode != "delete") spdlog::warn("denox cache: '{}' stays in journal mode '{}'", out.string(), mode);
     } catch (const detail::SqliteError& e) {
-      spdlog::warn("denox cache: '{}' stays in WAL mode: {}", out.string(), e.what());
+      spdlog::warn("denox cache: '{}' stays in WAL mode while another process has it open ({}): ship it after that process "
+                   "closes it", out.string(), e.what());
     }
     return written;
   });

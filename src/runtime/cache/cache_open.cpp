@@ -316,6 +316,17 @@ Db open_existing_cache(const fs::path& path, OpenMode mode, bool quick_check, st
   if (::access(path.c_str(), R_OK) != 0) throw failure(std::string("cannot be read: ") + std::strerror(errno));
   try {
     check_header(path);
+    // Immutable opening never reads a -wal beside the file: rows still in it (a copy taken while
+    // a process had the cache open) would be missing without a word.
+    if (mode == OpenMode::Immutable) {
+      const fs::path wal = path.string() + "-wal";
+      if (const auto size = fs::file_size(wal, ec); !ec && size > 0)
+        throw failure("has a write-ahead log beside it ('" + wal.string() + "', " + std::to_string(size) +
+                      " bytes) that read-only opening cannot read, so rows in it would be missing: it was copied while a process "
+                      "had it open. Let that process close it (SQLite then folds the log into the file), or make the file with "
+                      "`denox cache export`");
+      ec.clear();
+    }
     Db db = Db::open(path.string(), mode);
     db.set_busy_timeout(static_cast<int>(busy_timeout.count()));
     if (inspect(db, quick_check)) throw failure("is not a denox cache (an empty database)");
