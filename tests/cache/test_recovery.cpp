@@ -131,10 +131,6 @@ TEST_CASE("recovery: other schema versions and shapes", "[cache][recovery]") {
   const fs::path path = dir / "cache.sqlite3";
   fill_cache(path, 1);
   std::string cause;
-  SECTION("future schema version") {
-    raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'; PRAGMA user_version = 99;");
-    cause = "schema version 99";
-  }
   SECTION("older schema version (1: before the measurements table)") {
     raw_exec(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
     cause = "schema version 1";
@@ -152,6 +148,40 @@ TEST_CASE("recovery: other schema versions and shapes", "[cache][recovery]") {
     cause = "unexpected tables";
   }
   expect_recovery(path, cause);
+}
+
+TEST_CASE("recovery: a newer denox's cache and a cache in use are left in place", "[cache][recovery]") {
+  // Two denox versions sharing a path (the default one) used to take turns moving each other's
+  // cache aside, and one that was open elsewhere was renamed under its users.
+  TempDir dir;
+  const fs::path path = dir / "cache.sqlite3";
+  fill_cache(path, 1);
+  SECTION("a newer schema version") {
+    raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'; PRAGMA user_version = 99;");
+    const auto bytes = read_file(path);
+    PlanCache cache = PlanCache::open(path);
+    CHECK_FALSE(cache.enabled());
+    CHECK_FALSE(cache.recovery().has_value());
+    CHECK_THAT(cache.disabled_reason(), Catch::Contains("made by a newer denox") && Catch::Contains("schema version 99"));
+    CHECK(read_file(path) == bytes);
+  }
+  SECTION("an older schema version while another cache has the file open") {
+    PlanCache user = PlanCache::open(path);  // a user (in this process: the lock is per descriptor)
+    REQUIRE(user.enabled());
+    raw_exec(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
+    {
+      PlanCache cache = PlanCache::open(path);
+      CHECK_FALSE(cache.enabled());
+      CHECK_FALSE(cache.recovery().has_value());
+      CHECK_THAT(cache.disabled_reason(), Catch::Contains("another process has it open, so it is left in place"));
+    }
+    CHECK(user.load_plan(sample_key("m0")).has_value());  // the file under its user is the same
+    user = PlanCache();
+    PlanCache after = PlanCache::open(path);  // nobody has it open now: moved aside and rebuilt
+    CHECK(after.enabled());
+    CHECK(after.recovery().has_value());
+  }
+  CHECK(files_containing(dir.path(), ".corrupt-").size() <= 1);
 }
 
 TEST_CASE("a row failing its checksum is a miss and is deleted", "[cache][recovery]") {

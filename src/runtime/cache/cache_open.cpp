@@ -12,7 +12,10 @@
 // PRAGMA quick_check. The file is renamed, never deleted, so a user who pointed the cache at
 // the wrong file loses nothing. I/O problems (permissions, disk full, lock timeouts) are never
 // taken for corruption: renaming a healthy cache because the disk was briefly full would
-// throw away every other process's work.
+// throw away every other process's work. Nor is a file moved aside while another process has it
+// open (UsersLock), or when a newer denox made it (a newer schema version): then this process
+// runs without a cache and the file stays as it is, so two denox versions sharing a path do not
+// take turns throwing each other's cache away.
 #include "runtime/cache/cache_open.hpp"
 #include "runtime/cache/content_hash.hpp"
 
@@ -91,6 +94,7 @@ constexpr std::array<const char*, 5> kColumnProbes = {
 // Thrown by validation for content problems; caught in try_open and turned into a verdict.
 struct CorruptFile {
   std::string cause;
+  bool newer_schema = false;  // a denox cache a newer denox made: not ours to replace
 };
 
 std::string hex32(std::int64_t value) {
@@ -190,7 +194,8 @@ bool inspect(const Db& db, bool quick_check) {
     // Both say the version (the meta row and the header's user_version); name the one that differs.
     const std::string want = std::to_string(PlanCache::kSchemaVersion);
     throw CorruptFile{"schema version " + (version.empty() ? std::string("(none)") : version) + " in its meta table, user_version " +
-                      std::to_string(user_version) + " in its header; this denox uses " + want + " in both"};
+                          std::to_string(user_version) + " in its header; this denox uses " + want + " in both",
+                      version == std::to_string(user_version) && user_version > PlanCache::kSchemaVersion};
   }
   if (quick_check) {
     // quick_check skips the index/content cross-checks of integrity_check but reads every
@@ -253,8 +258,8 @@ Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
     }
     result.verdict = Verdict::Ok;
   } catch (const CorruptFile& e) {
-    result.verdict = Verdict::Corrupt;
-    result.cause = e.cause;
+    result.verdict = e.newer_schema ? Verdict::Unusable : Verdict::Corrupt;
+    result.cause = e.newer_schema ? "it was made by a newer denox (" + e.cause + "), so it is left as it is" : e.cause;
   } catch (const SqliteError& e) {
     result.verdict = e.is_corruption() ? Verdict::Corrupt : Verdict::Unusable;
     result.cause = e.what();
@@ -303,6 +308,54 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 
 }  // namespace
 
+namespace {
+
+// F_OFD_SETLK on byte 0 of `fd`: true when taken; errno says why not.
+bool ofd_lock(int fd, short type) {
+  struct flock range {};
+  range.l_type = type;
+  range.l_whence = SEEK_SET;
+  range.l_start = 0;
+  range.l_len = 1;
+  return ::fcntl(fd, F_OFD_SETLK, &range) == 0;
+}
+
+}  // namespace
+
+UsersLock UsersLock::shared(const fs::path& lock_path) {
+  UsersLock lock;
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return lock;
+  if (!ofd_lock(fd, F_RDLCK)) {
+    spdlog::debug("denox cache: no users lock on '{}': {}", lock_path.string(), std::strerror(errno));
+    ::close(fd);
+    return lock;
+  }
+  lock.fd_ = fd;
+  return lock;
+}
+
+bool UsersLock::held_by_others(const fs::path& lock_path) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool taken = ofd_lock(fd, F_WRLCK);
+  const bool busy = !taken && (errno == EAGAIN || errno == EACCES);
+  ::close(fd);  // (drops the exclusive lock if it was taken)
+  return busy;
+}
+
+UsersLock& UsersLock::operator=(UsersLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+UsersLock::~UsersLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 Db open_existing_cache(const fs::path& path, OpenMode mode, bool quick_check, std::chrono::milliseconds busy_timeout) {
   const auto failure = [&](const std::string& cause) -> Error {
     return Error(ErrorCode::Io, "'" + path.string() + "' " + cause);
@@ -345,12 +398,15 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
     if (ec) return disabled(path, "cannot create directory '" + path.parent_path().string() + "': " + ec.message());
 
-    OpenLock lock(path.string() + ".lock", options.busy_timeout);
+    const fs::path lock_path = path.string() + ".lock";
+    OpenLock lock(lock_path, options.busy_timeout);
     if (!lock.locked()) return disabled(path, lock.error());
 
     Attempt first = try_open(path, options);
-    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), {}, {}};
+    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(lock_path), {}, {}};
     if (first.verdict == Verdict::Unusable) return disabled(path, first.cause);
+    if (UsersLock::held_by_others(lock_path))
+      return disabled(path, "the cache file is unusable (" + first.cause + "), and another process has it open, so it is left in place");
 
     OpenedCache out;
     out.recovery = CacheRecovery{first.cause, aside_path(path)};
@@ -370,6 +426,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
       return result;
     }
     out.db = std::move(second.db);
+    out.users = UsersLock::shared(lock_path);
     return out;
   } catch (const std::bad_alloc&) {
     throw;

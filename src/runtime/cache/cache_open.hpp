@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 #include <string>
+#include <utility>
 
 #include "runtime/cache/plan_cache.hpp"
 #include "runtime/cache/sqlite_db.hpp"
@@ -18,8 +19,31 @@ namespace denox::cache::detail {
 // flipped bits are.
 std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload);
 
+// A shared lock on byte 0 of `<cache>.lock`, held by every open writable cache: a file some
+// process has open is never moved aside (its writes would go to the renamed file, and SQLite
+// would later delete the -wal and -shm by name from under the fresh cache). Linux open file
+// description locks (F_OFD_SETLK): per descriptor, so two caches of one process are two users
+// and closing another descriptor of the file drops nothing; independent of the flock that
+// serializes opening on the same file. Where the file system has no such locks it is not held
+// and nobody counts as a user (the behaviour before it existed).
+class UsersLock {
+ public:
+  UsersLock() = default;
+  static UsersLock shared(const std::filesystem::path& lock_path);
+  // Whether a UsersLock is held on `lock_path` (the exclusive lock cannot be taken now).
+  static bool held_by_others(const std::filesystem::path& lock_path);
+  UsersLock(UsersLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UsersLock& operator=(UsersLock&& other) noexcept;
+  ~UsersLock();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 struct OpenedCache {
   Db db;                                  // open and ready; empty when disabled
+  UsersLock users;                        // held while db is open
   std::string disabled_reason;            // set when db is empty
   std::optional<CacheRecovery> recovery;  // set when a previous file was moved aside
 };

@@ -75,6 +75,7 @@ std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); 
 struct PlanCache::Impl {
   mutable std::mutex mutex;
   Db db;
+  detail::UsersLock users;  // held while db is open (writable caches)
   fs::path path;
   std::string disabled_reason;
   std::optional<CacheRecovery> recovery;
@@ -93,6 +94,7 @@ struct PlanCache::Impl {
       spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); {}", path.string(), action, e.what(),
                    read_only ? "not reading from it any more" : "caching is off until the next open");
       db.close();
+      users = {};  // no longer a user: the next open may set the file aside
       disabled_reason = std::string("the file became corrupt: ") + e.what();
       return;
     }
@@ -219,6 +221,7 @@ PlanCache PlanCache::open(const fs::path& path, const CacheOpenOptions& options)
     return cache;
   }
   cache.impl_->db = std::move(opened.db);
+  cache.impl_->users = std::move(opened.users);
   cache.impl_->path = path;
   cache.impl_->disabled_reason.clear();
   return cache;
