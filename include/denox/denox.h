@@ -407,8 +407,10 @@ DENOX_API denox_result denox_model_schedule_report(denox_model model, char* json
 DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);
 /* Waits for nothing on the GPU: the caller must make sure no command buffer that recorded this
  * model (its current or a replaced plan) is still pending. A background job is cancelled and its
- * thread joined first (it stops within about one shader compile or one measurement submit;
- * what it measured so far stays in the cache). NULL is ignored. */
+ * thread joined first. It stops within about one shader compile or one measurement submit (what
+ * it measured so far stays in the cache), except in two steps it finishes first: importing a
+ * reloaded model, and building a finished plan (the driver creating its pipelines, up to seconds
+ * with a cold driver cache, and its weight upload). NULL is ignored. */
 DENOX_API void denox_model_destroy(denox_model model);
 
 typedef enum denox_io_kind { DENOX_INPUT = 0, DENOX_OUTPUT = 1 } denox_io_kind;

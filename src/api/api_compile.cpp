@@ -349,7 +349,11 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   times.lower_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   progress("shaders", 0, p.pipelines.size(), "");
-  kernels::compile_pipelines(p, ctx.compiler);
+  // A cancelled background job stops within one shader compile.
+  const auto cancel_check = [&] {
+    if (request.cancel != nullptr && request.cancel->load(std::memory_order_relaxed)) throw measure::Cancelled();
+  };
+  kernels::compile_pipelines(p, ctx.compiler, 0, cancel_check);
   times.shaders_ms = ms_since(t0);
   // A tuned plan is checked against the heuristic one (api_plan_check.hpp says why): the faster
   // of the two, both timed whole at the tune extent, is kept.
@@ -361,7 +365,7 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
     ho.target = so.target;
     untuned = autotune::schedule_graph(graph, ho);
     plan::Plan hp = autotune::lower_schedule(graph, *untuned, request.precision);
-    kernels::compile_pipelines(hp, ctx.compiler);
+    kernels::compile_pipelines(hp, ctx.compiler, 0, cancel_check);
     // The heuristic plan is a candidate only if each of its implementations measured fine on this
     // device (the store has them, else they are measured now, under the crash journal): one that
     // failed or crashed the process is never run again, here neither.

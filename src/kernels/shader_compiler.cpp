@@ -198,7 +198,7 @@ std::vector<uint32_t> compile_shader(std::string_view family, const Defines& def
   return run_glslang(family, effective_defines(defines, precision));
 }
 
-void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned threads) {
+void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned threads, const std::function<void()>& before_each) {
   std::vector<size_t> todo;
   for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     if (plan.pipelines[i].spirv.empty()) todo.push_back(i);
@@ -209,14 +209,17 @@ void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned thre
   std::atomic<size_t> next{0};
   std::mutex error_mutex;
   std::exception_ptr error;
+  std::atomic<bool> failed{false};
   auto work = [&] {
-    for (size_t k; (k = next++) < todo.size();) {
+    for (size_t k; !failed && (k = next++) < todo.size();) {
       auto& p = plan.pipelines[todo[k]];
       try {
+        if (before_each) before_each();
         p.spirv = compiler.compile(p.family, p.defines, plan.precision);
       } catch (...) {
         std::lock_guard lock(error_mutex);
         if (!error) error = std::current_exception();
+        failed = true;
       }
     }
   };

@@ -77,6 +77,9 @@ std::vector<uint32_t> compile_shader(std::string_view family, const Defines& def
 
 // Fills every pipeline's spirv (those already filled are kept), compiling on up to
 // `threads` threads (0: hardware concurrency).
-void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned threads = 0);
+// `before_each` runs before each compile, on the thread that does it (a background job's cancel
+// check: what it throws stops the workers taking more and is rethrown).
+void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned threads = 0,
+                       const std::function<void()>& before_each = {});
 
 }  // namespace denox::kernels

@@ -471,3 +471,40 @@ TEST_CASE("a log callback may read the model's status while the worker reports a
   denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
   denox_context_destroy(ctx);
 }
+
+TEST_CASE("destroying a model while a reload compiles its shaders stops within one compile", "[api][background]") {
+  // The cancel was checked only between stages, so a reload in its shader stage compiled every
+  // shader of the new plan before destroy returned.
+  TempDir dir;
+  const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 71);
+  const auto path_b = write_oidn(dir.path(), Size::Balanced, 9, true, 72);  // other shaders
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  ProgressGate gate("shaders");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.progress = ProgressGate::callback;
+  o.progress_user_data = &gate;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");  // (reported on this thread: not held)
+  denox_stats before{};
+  require_ok(denox_context_get_stats(ctx, &before), "stats");
+  // B needs another input count, so it would fail after its shaders; it never gets there.
+  require_ok(denox_model_reload_file(model, path_b.string().c_str()), "reload B");
+  REQUIRE(gate.wait_held(300s));
+  // destroy cancels, then joins the worker, which the gate holds until this thread opens it.
+  std::thread opener([&] {
+    std::this_thread::sleep_for(1s);
+    gate.open();
+  });
+  denox_model_destroy(model);
+  opener.join();
+  denox_stats after{};
+  require_ok(denox_context_get_stats(ctx, &after), "stats");
+  INFO("shaders compiled after the cancel: " << after.shaders_compiled - before.shaders_compiled);
+  CHECK(after.shaders_compiled - before.shaders_compiled <= 1);  // B has 4 shaders of its own
+  CHECK(after.validation_errors == 0);
+  denox_context_destroy(ctx);
+}
