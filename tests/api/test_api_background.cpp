@@ -96,6 +96,24 @@ denox_model_status wait_until(denox_model model, const std::function<bool(const 
 
 bool idle(const denox_model_status& s) { return s.running_job == DENOX_JOB_NONE; }
 
+// fp32 models whose progress (reloads' too) goes to `gate`.
+denox_model_options fp32_gated(ProgressGate& gate) {
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.progress = ProgressGate::callback;
+  o.progress_user_data = &gate;
+  return o;
+}
+
+// A headless context with the validation layer and no cache.
+denox_context uncached_headless_context() {
+  denox_context_options co{};
+  co.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  return ctx;
+}
+
 denox_model_options background_tuning(ProgressGate* gate) {
   denox_model_options o{};
   o.precision = DENOX_PRECISION_FP32;
@@ -252,10 +270,7 @@ TEST_CASE("hot reload: a new model swaps in at a frame boundary, bad and incompa
   // Reloads compile with the load's options, this progress callback included: hold the reload
   // before lowering (the heuristic schedule measures nothing).
   ProgressGate gate("lower");
-  denox_model_options o{};
-  o.precision = DENOX_PRECISION_FP32;
-  o.progress = ProgressGate::callback;
-  o.progress_user_data = &gate;
+  const denox_model_options o = fp32_gated(gate);
   denox_model model = nullptr;
   require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");
   CHECK(status_of(model).active_plan == DENOX_PLAN_HEURISTIC);
@@ -394,10 +409,7 @@ TEST_CASE("hot reload on a headless context: the worker shares denox's own queue
   const auto path_b = write_oidn(dir.path(), Size::Small, 3, true, 52);
   const auto input = random_image(3, 19, 27, 8);
   const auto want_a = reference_output(path_a, input), want_b = reference_output(path_b, input);
-  denox_context_options co{};
-  co.disable_cache = 1;
-  denox_context ctx = nullptr;
-  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_context ctx = uncached_headless_context();
   denox_context_info info{};
   require_ok(denox_context_get_info(ctx, &info), "info");
   {
@@ -449,10 +461,7 @@ TEST_CASE("a log callback may read the model's status while the worker reports a
       &reader, DENOX_LOG_WARN);
   TempDir dir;
   const auto path = write_oidn(dir.path(), Size::Small, 3, true, 61);
-  denox_context_options co{};
-  co.disable_cache = 1;
-  denox_context ctx = nullptr;
-  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_context ctx = uncached_headless_context();
   denox_model_options o{};
   o.precision = DENOX_PRECISION_FP32;
   denox_model model = nullptr;
@@ -478,15 +487,9 @@ TEST_CASE("destroying a model while a reload compiles its shaders stops within o
   TempDir dir;
   const auto path_a = write_oidn(dir.path(), Size::Small, 3, true, 71);
   const auto path_b = write_oidn(dir.path(), Size::Balanced, 9, true, 72);  // other shaders
-  denox_context_options co{};
-  co.disable_cache = 1;
-  denox_context ctx = nullptr;
-  require_ok(denox_context_create_headless(-1, 1, &co, &ctx), "headless context with validation");
+  denox_context ctx = uncached_headless_context();
   ProgressGate gate("shaders");
-  denox_model_options o{};
-  o.precision = DENOX_PRECISION_FP32;
-  o.progress = ProgressGate::callback;
-  o.progress_user_data = &gate;
+  const denox_model_options o = fp32_gated(gate);
   denox_model model = nullptr;
   require_ok(denox_model_load_file(ctx, path_a.string().c_str(), &o, &model), "load A");  // (reported on this thread: not held)
   denox_stats before{};
