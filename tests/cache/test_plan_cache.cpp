@@ -172,3 +172,19 @@ TEST_CASE("default_path follows DENOX_CACHE_DIR, XDG_CACHE_HOME, HOME", "[cache]
     CHECK(p.parent_path().filename() == "denox");
   }
 }
+
+TEST_CASE("a relative cache path starting with 'file:' is a file name, not a URI", "[cache]") {
+  // Debian's SQLite interprets URIs in plain names (SQLITE_USE_URI): "file:x?mode=memory" was an
+  // in-memory database, so the cache silently kept nothing.
+  TempDir dir;
+  const fs::path previous = fs::current_path();
+  fs::current_path(dir.path());
+  {
+    PlanCache cache = PlanCache::open("file:x?mode=memory");
+    REQUIRE(cache.enabled());
+    CHECK(cache.store_plan(sample_key("a"), sample_bytes(100, 1)));
+  }
+  const bool on_disk = fs::exists(dir / "file:x?mode=memory");
+  fs::current_path(previous);
+  CHECK(on_disk);
+}

@@ -83,6 +83,12 @@ TEST_CASE("CacheKey::parse inverts canonical()", "[cache][shipped]") {
   CHECK_FALSE(CacheKey::parse(text.substr(0, text.size() - 1)).has_value());
   CHECK_FALSE(CacheKey::parse("denox-plan-key/2" + text.substr(text.find('\n'))).has_value());
   CHECK_FALSE(CacheKey::parse("").has_value());
+  // A length near 2^64 (length + 1 wrapped and the parser read past the text).
+  const std::string field = "driver_name=";
+  const size_t at = text.find(field);
+  REQUIRE(at != std::string::npos);
+  const size_t colon = text.find(':', at);
+  CHECK_FALSE(CacheKey::parse(text.substr(0, at + field.size()) + "18446744073709551615" + text.substr(colon)).has_value());
 }
 
 TEST_CASE("a shipped cache is read without writing it or creating anything beside it", "[cache][shipped]") {

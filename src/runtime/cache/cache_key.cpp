@@ -62,7 +62,7 @@ class KeyReader {
     const auto [end, ec] = std::from_chars(rest_.data(), rest_.data() + rest_.size(), length);
     if (ec != std::errc() || end == rest_.data() || *end != ':') return false;
     rest_.remove_prefix(static_cast<std::size_t>(end - rest_.data()) + 1);
-    if (rest_.size() < length + 1 || rest_[length] != '\n') return false;
+    if (length >= rest_.size() || rest_[length] != '\n') return false;  // (length + 1 could wrap)
     out.assign(rest_.substr(0, length));
     rest_.remove_prefix(length + 1);
     return true;

@@ -31,7 +31,7 @@ struct Table {
   const char* name;           // for log messages
   const char* select_sql;     // ?1 = key -> (payload, checksum, key text)
   const char* insert_sql;     // ?1 key, ?2 key text, ?3 payload, ?4 checksum, ?5 now
-  const char* delete_sql;     // ?1 = key
+  const char* delete_sql;     // ?1 = key, ?2 = the checksum the row had when it was read
   const char* touch_sql;      // ?1 key, ?2 now; nullptr if the table has no last-used time
 };
 
@@ -40,7 +40,7 @@ constexpr Table kPlans{
     "SELECT plan, checksum, key_text FROM plans WHERE key_digest = ?1",
     "INSERT OR REPLACE INTO plans (key_digest, key_text, plan, checksum, created_at, last_used_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-    "DELETE FROM plans WHERE key_digest = ?1",
+    "DELETE FROM plans WHERE key_digest = ?1 AND checksum = ?2",
     "UPDATE plans SET last_used_at = ?2 WHERE key_digest = ?1",
 };
 // SPIR-V rows have no separate key text: the source hash is the whole key.
@@ -48,7 +48,7 @@ constexpr Table kSpirv{
     "SPIR-V",
     "SELECT words, checksum, source_hash FROM spirv WHERE source_hash = ?1",
     "INSERT OR REPLACE INTO spirv (source_hash, words, checksum, created_at) VALUES (?1, ?3, ?4, ?5)",
-    "DELETE FROM spirv WHERE source_hash = ?1",
+    "DELETE FROM spirv WHERE source_hash = ?1 AND checksum = ?2",
     nullptr,
 };
 constexpr Table kPipelineCaches{
@@ -56,7 +56,7 @@ constexpr Table kPipelineCaches{
     "SELECT data, checksum, device_text FROM pipeline_caches WHERE device_key = ?1",
     "INSERT OR REPLACE INTO pipeline_caches (device_key, device_text, data, checksum, updated_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5)",
-    "DELETE FROM pipeline_caches WHERE device_key = ?1",
+    "DELETE FROM pipeline_caches WHERE device_key = ?1 AND checksum = ?2",
     nullptr,
 };
 
@@ -64,7 +64,7 @@ constexpr Table kMeasurements{
     "measurement",
     "SELECT result, checksum, key_text FROM measurements WHERE key_digest = ?1",
     "INSERT OR REPLACE INTO measurements (key_digest, key_text, result, checksum, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-    "DELETE FROM measurements WHERE key_digest = ?1",
+    "DELETE FROM measurements WHERE key_digest = ?1 AND checksum = ?2",
     nullptr,
 };
 
@@ -112,6 +112,7 @@ struct PlanCache::Impl {
     try {
       std::vector<std::uint8_t> payload;
       bool bad_checksum = false;
+      std::string stored_checksum;
       {
         Statement select(db, table.select_sql);
         select.bind(1, key);
@@ -121,7 +122,8 @@ struct PlanCache::Impl {
         }
         const auto blob = select.column_blob(0);
         payload.assign(blob.begin(), blob.end());
-        bad_checksum = select.column_text(1) != row_checksum(key, payload);
+        stored_checksum = select.column_text(1);
+        bad_checksum = stored_checksum != row_checksum(key, payload);
         // Equal digests of different key texts: a hash collision, absurdly unlikely, but
         // comparing costs nothing and turns it into a plain miss.
         if (!bad_checksum && select.column_text(2) != key_text) {
@@ -142,7 +144,9 @@ struct PlanCache::Impl {
         ++misses;
         spdlog::warn("denox cache: {} row {} in '{}' fails its checksum; deleting it", table.name, key, path.string());
         try {
-          detail::write_transaction(db, options.busy_timeout, [&] { Statement(db, table.delete_sql).bind(1, key).run(); });
+          // Only the row as it was read: another process may have stored a good one since.
+          detail::write_transaction(db, options.busy_timeout,
+                                    [&] { Statement(db, table.delete_sql).bind(1, key).bind(2, stored_checksum).run(); });
         } catch (const SqliteError& e) {
           on_error(e, std::string("deleting a corrupt ") + table.name + " row");
         }

@@ -44,7 +44,10 @@ Db Db::open(const std::string& path, OpenMode mode) {
   // NOMUTEX: the cache serializes all use of a connection with its own mutex. Extended result
   // codes are turned on right after, so SqliteError can report e.g. SQLITE_IOERR_WRITE.
   const bool writable = mode == OpenMode::ReadWriteCreate;
-  const std::string name = writable ? path : uri_for(path, mode);
+  // A plain name: Debian's SQLite is built with SQLITE_USE_URI, so a relative path starting
+  // with "file:" would be read as a URI ("file:x?mode=memory"); "./" keeps it a file name.
+  const std::string plain = path.rfind("file:", 0) == 0 ? "./" + path : path;
+  const std::string name = writable ? plain : uri_for(path, mode);
   const int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
   const int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw);  // sqlite hands out a handle even on failure; it must be closed either way
