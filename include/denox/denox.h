@@ -293,7 +293,9 @@ typedef enum denox_tuning {
  * background work (tune_in_background, reloads) also on the model's worker thread, possibly
  * while the caller's threads run: it must then be thread-safe, and progress_user_data must stay
  * valid until the model is destroyed. A background job reports its own stages, ending in
- * "done" (also after a foreground load already reported "done"). */
+ * "done" (also after a foreground load already reported "done"). The callback must not call
+ * denox functions on the model it reports for (destroying it from its own worker thread would
+ * wait for that thread); denox_model_get_status is the exception. */
 typedef void (*denox_progress_callback)(const char* stage, uint32_t done, uint32_t total, const char* what, void* user_data);
 
 /* ---- int8 calibration ------------------------------------------------------------------- */

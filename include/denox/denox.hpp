@@ -160,6 +160,11 @@ class Model {
     check(denox_model_load_plan(ctx.get(), bytes, size, options, &m));
     return Model(m);
   }
+  // A model uses its context until it is destroyed: a temporary context (destroyed at the end of
+  // the statement) does not compile.
+  static Model from_file(const Context&&, const std::string&, const denox_model_options* = nullptr) = delete;
+  static Model from_memory(const Context&&, const void*, size_t, const denox_model_options* = nullptr) = delete;
+  static Model from_plan(const Context&&, const void*, size_t, const denox_model_options* = nullptr) = delete;
   denox_model get() const { return h_.get(); }
   std::vector<uint8_t> export_plan() const {
     size_t size = 0;

@@ -331,8 +331,12 @@ const char* denox_model_dispatch_name(denox_model model, uint32_t index) {
   if (model == nullptr) return "";
   // Per thread, valid until this thread's next call.
   static thread_local std::string name;
-  const auto names = model->model->command_names();
-  name = index < names.size() ? names[index] : std::string();
+  try {  // (nothing may leave a C function: out of host memory gives "")
+    const auto names = model->model->command_names();
+    name = index < names.size() ? names[index] : std::string();
+  } catch (...) {
+    name.clear();
+  }
   return name.c_str();
 }
 

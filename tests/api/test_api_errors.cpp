@@ -2,14 +2,27 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "api_test_util.hpp"
+#include "denox/denox.hpp"
 
 using namespace denox::test;
 using Size = denox::modelgen::OidnUnetOptions::Size;
 
 namespace {
 std::string last() { return denox_last_error(); }
+
+// The C++ header: a model loads from a context that outlives the call, never from a temporary.
+template <class C>
+concept loads_from = requires(C&& ctx, const std::string& path, const void* bytes) {
+  denox::Model::from_file(std::forward<C>(ctx), path);
+  denox::Model::from_memory(std::forward<C>(ctx), bytes, size_t{1});
+  denox::Model::from_plan(std::forward<C>(ctx), bytes, size_t{1});
+};
+static_assert(loads_from<denox::Context&> && loads_from<const denox::Context&>);
+static_assert(!loads_from<denox::Context> && !loads_from<denox::Context&&>);
 }  // namespace
 
 TEST_CASE("load errors name the cause", "[api][errors]") {
