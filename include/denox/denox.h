@@ -517,10 +517,13 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
  *    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / VK_ACCESS_2_SHADER_STORAGE_READ_BIT, and images
  *    in VK_IMAGE_LAYOUT_GENERAL;
  *  - after: a barrier from VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT /
- *    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT to wherever it reads the outputs;
- *  - across frames: nothing more. denox's first dispatch waits on earlier compute work that
- *    used its scratch (a compute->compute barrier at the start of each recording), so recording
- *    the model twice in a row, or in consecutive frames, is safe. */
+ *    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT to wherever it reads the outputs, and whose
+ *    destination stages also include those of its next writes of the inputs (denox's dispatches
+ *    read the inputs until late in the network: a transfer or fragment-stage write of the next
+ *    frame's input must wait for them; denox_cmd_output_barrier with dst_stage covering both);
+ *  - across frames: nothing more for denox's own memory. denox's first dispatch waits on earlier
+ *    compute work that used its scratch (a compute->compute barrier at the start of each
+ *    recording), so recording the model twice in a row, or in consecutive frames, is safe. */
 DENOX_API denox_result denox_model_record(denox_model model, VkCommandBuffer cmd);
 
 /* Helpers for the barriers above: one global memory barrier each. Recorded with the Vulkan 1.0
