@@ -89,7 +89,9 @@ typedef enum denox_log_level {
 
 /* Receives denox's log lines at `min_level` and above (from any thread, possibly concurrently:
  * the callback must be thread-safe). NULL restores the default (warnings to stderr).
- * Process-wide; not thread-safe against other denox calls (set it once at startup). */
+ * Process-wide. It may be called while denox works on other threads (background jobs): once it
+ * returns, the previous callback is not called again. The first context created makes denox's
+ * logger spdlog's default unless the application set its own spdlog default logger before. */
 typedef void (*denox_log_callback)(denox_log_level level, const char* message, void* user_data);
 DENOX_API void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level);
 

@@ -137,6 +137,7 @@ const denox_device_requirement* denox_device_requirements(uint32_t* count) {
 denox_result denox_context_create(const denox_vulkan_device* device, const denox_context_options* options,
                                   denox_context* out_context) {
   return api::guarded(__func__, [&] {
+    api::install_default_logger();
     api::require(out_context, "out_context");
     *out_context = nullptr;
     api::require(device, "device");
@@ -163,6 +164,7 @@ denox_result denox_context_create(const denox_vulkan_device* device, const denox
 denox_result denox_context_create_headless(int device_index, int validation, const denox_context_options* options,
                                            denox_context* out_context) {
   return api::guarded(__func__, [&] {
+    api::install_default_logger();
     api::require(out_context, "out_context");
     *out_context = nullptr;
     runtime::OwnDeviceOptions own;

@@ -511,3 +511,43 @@ TEST_CASE("destroying a model while a reload compiles its shaders stops within o
   CHECK(after.validation_errors == 0);
   denox_context_destroy(ctx);
 }
+
+TEST_CASE("once denox_set_log_callback returns, the previous callback is never called again", "[api][background]") {
+  // The worker logs each failed reload while this thread switches callbacks. The switch used to
+  // replace spdlog's default logger, which the worker could still be logging through.
+  struct Callback {
+    std::atomic<bool> active{false};
+    std::atomic<int> calls{0}, late_calls{0};
+    static void on(denox_log_level, const char*, void* user) {
+      auto& c = *static_cast<Callback*>(user);
+      c.calls++;
+      if (!c.active) c.late_calls++;
+    }
+  } a, b;
+  TempDir dir;
+  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 81);
+  denox_context ctx = uncached_headless_context();
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "load");
+  const std::string junk = "this is not a protobuf";
+  for (int i = 0; i < 200; ++i) {
+    require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+    Callback& next = i % 2 == 0 ? a : b;
+    Callback& previous = i % 2 == 0 ? b : a;
+    next.active = true;
+    denox_set_log_callback(Callback::on, &next, DENOX_LOG_WARN);
+    previous.active = false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  wait_until(model, [](const auto& st) { return idle(st); }, 60s);
+  denox_model_destroy(model);
+  denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
+  a.active = b.active = false;
+  INFO("calls: " << a.calls << " + " << b.calls);
+  CHECK(a.calls + b.calls > 0);
+  CHECK(a.late_calls == 0);
+  CHECK(b.late_calls == 0);
+  denox_context_destroy(ctx);
+}
