@@ -105,6 +105,16 @@ denox_model_options fp32_gated(ProgressGate& gate) {
   return o;
 }
 
+// OIDN small (3 channels, weights from `seed`) written into `dir` and loaded in fp32.
+denox_model load_small_fp32(denox_context ctx, const std::filesystem::path& dir, uint32_t seed) {
+  const auto path = write_oidn(dir, Size::Small, 3, true, seed);
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "load");
+  return model;
+}
+
 // A headless context with the validation layer and no cache.
 denox_context uncached_headless_context() {
   denox_context_options co{};
@@ -460,12 +470,8 @@ TEST_CASE("a log callback may read the model's status while the worker reports a
       },
       &reader, DENOX_LOG_WARN);
   TempDir dir;
-  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 61);
   denox_context ctx = uncached_headless_context();
-  denox_model_options o{};
-  o.precision = DENOX_PRECISION_FP32;
-  denox_model model = nullptr;
-  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "load");
+  denox_model model = load_small_fp32(ctx, dir.path(), 61);
   reader.model = model;
   const std::string junk = "this is not a protobuf";
   require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
@@ -525,12 +531,8 @@ TEST_CASE("once denox_set_log_callback returns, the previous callback is never c
     }
   } a, b;
   TempDir dir;
-  const auto path = write_oidn(dir.path(), Size::Small, 3, true, 81);
   denox_context ctx = uncached_headless_context();
-  denox_model_options o{};
-  o.precision = DENOX_PRECISION_FP32;
-  denox_model model = nullptr;
-  require_ok(denox_model_load_file(ctx, path.string().c_str(), &o, &model), "load");
+  denox_model model = load_small_fp32(ctx, dir.path(), 81);
   const std::string junk = "this is not a protobuf";
   for (int i = 0; i < 200; ++i) {
     require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
