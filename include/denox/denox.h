@@ -440,8 +440,8 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
  * command buffer that recorded this model may then be pending on the GPU. Bindings are kept.
  * The extent and the bindings (bind_input / bind_output) are remembered and applied to every
  * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
- * one intermediate tensor would take more than the device's maxStorageBufferRange or 2 GiB (the
- * shaders address a tensor with 32-bit indices). A set_extent, bind_input, bind_output or
+ * one intermediate tensor would take more than the device's maxStorageBufferRange or hold 2^31
+ * elements (the shaders address a tensor with 32-bit indices). A set_extent, bind_input, bind_output or
  * bind_memory that fails leaves the model as it was: record() records what it did before. */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
 

@@ -106,18 +106,20 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   const int64_t dispatches = static_cast<int64_t>(plan_.dispatches.size());
   std::vector<ScratchLifetime> lifetimes(plan_.scratch.size());
   r.sizes.resize(plan_.scratch.size());
+  const uint64_t element_size = plan_.precision == plan::Precision::F16 ? 2 : 4;
   for (size_t t = 0; t < plan_.scratch.size(); ++t) {
     const int64_t bytes = r.values.at(plan_.scratch[t].size_bytes);
     if (bytes < 0) fail(ErrorCode::Internal, "scratch tensor '" + plan_.scratch[t].name + "' has a negative size");
     r.sizes[t] = static_cast<uint64_t>(bytes);
-    // Each tensor is one descriptor range, and the shaders index it with 32-bit integers
-    // (signed in the copies): past either limit a dispatch would read and write wrapped
-    // addresses, so the extent is refused.
-    const uint64_t limit = std::min<uint64_t>(ctx_.caps().max_storage_buffer_range, uint64_t{1} << 31);
+    // Each tensor is one descriptor range, and the copies index its elements with signed 32-bit
+    // integers (the convolutions with unsigned ones, or in 16-byte units): past either limit a
+    // dispatch would read and write wrapped addresses, so the extent is refused. (Elements of the
+    // plan's float type: an int8 tensor's bytes count as fewer, and its shaders index vectors.)
+    const uint64_t limit = std::min<uint64_t>(ctx_.caps().max_storage_buffer_range, (uint64_t{1} << 31) * element_size - 1);
     if (r.sizes[t] > limit)
       fail(ErrorCode::Unsupported, "at " + std::to_string(width) + "x" + std::to_string(height) + " tensor '" + plan_.scratch[t].name +
                                        "' takes " + std::to_string(r.sizes[t]) + " bytes; one tensor may take at most " +
-                                       std::to_string(limit) + " (the device's maxStorageBufferRange, and 2^31)");
+                                       std::to_string(limit) + " (the device's maxStorageBufferRange, and 2^31 elements)");
     lifetimes[t].size = align_up(r.sizes[t], 4);
   }
   auto touch = [&](uint32_t t, int64_t when) {
