@@ -113,7 +113,7 @@ void Denoiser::apply(Slot& s) {
     s.scratch = std::make_unique<Buffer>(dev_, req.scratch_size, true, req.usage);
     rebind = true;
   }
-  if (rebind)  // uploads the weights the first time (on the context's queue, waiting)
+  if (rebind)  // uploads the weights (at every bind, on the context's queue, waiting)
     dx(denox_model_bind_memory(s.model, s.scratch->handle(), 0, s.scratch->size(), s.weights->handle(), 0),
        "denox_model_bind_memory");
 

@@ -39,10 +39,15 @@ spdlog::level::level_enum to_spdlog(denox_log_level level) {
 // once from this sink (the header still asks for a thread-safe callback: future sinks may not).
 // Without a callback it writes to stderr as spdlog's default logger does. The callback is
 // switched under the same mutex, so once set() returns the previous one is never called again.
+// A callback may itself call denox_set_log_callback (to unregister, say): this thread then
+// already holds the mutex (in_callback), so set() changes the fields without taking it.
+thread_local bool in_callback = false;
+
 class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   void set(denox_log_callback fn, void* user) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (!in_callback) lock.lock();
     fn_ = fn;
     user_ = user;
   }
@@ -54,7 +59,9 @@ class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
       return;
     }
     const std::string text(msg.payload.begin(), msg.payload.end());
+    in_callback = true;
     fn_(to_denox(msg.level), text.c_str(), user_);
+    in_callback = false;
   }
   void flush_() override {
     if (fn_ == nullptr) stderr_->flush();
@@ -84,24 +91,36 @@ DenoxLogger& denox_logger() {
 
 namespace denox::api {
 
-void install_default_logger() {
-  // spdlog's own default logger has an empty name; an application's (the CLI's) is kept.
-  spdlog::logger* current = spdlog::default_logger_raw();
-  if (current != nullptr && !current->name().empty()) return;
+namespace {
+
+std::mutex install_mutex;  // denox's own installs, from context creation and set_log_callback
+
+// Makes denox's logger the default: always (`replace_any`), or only over spdlog's own default
+// logger, which has an empty name (an application's, the CLI's, is kept).
+void install(bool replace_any, spdlog::level::level_enum level) {
+  std::lock_guard lock(install_mutex);
   DenoxLogger& denox = denox_logger();
-  denox.logger->set_level(spdlog::level::warn);
+  const std::shared_ptr<spdlog::logger> current = spdlog::default_logger();  // (a reference, not a raw pointer)
+  if (current == denox.logger) {
+    if (replace_any) denox.logger->set_level(level);
+    return;
+  }
+  if (!replace_any && current != nullptr && !current->name().empty()) return;
+  denox.logger->set_level(level);
   spdlog::set_default_logger(denox.logger);
 }
+
+}  // namespace
+
+void install_default_logger() { install(false, spdlog::level::warn); }
 
 }  // namespace denox::api
 
 extern "C" void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level) {
   denox::api::clear_error();
   try {
-    DenoxLogger& denox = denox_logger();
-    denox.sink->set(callback, user_data);
-    denox.logger->set_level(to_spdlog(min_level));
-    if (spdlog::default_logger_raw() != denox.logger.get()) spdlog::set_default_logger(denox.logger);
+    denox_logger().sink->set(callback, user_data);
+    denox::api::install(true, to_spdlog(min_level));
   } catch (const std::bad_alloc&) {
     denox::api::set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, "denox_set_log_callback", "out of host memory");
   } catch (const std::exception& e) {

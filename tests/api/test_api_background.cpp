@@ -115,6 +115,12 @@ denox_model load_small_fp32(denox_context ctx, const std::filesystem::path& dir,
   return model;
 }
 
+// Restores the default log output when a test ends, also when a REQUIRE ends it early (its
+// callback's user data is about to go).
+struct DefaultLogAtExit {
+  ~DefaultLogAtExit() { denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN); }
+};
+
 // A headless context with the validation layer and no cache.
 denox_context uncached_headless_context() {
   denox_context_options co{};
@@ -461,6 +467,7 @@ TEST_CASE("a log callback may read the model's status while the worker reports a
     std::atomic<denox_model> model{nullptr};
     std::atomic<int> warnings_with_status{0};
   } reader;
+  const DefaultLogAtExit restore_log;
   denox_set_log_callback(
       [](denox_log_level level, const char*, void* user) {
         auto& r = *static_cast<StatusReader*>(user);
@@ -530,6 +537,7 @@ TEST_CASE("once denox_set_log_callback returns, the previous callback is never c
       if (!c.active) c.late_calls++;
     }
   } a, b;
+  const DefaultLogAtExit restore_log;
   TempDir dir;
   denox_context ctx = uncached_headless_context();
   denox_model model = load_small_fp32(ctx, dir.path(), 81);
@@ -551,5 +559,30 @@ TEST_CASE("once denox_set_log_callback returns, the previous callback is never c
   CHECK(a.calls + b.calls > 0);
   CHECK(a.late_calls == 0);
   CHECK(b.late_calls == 0);
+  denox_context_destroy(ctx);
+}
+
+TEST_CASE("a log callback may unregister itself", "[api][background]") {
+  // The callback runs under the log sink's lock; switching callbacks takes that lock, so a
+  // callback that set another (or none) would wait for itself.
+  struct Once {
+    std::atomic<int> calls{0};
+    static void on(denox_log_level, const char*, void* user) {
+      static_cast<Once*>(user)->calls++;
+      denox_set_log_callback(nullptr, nullptr, DENOX_LOG_OFF);
+    }
+  } once;
+  const DefaultLogAtExit restore_log;
+  denox_set_log_callback(Once::on, &once, DENOX_LOG_WARN);
+  TempDir dir;
+  denox_context ctx = uncached_headless_context();
+  denox_model model = load_small_fp32(ctx, dir.path(), 91);
+  const std::string junk = "this is not a protobuf";
+  for (int failures = 1; failures <= 2; ++failures) {
+    require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+    wait_until(model, [&](const auto& st) { return st.failed_jobs == static_cast<uint32_t>(failures) && idle(st); }, 60s);
+  }
+  denox_model_destroy(model);  // joins the worker: its last warning is logged by now
+  CHECK(once.calls == 1);
   denox_context_destroy(ctx);
 }

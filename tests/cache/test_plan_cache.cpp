@@ -177,14 +177,15 @@ TEST_CASE("a relative cache path starting with 'file:' is a file name, not a URI
   // Debian's SQLite interprets URIs in plain names (SQLITE_USE_URI): "file:x?mode=memory" was an
   // in-memory database, so the cache silently kept nothing.
   TempDir dir;
-  const fs::path previous = fs::current_path();
-  fs::current_path(dir.path());
+  struct WorkingDirectory {  // restored also when a REQUIRE ends the test
+    const fs::path previous = fs::current_path();
+    explicit WorkingDirectory(const fs::path& dir) { fs::current_path(dir); }
+    ~WorkingDirectory() { fs::current_path(previous); }
+  } in_dir(dir.path());
   {
     PlanCache cache = PlanCache::open("file:x?mode=memory");
     REQUIRE(cache.enabled());
     CHECK(cache.store_plan(sample_key("a"), sample_bytes(100, 1)));
   }
-  const bool on_disk = fs::exists(dir / "file:x?mode=memory");
-  fs::current_path(previous);
-  CHECK(on_disk);
+  CHECK(fs::exists(dir / "file:x?mode=memory"));
 }

@@ -213,6 +213,7 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
     });
   }
   Db dst = open_or_create(out);
+  const detail::UsersLock users = detail::UsersLock::shared(out);  // not set aside under the tool
   return with_sqlite_errors(out, [&] {
     const size_t written = write_rows(dst, plans, spirv, pipelines, cache);
     // A file to ship is one self-contained file: leaving WAL mode checkpoints the log into it
@@ -245,6 +246,7 @@ size_t import_plans(const fs::path& from, const fs::path& cache) {
     });
   }
   Db dst = open_or_create(cache);
+  const detail::UsersLock users = detail::UsersLock::shared(cache);  // not set aside under the tool
   return with_sqlite_errors(cache, [&] { return write_rows(dst, plans, spirv, pipelines, from); });
 }
 

@@ -26,6 +26,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -182,6 +183,18 @@ bool inspect(const Db& db, bool quick_check) {
     for (const auto& t : tables) names += (names.empty() ? "" : ", ") + t;
     throw CorruptFile{"foreign SQLite database (application_id " + hex32(app_id) + ", tables: " + names + ")"};
   }
+  // A newer denox's cache before its tables are probed: a newer schema may have other columns.
+  if (const std::int64_t header_version = query_int(db, "PRAGMA user_version");
+      header_version > PlanCache::kSchemaVersion && std::find(tables.begin(), tables.end(), "meta") != tables.end()) {
+    std::string meta_version;
+    try {
+      meta_version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    } catch (const SqliteError& e) {
+      if (e.is_corruption() || e.is_busy()) throw;
+    }
+    if (meta_version == std::to_string(header_version))
+      throw CorruptFile{"schema version " + meta_version + "; this denox uses " + std::to_string(PlanCache::kSchemaVersion), true};
+  }
   try {
     for (const char* probe : kColumnProbes) Statement stmt(db, probe);
   } catch (const SqliteError& e) {
@@ -194,8 +207,7 @@ bool inspect(const Db& db, bool quick_check) {
     // Both say the version (the meta row and the header's user_version); name the one that differs.
     const std::string want = std::to_string(PlanCache::kSchemaVersion);
     throw CorruptFile{"schema version " + (version.empty() ? std::string("(none)") : version) + " in its meta table, user_version " +
-                          std::to_string(user_version) + " in its header; this denox uses " + want + " in both",
-                      version == std::to_string(user_version) && user_version > PlanCache::kSchemaVersion};
+                      std::to_string(user_version) + " in its header; this denox uses " + want + " in both"};
   }
   if (quick_check) {
     // quick_check skips the index/content cross-checks of integrity_check but reads every
@@ -322,12 +334,12 @@ bool ofd_lock(int fd, short type) {
 
 }  // namespace
 
-UsersLock UsersLock::shared(const fs::path& lock_path) {
+UsersLock UsersLock::shared(const fs::path& database) {
   UsersLock lock;
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(database.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return lock;
   if (!ofd_lock(fd, F_RDLCK)) {
-    spdlog::debug("denox cache: no users lock on '{}': {}", lock_path.string(), std::strerror(errno));
+    spdlog::debug("denox cache: no users lock on '{}': {}", database.string(), std::strerror(errno));
     ::close(fd);
     return lock;
   }
@@ -335,8 +347,8 @@ UsersLock UsersLock::shared(const fs::path& lock_path) {
   return lock;
 }
 
-bool UsersLock::held_by_others(const fs::path& lock_path) {
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+bool UsersLock::held_by_others(const fs::path& database) {
+  const int fd = ::open(database.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   const bool taken = ofd_lock(fd, F_WRLCK);
   const bool busy = !taken && (errno == EAGAIN || errno == EACCES);
@@ -403,9 +415,9 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     if (!lock.locked()) return disabled(path, lock.error());
 
     Attempt first = try_open(path, options);
-    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(lock_path), {}, {}};
+    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(path), {}, {}};
     if (first.verdict == Verdict::Unusable) return disabled(path, first.cause);
-    if (UsersLock::held_by_others(lock_path))
+    if (UsersLock::held_by_others(path))
       return disabled(path, "the cache file is unusable (" + first.cause + "), and another process has it open, so it is left in place");
 
     OpenedCache out;
@@ -426,7 +438,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
       return result;
     }
     out.db = std::move(second.db);
-    out.users = UsersLock::shared(lock_path);
+    out.users = UsersLock::shared(path);
     return out;
   } catch (const std::bad_alloc&) {
     throw;

@@ -74,8 +74,8 @@ std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); 
 
 struct PlanCache::Impl {
   mutable std::mutex mutex;
+  detail::UsersLock users;  // held while db is open (writable caches); declared first: released after db closes
   Db db;
-  detail::UsersLock users;  // held while db is open (writable caches)
   fs::path path;
   std::string disabled_reason;
   std::optional<CacheRecovery> recovery;

@@ -178,6 +178,7 @@ void CrashJournal::begin(const std::string& key, const char* phase, Step step) {
   std::lock_guard lock(mutex_);
   Open& open = open_[key];
   if (step == Step::Parallel && open.depth++ > 0) return;  // already marked by another thread
+  if (step == Step::Parallel) open.retry = false;  // (an entry kept after a failed write has its old flag)
   if (step != Step::Parallel) {
     open.depth = 1;
     open.retry = step == Step::Retry;

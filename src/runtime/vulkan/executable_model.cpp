@@ -144,23 +144,31 @@ VkDeviceSize ExecutableModel::scratch_alignment() const {
 
 void ExecutableModel::set_extent(uint32_t width, uint32_t height) {
   Resolution r = resolve(width, height);
+  // A larger arena replaces the old one only once the commands are rebuilt: a failed change
+  // keeps the old arena, which commands recorded before still use.
+  Buffer grown;
+  const auto previous_scratch = std::make_tuple(scratch_, scratch_offset_, scratch_capacity_);
   if (!external_memory_ && r.arena_size > scratch_capacity_) {
     // Grow with headroom so that small resolution changes do not reallocate every time.
     const VkDeviceSize capacity = align_up(r.arena_size + r.arena_size / 8, 1 << 20);
-    owned_scratch_ = Buffer(ctx_, capacity, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            MemoryKind::DeviceLocal, "scratch arena");
-    scratch_ = owned_scratch_.handle();
+    grown = Buffer(ctx_, capacity, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                   MemoryKind::DeviceLocal, "scratch arena");
+    scratch_ = grown.handle();
     scratch_offset_ = 0;
     scratch_capacity_ = capacity;
   }
   Resolution previous = std::exchange(res_, std::move(r));
-  rebuild_after_change([&] { res_ = std::move(previous); });
+  rebuild_after_change([&] {
+    res_ = std::move(previous);
+    std::tie(scratch_, scratch_offset_, scratch_capacity_) = previous_scratch;
+  });
+  if (grown.handle() != VK_NULL_HANDLE) owned_scratch_ = std::move(grown);  // the old arena goes now
 }
 
-void ExecutableModel::rebuild_after_change(const std::function<void()>& undo) {
+void ExecutableModel::rebuild_after_change(const std::function<void()>& undo, const std::function<void()>& then) {
   try {
     build_commands();
+    if (then) then();
   } catch (const std::exception& first) {
     undo();
     try {
@@ -202,16 +210,17 @@ void ExecutableModel::bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset,
   if (!scratch || !weights) fail(ErrorCode::InvalidArgument, "bind_memory: scratch and weights buffers are required");
   if (scratch_offset % alignment || weights_offset % alignment)
     fail(ErrorCode::InvalidArgument, "bind_memory: offsets must be multiples of " + std::to_string(alignment));
-  // Uploaded on every call: the same handle may name a new buffer (a destroyed buffer's handle
-  // value is often handed out again), whose contents denox cannot know.
-  upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size());
   const auto previous = std::make_tuple(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_);
+  const auto undo = [&] { std::tie(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_) = previous; };
   weights_ = weights;
   weights_offset_ = weights_offset;
   scratch_ = scratch;
   scratch_offset_ = scratch_offset;
   scratch_capacity_ = scratch_size;
-  rebuild_after_change([&] { std::tie(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_) = previous; });
+  // The weights are uploaded on every call, once the binding is known to work: the same handle
+  // may name a new buffer (a destroyed buffer's handle value is often handed out again), whose
+  // contents denox cannot know.
+  rebuild_after_change(undo, [&] { upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size()); });
 }
 
 void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const {

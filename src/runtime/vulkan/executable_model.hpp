@@ -152,11 +152,11 @@ class ExecutableModel {
   // Rebuilds commands_ from the resolution, bindings and memory; leaves missing_ non-empty (and
   // commands_ empty) while something record() needs is not there yet.
   void build_commands();
-  // build_commands() after a change (a new extent, bindings or memory); if it throws, `undo`
-  // restores what the change replaced and the commands are built again (record() then records
-  // what it recorded before), and the error is rethrown. Were that rebuild to fail as well,
-  // record() refuses, naming the first error.
-  void rebuild_after_change(const std::function<void()>& undo);
+  // build_commands() after a change (a new extent, bindings or memory), then `then` (bind_memory's
+  // weight upload); if either throws, `undo` restores what the change replaced and the commands
+  // are built again (record() then records what it recorded before), and the error is rethrown.
+  // Were that rebuild to fail as well, record() refuses, naming the first error.
+  void rebuild_after_change(const std::function<void()>& undo, const std::function<void()>& then = {});
   const ComputePipeline& adapter_for(const IoSource& source, bool input);
   void validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const;
   // Why a buffer source's explicit range is too small at the current extent ("" if it is not).
