@@ -59,9 +59,12 @@ class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
       return;
     }
     const std::string text(msg.payload.begin(), msg.payload.end());
-    in_callback = true;
+    // Reset also if the callback throws (spdlog swallows it): set() must lock again after.
+    struct InCallback {
+      InCallback() { in_callback = true; }
+      ~InCallback() { in_callback = false; }
+    } scope;
     fn_(to_denox(msg.level), text.c_str(), user_);
-    in_callback = false;
   }
   void flush_() override {
     if (fn_ == nullptr) stderr_->flush();
@@ -120,7 +123,10 @@ extern "C" void denox_set_log_callback(denox_log_callback callback, void* user_d
   denox::api::clear_error();
   try {
     denox_logger().sink->set(callback, user_data);
-    denox::api::install(true, to_spdlog(min_level));
+    // From inside a callback the logger is already the default (the callback runs through it),
+    // and install() would take spdlog's registry lock under the sink's: the level alone.
+    if (in_callback) denox_logger().logger->set_level(to_spdlog(min_level));
+    else denox::api::install(true, to_spdlog(min_level));
   } catch (const std::bad_alloc&) {
     denox::api::set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, "denox_set_log_callback", "out of host memory");
   } catch (const std::exception& e) {

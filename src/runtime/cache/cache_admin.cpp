@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
@@ -212,8 +213,9 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
       return 0;
     });
   }
+  std::optional<detail::UsersLock> users;  // declared first: released after the connection closes
   Db dst = open_or_create(out);
-  const detail::UsersLock users = detail::UsersLock::shared(out);  // not set aside under the tool
+  users.emplace(detail::UsersLock::shared(out));  // the file is not set aside under the tool
   return with_sqlite_errors(out, [&] {
     const size_t written = write_rows(dst, plans, spirv, pipelines, cache);
     // A file to ship is one self-contained file: leaving WAL mode checkpoints the log into it
@@ -245,8 +247,9 @@ size_t import_plans(const fs::path& from, const fs::path& cache) {
       return 0;
     });
   }
+  std::optional<detail::UsersLock> users;  // declared first: released after the connection closes
   Db dst = open_or_create(cache);
-  const detail::UsersLock users = detail::UsersLock::shared(cache);  // not set aside under the tool
+  users.emplace(detail::UsersLock::shared(cache));  // the file is not set aside under the tool
   return with_sqlite_errors(cache, [&] { return write_rows(dst, plans, spirv, pipelines, from); });
 }
 

@@ -21,7 +21,6 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -104,6 +103,24 @@ std::string hex32(std::int64_t value) {
   return buffer;
 }
 
+// The two locks on `<cache>.lock` (never on the database: closing any descriptor of a file drops
+// every POSIX lock this process holds on it, SQLite's included). Both are Linux open file
+// description locks (F_OFD_SETLK: per descriptor, so two caches of one process count apart, and
+// closing another descriptor drops nothing) on separate bytes, so they never conflict with each
+// other, on NFS neither (which would emulate a flock with a whole-file lock).
+constexpr off_t kUsersByte = 0;    // shared while a cache is open for writing
+constexpr off_t kOpeningByte = 1;  // exclusive while one process validates, repairs or creates
+
+// F_OFD_SETLK of one byte of `fd`: true when taken; errno says why not.
+bool ofd_lock(int fd, off_t byte, short type) {
+  struct flock range {};
+  range.l_type = type;
+  range.l_whence = SEEK_SET;
+  range.l_start = byte;
+  range.l_len = 1;
+  return ::fcntl(fd, F_OFD_SETLK, &range) == 0;
+}
+
 // An exclusive lock held while one process validates, repairs or creates the file. Without it
 // two processes that both find a damaged file would both rename "it" aside, and the second
 // would move away the fresh cache the first had just created. SQLite's own locks cannot do
@@ -117,8 +134,8 @@ class OpenLock {
       return;
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) {
+    while (!ofd_lock(fd_, kOpeningByte, F_WRLCK)) {
+      if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
         error_ = "cannot lock '" + path.string() + "': " + std::strerror(errno);
         return;
       }
@@ -131,7 +148,7 @@ class OpenLock {
     locked_ = true;
   }
   ~OpenLock() {
-    if (locked_ && ::flock(fd_, LOCK_UN) != 0) spdlog::debug("denox cache: unlock failed: {}", std::strerror(errno));
+    // (Closing the descriptor releases its lock.)
     if (fd_ >= 0 && ::close(fd_) != 0) spdlog::debug("denox cache: closing lock file failed: {}", std::strerror(errno));
   }
   OpenLock(const OpenLock&) = delete;
@@ -251,7 +268,10 @@ struct Attempt {
 Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
   Attempt result;
   try {
-    check_header(path);
+    // No check_header here: its descriptor's close would drop the POSIX locks that another
+    // connection of this process (another context's cache) holds on the file. SQLite's own
+    // descriptors are tracked per inode; a file that is not SQLite fails its first query with
+    // SQLITE_NOTADB, named below.
     result.db = Db::open(path.string());
     result.db.set_busy_timeout(static_cast<int>(options.busy_timeout.count()));
     // sqlite silently opens a file it may not write read-only; stores would then fail one by
@@ -274,7 +294,11 @@ Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
     result.cause = e.newer_schema ? "it was made by a newer denox (" + e.cause + "), so it is left as it is" : e.cause;
   } catch (const SqliteError& e) {
     result.verdict = e.is_corruption() ? Verdict::Corrupt : Verdict::Unusable;
-    result.cause = e.what();
+    // (The size by stat: no descriptor of the file is opened, see above.)
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    const bool short_file = !ec && size < 100;  // shorter than SQLite's header
+    result.cause = e.primary() == SQLITE_NOTADB || short_file ? "not an SQLite database (" + std::string(e.what()) + ")" : e.what();
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
@@ -320,26 +344,13 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 
 }  // namespace
 
-namespace {
-
-// F_OFD_SETLK on byte 0 of `fd`: true when taken; errno says why not.
-bool ofd_lock(int fd, short type) {
-  struct flock range {};
-  range.l_type = type;
-  range.l_whence = SEEK_SET;
-  range.l_start = 0;
-  range.l_len = 1;
-  return ::fcntl(fd, F_OFD_SETLK, &range) == 0;
-}
-
-}  // namespace
-
 UsersLock UsersLock::shared(const fs::path& database) {
   UsersLock lock;
-  const int fd = ::open(database.c_str(), O_RDONLY | O_CLOEXEC);
+  const fs::path lock_path = database.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return lock;
-  if (!ofd_lock(fd, F_RDLCK)) {
-    spdlog::debug("denox cache: no users lock on '{}': {}", database.string(), std::strerror(errno));
+  if (!ofd_lock(fd, kUsersByte, F_RDLCK)) {
+    spdlog::debug("denox cache: no users lock on '{}': {}", lock_path.string(), std::strerror(errno));
     ::close(fd);
     return lock;
   }
@@ -348,9 +359,10 @@ UsersLock UsersLock::shared(const fs::path& database) {
 }
 
 bool UsersLock::held_by_others(const fs::path& database) {
-  const int fd = ::open(database.c_str(), O_RDWR | O_CLOEXEC);
+  const fs::path lock_path = database.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  const bool taken = ofd_lock(fd, F_WRLCK);
+  const bool taken = ofd_lock(fd, kUsersByte, F_WRLCK);
   const bool busy = !taken && (errno == EAGAIN || errno == EACCES);
   ::close(fd);  // (drops the exclusive lock if it was taken)
   return busy;

@@ -19,19 +19,18 @@ namespace denox::cache::detail {
 // flipped bits are.
 std::string row_checksum(std::string_view key, std::span<const std::uint8_t> payload);
 
-// A shared lock on byte 0 of the database file, held by every open writable cache: a file some
+// A shared lock on byte 0 of `<cache>.lock`, held by every open writable cache: a file some
 // process has open is never moved aside (its writes would go to the renamed file, and SQLite
-// would later delete the -wal and -shm by name from under the fresh cache). SQLite never locks
-// byte 0 (its locks are at 1 GiB). Linux open file description locks (F_OFD_SETLK): per
-// descriptor, so two caches of one process are two users and closing another descriptor of the
-// file drops nothing. On the database, not on `<cache>.lock`: NFS emulates the flock that
-// serializes opening with a whole-file lock, which would conflict. Where the file system has no
-// such locks it is not held and nobody counts as a user (the behaviour before it existed).
+// would later delete the -wal and -shm by name from under the fresh cache). A Linux open file
+// description lock (F_OFD_SETLK): per descriptor, so two caches of one process are two users.
+// Not on the database: closing our descriptor would drop SQLite's POSIX locks of this process.
+// Byte 1 of the same file serializes opening (cache_open.cpp). Where the file system has no such
+// locks it is not held and nobody counts as a user (the behaviour before it existed).
 class UsersLock {
  public:
   UsersLock() = default;
   static UsersLock shared(const std::filesystem::path& database);
-  // Whether a UsersLock is held on `database` (the exclusive lock cannot be taken now).
+  // Whether a UsersLock is held for `database` (the exclusive lock cannot be taken now).
   static bool held_by_others(const std::filesystem::path& database);
   UsersLock(UsersLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
   UsersLock& operator=(UsersLock&& other) noexcept;
