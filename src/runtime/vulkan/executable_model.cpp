@@ -272,7 +272,8 @@ void ExecutableModel::bind_input(size_t index, const std::vector<IoSource>& sour
   if (index >= plan_.inputs.size()) fail(ErrorCode::InvalidArgument, "input index " + std::to_string(index) + " out of range");
   validate_sources(plan_.inputs[index], sources, "input");
   for (const auto& s : sources) adapter_for(s, true);  // compile/create now, not in record()
-  std::vector<IoSource> previous = std::exchange(input_bindings_[index].sources, sources);
+  std::vector<IoSource> copy = sources;  // (copied first: out of memory here changes nothing)
+  std::vector<IoSource> previous = std::exchange(input_bindings_[index].sources, std::move(copy));
   rebuild_after_change([&] { input_bindings_[index].sources = std::move(previous); });
 }
 
@@ -280,7 +281,8 @@ void ExecutableModel::bind_output(size_t index, const std::vector<IoSource>& sou
   if (index >= plan_.outputs.size()) fail(ErrorCode::InvalidArgument, "output index " + std::to_string(index) + " out of range");
   validate_sources(plan_.outputs[index], sources, "output");
   for (const auto& s : sources) adapter_for(s, false);
-  std::vector<IoSource> previous = std::exchange(output_bindings_[index].sources, sources);
+  std::vector<IoSource> copy = sources;  // (copied first: out of memory here changes nothing)
+  std::vector<IoSource> previous = std::exchange(output_bindings_[index].sources, std::move(copy));
   rebuild_after_change([&] { output_bindings_[index].sources = std::move(previous); });
 }
 
