@@ -76,10 +76,10 @@ class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> stderr_ = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
 };
 
-// denox's one logger, made spdlog's default by the first denox_set_log_callback. Later calls
-// change its sink and level and never swap the default logger again: spdlog::warn on another
-// thread (a background job) logs through a raw pointer to the default logger, which a swap
-// would free under it.
+// denox's one logger, made spdlog's default by the first context or denox_set_log_callback
+// (install, below). Later calls change its sink and level and never swap the default logger
+// again: spdlog::warn on another thread (a background job) logs through a raw pointer to the
+// default logger, which a swap would free under it.
 struct DenoxLogger {
   std::shared_ptr<SwitchSink> sink = std::make_shared<SwitchSink>();
   std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>("denox", sink);
