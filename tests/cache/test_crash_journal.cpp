@@ -55,6 +55,7 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
   CHECK(self.pid == static_cast<long>(getpid()));
   CHECK(!self.boot.empty());  // Linux: /proc/sys/kernel/random/boot_id
   CHECK(self.start > 0);
+  CHECK(self.pid_namespace.rfind("pid:[", 0) == 0);  // Linux: /proc/self/ns/pid
   for (bool parallel : {false, true}) {
     const std::string text = encode_marker(marker_of(self, "pipeline", parallel));
     CHECK(text.rfind("running pid=", 0) == 0);
@@ -63,10 +64,16 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
     CHECK(m->owner.pid == self.pid);
     CHECK(m->owner.boot == self.boot);
     CHECK(m->owner.start == self.start);
+    CHECK(m->owner.pid_namespace == self.pid_namespace);
     CHECK(m->phase == "pipeline");
     CHECK(m->parallel == parallel);
     CHECK(m->at == 1700000000);
   }
+  // Markers of earlier versions name no namespace.
+  const auto older = decode_marker("running pid=12 boot=b start=3 phase=time mode=serial at=5");
+  REQUIRE(older);
+  CHECK(older->owner.pid_namespace.empty());
+  CHECK(older->owner.start == 3);
   CHECK(decode_unmeasured(encode_unmeasured(false)) == false);
   CHECK(decode_unmeasured(encode_unmeasured(true)) == true);
   for (const char* other : {"ok 0.5", "failed shader compilation: x", "running", "running pid=x phase=time mode=serial",
@@ -110,6 +117,13 @@ TEST_CASE("crash journal: which processes count as dead", "[cache][journal]") {
   SECTION("unknown start time or boot: alive while the pid is") {
     CHECK(process_alive(ProcessStamp{self.pid, "", 0}));
   }
+  SECTION("another PID namespace (another container on a shared cache): never dead") {
+    const long pid = exited_child(true);
+    CHECK(!process_alive(ProcessStamp{pid, self.boot, 1, self.pid_namespace}));
+    CHECK(process_alive(ProcessStamp{pid, self.boot, 1, "pid:[1]"}));
+    // The boot id still tells a marker from before a reboot, whatever its namespace.
+    CHECK(!process_alive(ProcessStamp{pid, "00000000-0000-0000-0000-000000000000", 1, "pid:[1]"}));
+  }
 }
 
 TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journal]") {
@@ -132,6 +146,10 @@ TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journ
   // A live process (this one) is never blamed, in any step.
   for (bool parallel : {false, true})
     CHECK(judge_row(encode_marker(marker_of(self, "time", parallel)), "conv3 [conv2d c]").verdict == Verdict::Measure);
+
+  // A pid from another PID namespace that is free here: not blamed, measured again.
+  const ProcessStamp elsewhere{dead_pid, self.boot, 12345, "pid:[1]"};
+  CHECK(judge_row(encode_marker(marker_of(elsewhere, "time", false)), "conv4 [conv2d d]").verdict == Verdict::Measure);
 
   CHECK(judge_row(encode_unmeasured(true), "x").verdict == Verdict::MeasureSerially);
   CHECK(judge_row(encode_unmeasured(false), "x").verdict == Verdict::Measure);

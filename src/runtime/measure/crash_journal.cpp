@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +24,13 @@ std::string read_boot_id() {
   std::string id;
   if (!(f >> id)) return {};
   return id;
+}
+
+// "pid:[4026531836]": the PID namespace that `pid` numbers live in. Empty where unknown.
+std::string read_pid_namespace(const std::string& pid) {
+  std::error_code error;
+  const auto target = std::filesystem::read_symlink("/proc/" + pid + "/ns/pid", error);
+  return error ? std::string() : target.string();
 }
 
 // State (field 3) and start time (field 22) from /proc/<pid>/stat. The command name (field 2)
@@ -58,7 +66,9 @@ long long unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool same_process(const ProcessStamp& a, const ProcessStamp& b) { return a.pid == b.pid && a.boot == b.boot && a.start == b.start; }
+bool same_process(const ProcessStamp& a, const ProcessStamp& b) {
+  return a.pid == b.pid && a.boot == b.boot && a.start == b.start && a.pid_namespace == b.pid_namespace;
+}
 
 }  // namespace
 
@@ -67,19 +77,23 @@ ProcessStamp ProcessStamp::self() {
   p.pid = static_cast<long>(::getpid());
   p.boot = read_boot_id();
   if (const auto s = read_stat(p.pid)) p.start = s->start;
+  p.pid_namespace = read_pid_namespace("self");
   return p;
 }
 
 std::optional<ProcessStamp> ProcessStamp::of(long pid) {
   const auto s = read_stat(pid);
   if (!s) return std::nullopt;
-  return ProcessStamp{pid, read_boot_id(), s->start};
+  return ProcessStamp{pid, read_boot_id(), s->start, read_pid_namespace(std::to_string(pid))};
 }
 
 bool process_alive(const ProcessStamp& p) {
   if (p.pid <= 0) return false;  // not a process id (kill(0 or -n) would signal groups)
   const std::string boot = read_boot_id();
   if (!p.boot.empty() && !boot.empty() && p.boot != boot) return false;  // rebooted since
+  // Another PID namespace (another container on a shared cache): its pids cannot be looked up
+  // from here, so it cannot be told dead.
+  if (!p.pid_namespace.empty() && p.pid_namespace != read_pid_namespace("self")) return true;
   if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return false;
   const auto s = read_stat(p.pid);
   if (!s) return true;  // /proc cannot tell (not Linux, hidepid): never blame a live process
@@ -90,7 +104,7 @@ bool process_alive(const ProcessStamp& p) {
 std::string encode_marker(const Marker& m) {
   return "running pid=" + std::to_string(m.owner.pid) + " boot=" + (m.owner.boot.empty() ? "-" : m.owner.boot) +
          " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : "serial") +
-         " at=" + std::to_string(m.at);
+         " at=" + std::to_string(m.at) + (m.owner.pid_namespace.empty() ? "" : " ns=" + m.owner.pid_namespace);
 }
 
 std::optional<Marker> decode_marker(std::string_view text) {
@@ -110,6 +124,7 @@ std::optional<Marker> decode_marker(std::string_view text) {
       else if (name == "phase") m.phase = value;
       else if (name == "mode") m.parallel = value != "serial", mode = true;  // unknown modes: parallel (no blame)
       else if (name == "at") m.at = std::stoll(value);
+      else if (name == "ns") m.owner.pid_namespace = value;
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -133,9 +148,12 @@ Judgement judge_row(std::string_view text, const std::string& what) {
   if (!marker) return {};  // neither a result nor a marker (a damaged row): measured again
   const Marker& m = *marker;
   if (process_alive(m.owner)) {
-    spdlog::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what,
-                 same_process(m.owner, ProcessStamp::self()) ? "another model of this process" : "process " + std::to_string(m.owner.pid),
-                 unix_now() - m.at);
+    const ProcessStamp self = ProcessStamp::self();
+    const std::string who = same_process(m.owner, self) ? "another model of this process"
+                            : !m.owner.pid_namespace.empty() && m.owner.pid_namespace != self.pid_namespace
+                                ? "process " + std::to_string(m.owner.pid) + " of another PID namespace (alive or not: cannot be told from here)"
+                                : "process " + std::to_string(m.owner.pid);
+    spdlog::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what, who, unix_now() - m.at);
     return {};
   }
   const std::string when = std::to_string(unix_now() - m.at) + " s ago";

@@ -7,7 +7,7 @@
 // Before each risky step of an edge (its shader compile, its driver pipeline creation, its
 // timing) the edge's row in the `measurements` table is set to a marker
 //
-//   running pid=<pid> boot=<boot id> start=<start ticks> phase=<compile|pipeline|time> mode=<parallel|serial> at=<unix time>
+//   running pid=<pid> boot=<boot id> start=<start ticks> phase=<compile|pipeline|time> mode=<parallel|serial> at=<unix time> ns=<pid namespace>
 //
 // and afterwards to the result ("ok <ms>" / "failed <why>", measure::encode_measurement) or,
 // when the edge is not finished yet or the run stops early (cancelled, an exception), to the
@@ -34,6 +34,11 @@
 // rebooted since, possibly by the crash itself), when kill(pid, 0) fails with ESRCH, or when the
 // pid belongs to a process that started at another time (the pid was reused). Where this cannot
 // be told (no /proc, hidepid), the process counts as alive: a live process is never blamed.
+// Pids only mean something inside one PID namespace: two containers sharing a cache directory
+// (and the kernel's boot id) see each other's pids as free or as unrelated processes. A marker
+// therefore names its namespace (the inode of /proc/self/ns/pid); one written in another
+// namespace counts as alive, so its edge is measured here again and never blamed. Markers of
+// older denox versions have no namespace and are judged as before.
 //
 // Known limits: a process killed from outside (SIGKILL, Ctrl-C of the CLI, an engine killed
 // by the OS) during a serial step blames the edge in flight as a crash; `denox cache clear`
@@ -65,6 +70,7 @@ struct ProcessStamp {
   long pid = 0;
   std::string boot;              // /proc/sys/kernel/random/boot_id; empty where unknown
   unsigned long long start = 0;  // start time in clock ticks since boot; 0 where unknown
+  std::string pid_namespace;     // "pid:[<inode>]" of /proc/<pid>/ns/pid; empty where unknown
   static ProcessStamp self();
   // The stamp of a running process `pid` (its boot id is this machine's); nullopt when no such
   // process can be read.
