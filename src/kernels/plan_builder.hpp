@@ -41,7 +41,7 @@ class PlanBuilder {
 
   const compiler::Graph& graph() const { return graph_; }
   plan::Precision precision() const { return plan_.precision; }
-  uint32_t element_size() const { return plan_.precision == plan::Precision::F16 ? 2u : 4u; }
+  uint32_t element_size() const { return plan::element_size(plan_.precision); }
 
   // --- shape-program values ---
   compiler::ShapeProgram& program() { return plan_.program; }

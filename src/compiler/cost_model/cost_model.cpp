@@ -84,7 +84,7 @@ double estimate_cost(const compiler::Graph& g, const kernels::Implementation& im
   using Kind = kernels::Implementation::Kind;
   if (impl.kind == Kind::Free) return 0;
   if (!values) return impl.dispatches + (impl.kind == Kind::PortableConv ? 1.0 : 0.0);
-  const double elem = precision == plan::Precision::F16 ? 2.0 : 4.0;
+  const double elem = plan::element_size(precision);
   // An NHWC_Q8 tensor takes a byte per element (a conversion's other side, the float one, elem).
   auto bytes_of = [&](kernels::Layout l) { return l == kernels::Layout::NHWC_Q8 ? 1.0 : elem; };
   double bytes = 0;

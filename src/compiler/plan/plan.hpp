@@ -25,6 +25,8 @@ using compiler::ValueId;
 // Element type of denox's own tensors (scratch). Weights are stored in the same type.
 enum class Precision : uint8_t { F32 = 0, F16 = 1 };
 const char* precision_name(Precision p);
+// Bytes per element of a scratch tensor or weight of this precision.
+constexpr uint32_t element_size(Precision p) { return p == Precision::F16 ? 2u : 4u; }
 
 enum class Access : uint8_t { Read = 0, Write = 1, ReadWrite = 2 };
 

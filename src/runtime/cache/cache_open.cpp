@@ -121,14 +121,20 @@ bool ofd_lock(int fd, off_t byte, short type) {
   return ::fcntl(fd, F_OFD_SETLK, &range) == 0;
 }
 
+fs::path lock_file_of(const fs::path& database) { return database.string() + ".lock"; }
+
+// A descriptor of `database`'s lock file, created if missing; -1 with errno set when it cannot be.
+int open_lock_file(const fs::path& database) { return ::open(lock_file_of(database).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644); }
+
 // An exclusive lock held while one process validates, repairs or creates the file. Without it
 // two processes that both find a damaged file would both rename "it" aside, and the second
 // would move away the fresh cache the first had just created. SQLite's own locks cannot do
 // this: they live inside the file that is being replaced.
 class OpenLock {
  public:
-  OpenLock(const fs::path& path, std::chrono::milliseconds timeout) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  OpenLock(const fs::path& database, std::chrono::milliseconds timeout) {
+    const fs::path path = lock_file_of(database);
+    fd_ = open_lock_file(database);
     if (fd_ < 0) {
       error_ = "cannot create lock file '" + path.string() + "': " + std::strerror(errno);
       return;
@@ -346,11 +352,10 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 
 UsersLock UsersLock::shared(const fs::path& database) {
   UsersLock lock;
-  const fs::path lock_path = database.string() + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open_lock_file(database);
   if (fd < 0) return lock;
   if (!ofd_lock(fd, kUsersByte, F_RDLCK)) {
-    spdlog::debug("denox cache: no users lock on '{}': {}", lock_path.string(), std::strerror(errno));
+    spdlog::debug("denox cache: no users lock on '{}': {}", lock_file_of(database).string(), std::strerror(errno));
     ::close(fd);
     return lock;
   }
@@ -359,8 +364,7 @@ UsersLock UsersLock::shared(const fs::path& database) {
 }
 
 bool UsersLock::held_by_others(const fs::path& database) {
-  const fs::path lock_path = database.string() + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open_lock_file(database);
   if (fd < 0) return false;
   const bool taken = ofd_lock(fd, kUsersByte, F_WRLCK);
   const bool busy = !taken && (errno == EAGAIN || errno == EACCES);
@@ -422,8 +426,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
     if (ec) return disabled(path, "cannot create directory '" + path.parent_path().string() + "': " + ec.message());
 
-    const fs::path lock_path = path.string() + ".lock";
-    OpenLock lock(lock_path, options.busy_timeout);
+    OpenLock lock(path, options.busy_timeout);
     if (!lock.locked()) return disabled(path, lock.error());
 
     Attempt first = try_open(path, options);

@@ -26,10 +26,6 @@ VkDeviceSize weights_buffer_size(const plan::Plan& plan) { return align_up(plan.
 // The arena is never empty, so that an empty tensor's 4-byte descriptor at offset 0 fits.
 constexpr VkDeviceSize kMinArenaSize = 256;
 
-}  // namespace
-
-namespace {
-
 uint64_t next_model_id() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1);
@@ -106,7 +102,7 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   const int64_t dispatches = static_cast<int64_t>(plan_.dispatches.size());
   std::vector<ScratchLifetime> lifetimes(plan_.scratch.size());
   r.sizes.resize(plan_.scratch.size());
-  const uint64_t element_size = plan_.precision == plan::Precision::F16 ? 2 : 4;
+  const uint64_t element_size = plan::element_size(plan_.precision);
   for (size_t t = 0; t < plan_.scratch.size(); ++t) {
     const int64_t bytes = r.values.at(plan_.scratch[t].size_bytes);
     if (bytes < 0) fail(ErrorCode::Internal, "scratch tensor '" + plan_.scratch[t].name + "' has a negative size");

@@ -70,7 +70,7 @@ void ExecutableModel::build_commands() {
   if (!missing_.empty()) return;
 
   const auto& caps = ctx_.caps();
-  const uint32_t element_size = plan_.precision == plan::Precision::F16 ? 2 : 4;
+  const uint32_t element_size = plan::element_size(plan_.precision);
   auto scratch_info = [&](uint32_t t) {
     return VkDescriptorBufferInfo{scratch_, scratch_offset_ + res_.offsets.at(t), std::max<VkDeviceSize>(res_.sizes.at(t), 4)};
   };
