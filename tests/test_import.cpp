@@ -285,6 +285,62 @@ TEST_CASE("import: malformed files give clear errors, never a crash") {
   CHECK(code == ErrorCode::Io);
 }
 
+TEST_CASE("import: nodes with too few or too many inputs or outputs are named, never read past") {
+  // Converters index their inputs by position; libonnx's schemas say how many each node has.
+  struct Case {
+    const char* op;
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"Add", {"pads"}, {"p"}, "has 1 input, but Add takes 2 inputs (ONNX schema, opset 14)"},
+      {"Max", {}, {"p"}, "has 0 inputs, but Max takes at least 1 input"},
+      {"Neg", {}, {"p"}, "has 0 inputs, but Neg takes 1 input"},
+      {"Where", {"pads", "pads"}, {"p"}, "has 2 inputs, but Where takes 3 inputs"},
+      {"Add", {"pads", "pads", "pads"}, {"p"}, "has 3 inputs, but Add takes 2 inputs"},
+      {"Identity", {"pads"}, {"p", "q"}, "has 2 outputs, but Identity makes 1 output"},
+      {"Clip", {"pads", "", "", ""}, {"p"}, "has 4 inputs, but Clip takes 1 to 3 inputs"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.op << " " << c.says);
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    add_node(g, c.op, c.inputs, c.outputs, "odd");
+    add_node(g, "Pad", {"x", "p"}, {"y"}, "pad");
+    add_output(m, "y");
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(m); }, &code);
+    CHECK(contains(msg, std::string("node 'odd' (") + c.op + ", opset 17): " + c.says));
+    CHECK(code == ErrorCode::InvalidModel);
+  }
+  // Past the opsets libonnx knows (Debian 12: 17), only the minimum counts hold: newer versions
+  // add optional inputs (Pad's axes in opset 18).
+  auto newer = single_input_model(18);
+  add_int64_initializer(*newer.mutable_graph(), "pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  add_node(*newer.mutable_graph(), "Add", {"pads"}, {"p"}, "odd");
+  add_node(*newer.mutable_graph(), "Pad", {"x", "p"}, {"y"}, "pad");
+  add_output(newer, "y");
+  CHECK(contains(error_of([&] { import_model(newer); }), "node 'odd' (Add, opset 18): has 1 input, but Add takes at least 2 inputs (ONNX schema, opset 14)"));
+  // A constant Concat whose inputs differ outside the axis (its result held fewer elements than
+  // its shape said, and a shader read past them).
+  auto cat = single_input_model(17);
+  add_int64_initializer(*cat.mutable_graph(), "a", {2, 2}, {0, 0, 1, 1});
+  add_int64_initializer(*cat.mutable_graph(), "b", {2, 1}, {0, 1});
+  auto& concat = add_node(*cat.mutable_graph(), "Concat", {"a", "b"}, {"p"}, "ccat");
+  set_int_attribute(concat, "axis", 0);
+  add_node(*cat.mutable_graph(), "Pad", {"x", "p"}, {"y"}, "pad");
+  add_output(cat, "y");
+  CHECK(contains(error_of([&] { import_model(cat); }),
+                 "node 'ccat' (Concat, opset 17): input 1 has 1 in dimension 1 where input 0 has 2 (only the concat axis, 0, may differ)"));
+  // The same counts on a network tensor's node.
+  auto m = single_input_model(17);
+  add_node(*m.mutable_graph(), "Relu", {"x", "x"}, {"y"}, "relu");
+  add_output(m, "y");
+  CHECK(contains(error_of([&] { import_model(m); }), "node 'relu' (Relu, opset 17): has 2 inputs, but Relu takes 1 input"));
+}
+
 TEST_CASE("import: missing initializers, lying headers and bad shapes are named") {
   auto m = single_input_model(17);
   auto& g = *m.mutable_graph();
@@ -296,7 +352,7 @@ TEST_CASE("import: missing initializers, lying headers and bad shapes are named"
   // A converter's own error on a node with a control character in its name: labelled once,
   // printable (the label is compared with the message as Error wrote it).
   auto odd = single_input_model(17);
-  add_node(*odd.mutable_graph(), "Conv", {"x"}, {"y"}, "conv\x01");
+  add_node(*odd.mutable_graph(), "Conv", {"x", ""}, {"y"}, "conv\x01");
   add_output(odd, "y");
   msg = error_of([&] { import_model(odd); });
   CHECK(contains(msg, "node 'conv\\x01' (Conv, opset 17): input 1 is required but missing"));

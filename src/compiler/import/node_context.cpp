@@ -172,7 +172,10 @@ bool NodeContext::output_consumed(size_t i) const {
 
 void NodeContext::set_static_output(size_t i, StaticTensor value) {
   if (!output_used(i)) return;
-  checked_element_count(value.dims, where_ + " output");
+  const int64_t count = checked_element_count(value.dims, where_ + " output");
+  // Every later reader (weights, shader constants) trusts the shape: a mismatch is a converter bug.
+  if (static_cast<uint64_t>(count) != value.size())
+    fail(ErrorCode::Internal, where_ + ": a constant result of " + std::to_string(value.size()) + " elements has a shape of " + std::to_string(count));
   ImportedValue v;
   v.value = std::move(value);
   state_.values[node_.output(static_cast<int>(i))] = std::move(v);

@@ -1,7 +1,10 @@
 #include "compiler/import/onnx_import.hpp"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <queue>
@@ -29,6 +32,32 @@ int64_t imported_opset(const onnx::ModelProto& model, const std::string& domain)
 bool is_known_op(const onnx::NodeProto& n) {
   return is_default_domain(n.domain()) &&
          (static_converters().count(n.op_type()) || tensor_converters().count(n.op_type()));
+}
+
+// The node's input and output counts against its operator's ONNX schema (libonnx's registry, the
+// newest version not above the model's opset). Converters index their inputs by position, so a
+// node with too few would read past the list. For an opset newer than libonnx knows (Debian 12's
+// 1.12 knows 17) only the minimum counts are checked: newer versions add optional inputs (Pad's
+// axes in opset 18), so the older maximum would refuse valid models.
+void check_arity(const NodeContext& ctx, const onnx::NodeProto& n, int64_t opset) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min<int64_t>(opset, INT32_MAX)));
+  if (schema == nullptr) return;  // not an operator libonnx knows at this opset: the converter checks what it reads
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto domain = known.find(onnx::ONNX_DOMAIN);
+  const bool newer_than_known = domain == known.end() || opset > domain->second.second;
+  const int max_input = newer_than_known ? std::numeric_limits<int>::max() : schema->max_input();
+  const int max_output = newer_than_known ? std::numeric_limits<int>::max() : schema->max_output();
+  const auto count = [](int k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+  const auto range = [&](int lo, int hi, const char* what) {
+    if (lo == hi) return count(lo, what);
+    if (hi == std::numeric_limits<int>::max()) return "at least " + count(lo, what);
+    return std::to_string(lo) + " to " + std::to_string(hi) + " " + what + "s";
+  };
+  const std::string version = " (ONNX schema, opset " + std::to_string(schema->since_version()) + ")";
+  if (n.input_size() < schema->min_input() || n.input_size() > max_input)
+    ctx.invalid("has " + count(n.input_size(), "input") + ", but " + n.op_type() + " takes " + range(schema->min_input(), max_input, "input") + version);
+  if (n.output_size() < schema->min_output() || n.output_size() > max_output)
+    ctx.invalid("has " + count(n.output_size(), "output") + ", but " + n.op_type() + " makes " + range(schema->min_output(), max_output, "output") + version);
 }
 
 // ONNX requires topological order, but sorting costs little and accepts sloppy writers. Kahn's
@@ -238,6 +267,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     if (!skip) {
       NodeContext ctx(st, n, opset);
       try {
+        check_arity(ctx, n, opset);
         const auto& tc = tensor_converters();
         const auto& sc = static_converters();
         if (ctx.any_data_input() || !sc.count(n.op_type())) {

@@ -90,6 +90,7 @@ StaticTensor densify(SymMath& m, StaticTensor result) {
 void elementwise(NodeContext& ctx, const SymFn& fn, int32_t out_type = 0, size_t arity = SIZE_MAX) {
   std::vector<const StaticTensor*> ins;
   for (size_t i = 0; i < std::min(arity, ctx.input_count()); ++i) ins.push_back(&ctx.static_input(i, "operand"));
+  if (ins.empty()) ctx.invalid("has no inputs");  // (the import checks counts against libonnx's schemas first)
   auto dims = broadcast_dims(ctx, ins);
   int64_t count = checked_element_count(dims, ctx.where());
   if (count > 65536) ctx.unsupported("element-wise arithmetic on a constant of " + std::to_string(count) + " elements");
@@ -347,6 +348,11 @@ void convert_concat(NodeContext& ctx) {
     if (!ctx.has_input(i)) continue;
     ins.push_back(&ctx.static_input(i, "input"));
     if (ins.back()->rank() != first.rank()) ctx.invalid("inputs of different ranks");
+    for (size_t a = 0; a < first.rank(); ++a) {
+      if (a != axis && ins.back()->dims[a] != first.dims[a])
+        ctx.invalid("input " + std::to_string(i) + " has " + std::to_string(ins.back()->dims[a]) + " in dimension " + std::to_string(a) +
+                    " where input 0 has " + std::to_string(first.dims[a]) + " (only the concat axis, " + std::to_string(axis) + ", may differ)");
+    }
     dims[axis] += ins.back()->dims[axis];
   }
   SymMath m = ctx.math();
