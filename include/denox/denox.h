@@ -14,8 +14,9 @@
  *   denox_model_set_extent(model, 1920, 1080);               per resolution change
  *   denox_model_bind_input(model, 0, bindings, 3);            when the caller's buffers change
  *   denox_model_bind_output(model, 0, &out, 1);
- *   per frame: write inputs; denox_cmd_input_barrier(cmd); denox_model_record(model, cmd);
- *              denox_cmd_output_barrier(cmd, dst_stage, dst_access); read outputs
+ *   per frame: write inputs; denox_cmd_input_barrier(ctx, cmd, src_stage, src_access);
+ *              denox_model_record(model, cmd);
+ *              denox_cmd_output_barrier(ctx, cmd, dst_stage, dst_access); read outputs
  *
  * Thread safety: a denox_context may be used from several threads at once (model loads compile
  * in parallel and share the cache). A denox_model is externally synchronized: calls on one
@@ -62,7 +63,7 @@ typedef enum denox_result {
   DENOX_ERROR_IO = 5,               /* a file could not be read or written */
   DENOX_ERROR_MISSING_FEATURE = 6,  /* the device lacks a feature or extension denox needs */
   DENOX_ERROR_VULKAN = 7,           /* a Vulkan call failed (device lost, out of memory, ...) */
-  DENOX_ERROR_NOT_READY = 8,        /* record() before set_extent/bind_input/bind_output */
+  DENOX_ERROR_NOT_READY = 8,        /* record() while the model cannot record (see denox_model_record) */
   DENOX_ERROR_INTERNAL = 9,         /* a broken invariant inside denox: please report it */
   /* Host memory ran out inside denox (std::bad_alloc), e.g. while importing a huge model. Since
    * 0.3.0; before, DENOX_ERROR_INTERNAL (DENOX_ERROR_INVALID_ARGUMENT from a calibration's CPU
@@ -219,7 +220,13 @@ DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, c
 DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
                                                      const denox_context_options* options, denox_context* out_context);
 
-/* Destroys the context. All its models must be destroyed first. NULL is ignored. */
+/* Destroys the context. All its models must be destroyed first. NULL is ignored.
+ * After VK_ERROR_DEVICE_LOST (the engine's, or DENOX_ERROR_VULKAN naming it, from a call or
+ * denox_model_get_status): once the engine's vkDeviceWaitIdle has returned (it does on a lost
+ * device), destroy every model, then the context, then the VkDevice. Neither destroy waits on
+ * the device (a background job's fence wait ends with the loss; a headless context's
+ * vkDeviceWaitIdle returns too). Then create a context on the new device and load the models
+ * again (plans and SPIR-V come from the cache). */
 DENOX_API void denox_context_destroy(denox_context context);
 
 /* The lock denox holds around each of its own submits to the context's queue
@@ -385,11 +392,14 @@ DENOX_API denox_result denox_model_load_file(denox_context context, const char* 
 /* The same from bytes (copied; no external data). */
 DENOX_API denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size,
                                                const denox_model_options* options, denox_model* out_model);
-/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs neither ONNX nor
- * glslang. The plan's precision wins over options->precision; it fails with
- * DENOX_ERROR_MISSING_FEATURE if the plan needs fp16, int8 or cooperative matrices the device
- * lacks, or holds A_DIRECT convolutions and the device's cooperative-matrix element order did
- * not check out at denox_context_create. */
+/* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs no ONNX, and
+ * compiles none of the plan's shaders (it carries their SPIR-V). The io adapters are not in the
+ * plan: denox_model_bind_input / _bind_output compile the ones their bindings need with glslang,
+ * on the calling thread, unless the writable or shipped cache holds their SPIR-V (a cache that
+ * `denox cache export` wrote where those bindings ran has them). The plan's precision wins
+ * over options->precision; it fails with DENOX_ERROR_MISSING_FEATURE if the plan needs fp16,
+ * int8 or cooperative matrices the device lacks, or holds A_DIRECT convolutions and the
+ * device's cooperative-matrix element order did not check out at denox_context_create. */
 DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
                                              const denox_model_options* options, denox_model* out_model);
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):
@@ -437,7 +447,11 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
 
 /* Runs the shape program for the input extent and prepares everything record() needs. Never
  * compiles. In default memory mode the scratch memory may be reallocated when it must grow: no
- * command buffer that recorded this model may then be pending on the GPU. Bindings are kept.
+ * command buffer that recorded this model may then be pending on the GPU. It never shrinks and
+ * grows to 9/8 of the need (rounded up to 1 MiB), so a smaller extent later reallocates only if
+ * its scratch_size (denox_model_memory_requirements) exceeds that: with dynamic resolution, set
+ * the largest extent once at startup. A plan swapped in by background work has its own scratch,
+ * sized for the extent current then. Bindings are kept.
  * The extent and the bindings (bind_input / bind_output) are remembered and applied to every
  * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
  * one intermediate tensor would take more than the device's maxStorageBufferRange or hold 2^31
@@ -462,7 +476,14 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
  * memory_requirements reported last, so a plan that finishes between the two calls never gets
  * buffers sized for another; if that plan was dropped meanwhile (a newer reload finished), it
  * fails with DENOX_ERROR_INVALID_ARGUMENT: ask for the requirements again. The running plan keeps the buffers bound before: keep them
- * alive until it is retired (retire_after_records record() calls after the swap). */
+ * alive until it is retired (retire_after_records record() calls after the swap).
+ * Accesses: the weights range is written once per bind (a transfer on the context's queue,
+ * waited for) and then only read, by compute shaders; the scratch range is read and written by
+ * denox's compute shaders, in the work record() records. Scratch holds nothing from one record()
+ * to the next (every tensor is written before it is read in the same recording; tensors share
+ * its bytes): between denox's frames the engine may alias it with other transient memory, its
+ * own use ordered after denox's (denox_cmd_output_barrier with its stages) and before the next
+ * record() (denox_cmd_input_barrier from its stages). The weights must stay intact. */
 DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
                                                VkDeviceSize scratch_size, VkBuffer weights,
                                                VkDeviceSize weights_offset);
@@ -504,20 +525,34 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
 
 /* Records the whole inference into `cmd` (a primary or secondary command buffer in the
  * recording state, for the context's queue family): compute dispatches and the barriers
- * between them that denox derives itself. Allocates nothing, submits nothing, waits for
- * nothing; takes about a microsecond per dispatch.
+ * between them that denox derives itself. Submits nothing, waits for nothing; takes about a
+ * microsecond per dispatch. Without background work it allocates nothing (with it, see "Frame
+ * boundary").
+ * Call it outside a render pass instance (vkCmdBeginRenderPass or vkCmdBeginRendering; a
+ * secondary `cmd` without RENDER_PASS_CONTINUE_BIT): it records vkCmdPipelineBarrier and
+ * vkCmdDispatch. It leaves bound: denox's compute pipeline, descriptor set 0 pushed with
+ * denox's pipeline layout (which disturbs the engine's compute descriptor sets) and push
+ * constants of VK_SHADER_STAGE_COMPUTE_BIT. Rebind the engine's compute pipeline, descriptor
+ * sets and push constants after it. Nothing is bound at the graphics bind point.
+ * DENOX_ERROR_NOT_READY (nothing recorded; the message says which): no extent; external memory
+ * not bound, or a scratch buffer smaller than the extent needs; an input or output not bound,
+ * or a bound buffer range too small for the extent; or the commands could not be rebuilt after
+ * a failed set_extent / bind_* (until one of them succeeds).
  * Frame boundary: with background work, each call first (without blocking: a lock held by the
  * worker defers this to the next call) swaps in a finished plan whose extent and bindings are
  * in place (re-applying the caller's latest ones if they changed after the worker applied
- * them: the only case where record() may allocate scratch or create an io adapter pipeline),
- * so this and later calls record the new plan; releases a replaced plan
+ * them: the only case where record() may allocate scratch or compile (glslang, on a cache
+ * miss) and create an io adapter pipeline), so this and later calls record the new plan;
+ * releases a replaced plan (destroys its pipelines, frees its memory)
  * retire_after_records calls after its swap; and with denox_model_watch_file, stats the file
  * (at most every 0.5 s) and queues a reload when it changed. A swapped-in plan that cannot take
  * the current extent or bindings is dropped (status last_error) and the old one is recorded.
  * The caller owes (see the helpers below):
  *  - before: a barrier making its writes of the input buffers/images visible to
- *    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / VK_ACCESS_2_SHADER_STORAGE_READ_BIT, and images
- *    in VK_IMAGE_LAYOUT_GENERAL;
+ *    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / VK_ACCESS_2_SHADER_STORAGE_READ_BIT, and ordering
+ *    its earlier reads and writes of the output buffers/images before that stage (denox writes
+ *    them with VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT): denox_cmd_input_barrier with src_stage
+ *    covering both; images in VK_IMAGE_LAYOUT_GENERAL;
  *  - after: a barrier from VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT /
  *    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT to wherever it reads the outputs, and whose
  *    destination stages also include those of its next writes of the inputs (denox's dispatches
@@ -525,12 +560,23 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
  *    frame's input must wait for them; denox_cmd_output_barrier with dst_stage covering both);
  *  - across frames: nothing more for denox's own memory. denox's first dispatch waits on earlier
  *    compute work that used its scratch (a compute->compute barrier at the start of each
- *    recording), so recording the model twice in a row, or in consecutive frames, is safe. */
+ *    recording), so recording the model twice in a row, or in consecutive frames, is safe.
+ *    A barrier orders only work on one queue, and a model has one scratch arena: command
+ *    buffers that recorded one model and go to different queues must be ordered by the engine
+ *    (semaphores), or use one model per queue. */
 DENOX_API denox_result denox_model_record(denox_model model, VkCommandBuffer cmd);
 
-/* Helpers for the barriers above: one global memory barrier each. Recorded with the Vulkan 1.0
- * vkCmdPipelineBarrier (synchronization2 need not be enabled); *_2 bits above 32 map to the
- * legacy bits that contain them. */
+/* Helpers for the barriers above: one global memory barrier (VkMemoryBarrier) each, so no image
+ * layout transition and no queue family ownership transfer: those are the caller's (with its
+ * own buffer/image barriers) where it needs them. The input barrier's destination is
+ * VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / SHADER_STORAGE_READ | SHADER_STORAGE_WRITE, the
+ * output barrier's source VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT / SHADER_STORAGE_WRITE.
+ * Recorded with the Vulkan 1.0 vkCmdPipelineBarrier (synchronization2 need not be enabled):
+ * stage and access bits below 2^32 pass unchanged; any stage bit from 2^32 up becomes
+ * VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; SHADER_SAMPLED_READ and SHADER_STORAGE_READ become
+ * VK_ACCESS_SHADER_READ_BIT, SHADER_STORAGE_WRITE VK_ACCESS_SHADER_WRITE_BIT, any other access
+ * bit from 2^32 up VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT. A NULL context or
+ * `cmd` records nothing. */
 DENOX_API void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
                                        VkAccessFlags2 src_access);
 DENOX_API void denox_cmd_output_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 dst_stage,
