@@ -334,11 +334,84 @@ TEST_CASE("import: nodes with too few or too many inputs or outputs are named, n
   add_output(cat, "y");
   CHECK(contains(error_of([&] { import_model(cat); }),
                  "node 'ccat' (Concat, opset 17): input 1 has 1 in dimension 1 where input 0 has 2 (only the concat axis, 0, may differ)"));
+  // Repeated axes (Unsqueeze read past its input's dimensions) and a step of 2^63 - 1.
+  for (const char* op : {"Unsqueeze", "Squeeze", "Transpose"}) {
+    INFO(op);
+    auto dup = single_input_model(17);
+    auto& g = *dup.mutable_graph();
+    add_int64_initializer(g, "pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    add_int64_initializer(g, "one_one", {1, 1}, {1});
+    add_int64_initializer(g, "axes", {2}, {0, 0});
+    if (std::string(op) == "Transpose") {
+      auto& t = add_node(g, op, {"one_one"}, {"q"}, "odd");
+      set_ints_attribute(t, "perm", {0, 0});
+    } else {
+      add_node(g, op, {std::string(op) == "Squeeze" ? "one_one" : "pads", "axes"}, {"q"}, "odd");
+    }
+    add_node(g, "Shape", {"q"}, {"qs"}, "qs");
+    add_node(g, "Pad", {"x", "pads"}, {"y"}, "pad");
+    add_node(g, "Concat", {"y", "y"}, {"z"}, "keep");
+    set_int_attribute(g.mutable_node()->at(g.node_size() - 1), "axis", 1);
+    add_output(dup, "z");
+    add_output(dup, "qs");
+    CHECK(contains(error_of([&] { import_model(dup); }), std::string("node 'odd' (") + op + ", opset 17): " +
+                                                            (std::string(op) == "Transpose" ? "perm" : "axes") + " names axis 0 twice"));
+  }
   // The same counts on a network tensor's node.
   auto m = single_input_model(17);
   add_node(*m.mutable_graph(), "Relu", {"x", "x"}, {"y"}, "relu");
   add_output(m, "y");
   CHECK(contains(error_of([&] { import_model(m); }), "node 'relu' (Relu, opset 17): has 2 inputs, but Relu takes 1 input"));
+}
+
+TEST_CASE("import: scalars that must be constants are refused when they depend on the size, or are empty") {
+  // The width as a float: Clip's min, Pad's value and Range's start read it as a number, and
+  // got 1.0 (a symbol's index) before.
+  const auto with_width = [](onnx::GraphProto& g) {
+    add_node(g, "Shape", {"x"}, {"shape"}, "shape");
+    add_int64_initializer(g, "idx3", {}, {3});
+    add_node(g, "Gather", {"shape", "idx3"}, {"w"}, "gather_w");
+    auto& cast = add_node(g, "Cast", {"w"}, {"wf"}, "cast_f");
+    set_int_attribute(cast, "to", onnx::TensorProto::FLOAT);
+  };
+  {
+    auto m = single_input_model(17);
+    with_width(*m.mutable_graph());
+    add_node(*m.mutable_graph(), "Clip", {"x", "wf"}, {"y"}, "clip");
+    add_output(m, "y");
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(m); }, &code);
+    CHECK(contains(msg, "node 'clip' (Clip, opset 17): a value that must be a constant depends on the input size"));
+    CHECK(code == ErrorCode::Unsupported);
+  }
+  {
+    auto m = single_input_model(17);
+    with_width(*m.mutable_graph());
+    add_int64_initializer(*m.mutable_graph(), "pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    add_node(*m.mutable_graph(), "Pad", {"x", "pads", "wf"}, {"y"}, "pad");
+    add_output(m, "y");
+    CHECK(contains(error_of([&] { import_model(m); }), "node 'pad' (Pad, opset 17): a value that must be a constant depends on the input size"));
+  }
+  {
+    auto m = single_input_model(17);
+    with_width(*m.mutable_graph());
+    add_float_initializer(*m.mutable_graph(), "eight", {}, {8.0f});
+    add_float_initializer(*m.mutable_graph(), "one", {}, {1.0f});
+    add_node(*m.mutable_graph(), "Range", {"wf", "eight", "one"}, {"r"}, "range");
+    add_node(*m.mutable_graph(), "Add", {"x", "r"}, {"y"}, "add");
+    add_output(m, "y");
+    CHECK(contains(error_of([&] { import_model(m); }), "node 'range' (Range, opset 17): a value that must be a constant depends on the input size"));
+  }
+  {
+    // An empty min: named, not std::out_of_range's "internal error".
+    auto m = single_input_model(17);
+    add_float_initializer(*m.mutable_graph(), "empty", {0}, {});
+    add_node(*m.mutable_graph(), "Clip", {"x", "empty"}, {"y"}, "clip");
+    add_output(m, "y");
+    ErrorCode code{};
+    CHECK(contains(error_of([&] { import_model(m); }, &code), "node 'clip' (Clip, opset 17): reads element 0 of a constant of 0 elements"));
+    CHECK(code == ErrorCode::InvalidModel);
+  }
 }
 
 TEST_CASE("import: missing initializers, lying headers and bad shapes are named") {

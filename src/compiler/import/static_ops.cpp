@@ -234,7 +234,8 @@ void convert_reshape(NodeContext& ctx) {
     } else if (target[k] < 0) {
       ctx.invalid("negative extent in the target shape");
     } else {
-      known *= std::max<int64_t>(target[k], 1);
+      // A product past 2^63 cannot match a constant's size: reshape_to refuses the count.
+      if (__builtin_mul_overflow(known, std::max<int64_t>(target[k], 1), &known)) ctx.invalid("the target shape's element count overflows");
     }
   }
   if (infer >= 0) target[static_cast<size_t>(infer)] = known ? static_cast<int64_t>(in.size()) / known : 0;
@@ -246,13 +247,27 @@ std::vector<int64_t> squeeze_axes(NodeContext& ctx) {
   return ctx.attr_ints("axes");
 }
 
+// `axes` normalized against `rank`, each at most once (ONNX requires it; Unsqueeze with a
+// repeated axis read past its input's dimensions).
+std::vector<size_t> distinct_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, size_t rank, const char* what) {
+  std::vector<size_t> out;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    const auto k = static_cast<size_t>(normalize_axis(ctx, a, rank));
+    if (seen[k]) ctx.invalid(std::string(what) + " names axis " + std::to_string(k) + " twice");
+    seen[k] = true;
+    out.push_back(k);
+  }
+  return out;
+}
+
 void convert_squeeze(NodeContext& ctx) {
   const StaticTensor& in = ctx.static_input(0, "data");
-  auto axes = squeeze_axes(ctx);
+  const auto axes = distinct_axes(ctx, squeeze_axes(ctx), in.rank(), "axes");
   std::vector<int64_t> dims;
   for (size_t k = 0; k < in.rank(); ++k) {
     bool drop = axes.empty() ? in.dims[k] == 1 : false;
-    for (int64_t a : axes) drop = drop || normalize_axis(ctx, a, in.rank()) == static_cast<int64_t>(k);
+    for (size_t a : axes) drop = drop || a == k;
     if (drop && in.dims[k] != 1) ctx.invalid("cannot squeeze axis " + std::to_string(k) + " of extent " + std::to_string(in.dims[k]));
     if (!drop) dims.push_back(in.dims[k]);
   }
@@ -261,10 +276,10 @@ void convert_squeeze(NodeContext& ctx) {
 
 void convert_unsqueeze(NodeContext& ctx) {
   const StaticTensor& in = ctx.static_input(0, "data");
-  auto axes = squeeze_axes(ctx);
-  size_t rank = in.rank() + axes.size();
+  const auto raw_axes = squeeze_axes(ctx);
+  size_t rank = in.rank() + raw_axes.size();
   std::vector<bool> inserted(rank, false);
-  for (int64_t a : axes) inserted[static_cast<size_t>(normalize_axis(ctx, a, rank))] = true;
+  for (size_t a : distinct_axes(ctx, raw_axes, rank, "axes")) inserted[a] = true;
   std::vector<int64_t> dims;
   size_t next = 0;
   for (size_t k = 0; k < rank; ++k) dims.push_back(inserted[k] ? 1 : in.dims.at(next++));
@@ -305,11 +320,12 @@ void convert_transpose(NodeContext& ctx) {
   std::vector<int64_t> perm = ctx.attr_ints("perm");
   if (perm.empty()) for (size_t k = in.rank(); k-- > 0;) perm.push_back(static_cast<int64_t>(k));
   if (perm.size() != in.rank()) ctx.invalid("perm has the wrong length");
+  const auto axes = distinct_axes(ctx, perm, in.rank(), "perm");
   std::vector<int64_t> dims;
-  for (int64_t p : perm) dims.push_back(in.dims.at(static_cast<size_t>(normalize_axis(ctx, p, in.rank()))));
+  for (size_t a : axes) dims.push_back(in.dims.at(a));
   remap(ctx, in, dims, [&](const std::vector<int64_t>& c) {
     std::vector<int64_t> ic(in.rank());
-    for (size_t a = 0; a < perm.size(); ++a) ic[static_cast<size_t>(normalize_axis(ctx, perm[a], in.rank()))] = c[a];
+    for (size_t a = 0; a < axes.size(); ++a) ic[axes[a]] = c[a];
     return ic;
   });
 }
@@ -392,6 +408,8 @@ void convert_slice(NodeContext& ctx) {
     auto a = static_cast<size_t>(normalize_axis(ctx, axes[k], in.rank()));
     int64_t dim = in.dims[a], s = steps[k];
     if (s == 0) ctx.invalid("slice step 0");
+    // Any step past the extent takes one element; clamped so that e - b + s cannot overflow.
+    s = std::clamp<int64_t>(s, -(int64_t{1} << 40), int64_t{1} << 40);
     auto clamp_index = [&](int64_t v, bool is_end) {
       if (v < 0) v = v < -dim ? -1 : v + dim;  // avoid overflow for INT64_MIN
       if (s > 0) return std::clamp<int64_t>(v, 0, dim);

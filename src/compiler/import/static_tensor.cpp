@@ -1,6 +1,7 @@
 #include "compiler/import/static_tensor.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -51,6 +52,10 @@ StaticTensor take(const StaticTensor& in, std::vector<int64_t> dims, const std::
 }
 
 SymScalar SymMath::element(const StaticTensor& t, size_t k) {
+  // Converters read element 0 of scalars that ONNX allows to be given empty (Clip's min, Pad's
+  // value, Range's start); the message names the node instead of std::out_of_range's.
+  if (k >= t.size())
+    fail(ErrorCode::InvalidModel, where_ + ": reads element " + std::to_string(k) + " of a constant of " + std::to_string(t.size()) + " elements");
   if (!t.dense) return t.elems.at(k);
   if (t.numbers.is_float) return from_double(t.numbers.f.at(k));
   return integer(t.numbers.i.at(k));
@@ -73,6 +78,9 @@ SymScalar SymMath::from_double(double v) {
 
 SymScalar SymMath::make(ValueId num, ValueId den) {
   if (p_.is_constant(den, 0)) fail(ErrorCode::InvalidModel, where_ + ": shape arithmetic divides by zero");
+  // INT64_MIN has no negation and no std::gcd (a Cast of -2^63 to float, divided, reached both).
+  const auto is_min = [&](ValueId v) { return p_.is_constant(v) && p_.constant_value(v) == std::numeric_limits<int64_t>::min(); };
+  if (is_min(num) || is_min(den)) fail(ErrorCode::InvalidModel, where_ + ": shape arithmetic on -2^63 overflows");
   if (p_.is_constant(den) && p_.constant_value(den) < 0) {
     num = p_.sub(p_.constant(0), num);
     den = p_.constant(-p_.constant_value(den));
@@ -94,6 +102,10 @@ bool SymMath::is_constant(const SymScalar& a) const {
 
 double SymMath::constant_double(const SymScalar& a) const {
   if (!a.exact) return a.inexact;
+  // A symbolic value's instruction holds no number (reading one gave 0 or a symbol's index:
+  // Clip(min=W) clamped at 1).
+  if (!is_constant(a))
+    fail(ErrorCode::Unsupported, where_ + ": a value that must be a constant depends on the input size (" + p_.to_string(a.num) + ")");
   return static_cast<double>(p_.constant_value(a.num)) / static_cast<double>(p_.constant_value(a.den));
 }
 

@@ -78,6 +78,7 @@ std::optional<int64_t> apply(IntOp op, int64_t a, int64_t b, int64_t c, int64_t 
     case IntOp::Select: return a != 0 ? b : c;
     case IntOp::SliceIndex: {
       int64_t index = a, dim = b;
+      if (dim < 0) return std::nullopt;  // no valid index (a forged plan): clamp bounds would cross
       if (index < 0 && __builtin_add_overflow(index, dim, &index)) return std::nullopt;
       if (imm == 0) return std::clamp<int64_t>(index, 0, dim);
       if (imm == 1) return std::clamp<int64_t>(index, 0, dim - 1);
