@@ -102,6 +102,23 @@ TEST_CASE("select matches brute force on random supergraphs", "[select]") {
   CHECK(feasible > 100);  // the comparison must have had something to compare
 }
 
+TEST_CASE("select searches a chain of 200000 values without recursing per value", "[select]") {
+  // Two producers per value; the recursive search overflowed the stack on long chains.
+  Supergraph g;
+  const uint32_t n = 200000;
+  g.node_count = n;
+  g.sources = {0};
+  g.targets = {n - 1};
+  for (uint32_t v = 1; v < n; ++v) {
+    g.edges.push_back(Edge{{v - 1}, v, 1.0});
+    g.edges.push_back(Edge{{v - 1}, v, 0.5});
+  }
+  const Selection s = select_min_latency(g);
+  REQUIRE(s.feasible);
+  CHECK(s.edges.size() == n - 1);
+  CHECK(s.cost == Approx(0.5 * (n - 1)));
+}
+
 TEST_CASE("select stays small on a U-Net-shaped supergraph", "[select]") {
   // 4 levels down and up, 3 layouts per value, each op with 4 configs per layout pair, and
   // fused edges that swallow the pool / the upsample+concat: 720 edges.

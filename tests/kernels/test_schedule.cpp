@@ -84,6 +84,23 @@ TEST_CASE("structural pruning keeps only minimum-dispatch derivations of the OID
   CHECK(kept_families.count("conv2d_coopmat") == 1);
 }
 
+TEST_CASE("a network past the operator limit is refused before the fusion search", "[kernels][schedule]") {
+  // The limit's check runs first; the copies of one op only make the count.
+  compiler::Graph g = oidn(Size::Small);
+  while (g.ops.size() <= autotune::kMaxScheduledOperators) g.ops.push_back(g.ops.front());
+  autotune::ScheduleOptions o;
+  o.precision = plan::Precision::F16;
+  o.target = coop_target();
+  try {
+    autotune::schedule_graph(g, o);
+    FAIL("scheduled " << g.ops.size() << " operators");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::Unsupported);
+    CHECK(std::string(e.what()).find("the network has " + std::to_string(g.ops.size()) + " operators after import; the GPU path schedules at most 1024") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("measured costs choose the schedule, failures drop implementations and a lost op is named", "[kernels][schedule]") {
   const compiler::Graph g = oidn(Size::Balanced);
   autotune::ScheduleOptions o;

@@ -82,6 +82,9 @@ std::vector<double> select_costs(const std::vector<kernels::Implementation>& imp
 }  // namespace
 
 Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt) {
+  if (graph.ops.size() > kMaxScheduledOperators)
+    fail(ErrorCode::Unsupported, "the network has " + std::to_string(graph.ops.size()) + " operators after import; the GPU path schedules at most " +
+                                     std::to_string(kMaxScheduledOperators) + " (its fusion search grows with the square of the count)");
   for (compiler::TensorId out : graph.outputs)
     if (graph.tensor(out).is_constant())
       fail(ErrorCode::Unsupported, "output '" + graph.tensor(out).name + "' is a constant; the GPU path computes its outputs");

@@ -45,6 +45,12 @@ class Measurer {
 // cost model's and the coop picks' sense of each layer's size (kernels::kSmallConvPixels).
 inline constexpr uint32_t kHeuristicWidth = 1920, kHeuristicHeight = 1088;
 
+// The most operators (after import) a network may have on the GPU path. Structural pruning runs
+// one schedule search per fusion structure, so its time grows with the square of the network:
+// a 2000-operator chain took 4 s on a 2-core machine, 20000 did not finish in 5 minutes. Denoiser
+// U-Nets have 50-200.
+inline constexpr size_t kMaxScheduledOperators = 1024;
+
 struct ScheduleOptions {
   plan::Precision precision = plan::Precision::F32;
   kernels::LoweringTarget target;

@@ -116,33 +116,76 @@ class Solver {
     return lb;
   }
 
-  double solve(const State& state) {
-    if (state.empty()) return 0;
-    if (auto it = memo_.find(state); it != memo_.end()) {
+  // Memoized depth-first search over states, with an explicit stack: a chain of N values goes
+  // N states deep, and recursion overflowed the stack of a 60000-node chain (and would sooner on
+  // an engine thread with a small stack).
+  struct Frame {
+    State state;
+    size_t next_producer = 0;
+    double best = kInf;
+    uint32_t choice = 0;
+    // The candidate whose next state is being solved above this frame.
+    uint32_t edge = 0;
+    double edge_cost = 0;
+    State child;
+  };
+
+  double solve(const State& start) {
+    if (start.empty()) return 0;
+    if (auto it = memo_.find(start); it != memo_.end()) {
       if (stats_) ++stats_->memo_hits;
       return it->second.cost;
     }
     if (stats_) ++stats_->states;
-    const NodeId n = state.back();
-    double best = kInf;
-    uint32_t choice = 0;
-    for (uint32_t e : producers_[n]) {
-      const State next = after(state, e);
-      const double cost = g_.edges[e].cost;
-      // Exact per state: a candidate is skipped only when even its bound cannot beat the best
-      // candidate of this same state, so the memoized value stays the true optimum.
-      if (cost + lower_bound(next) >= best) {
-        if (stats_) ++stats_->pruned;
-        continue;
+    std::vector<Frame> stack;
+    stack.push_back(Frame{start});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (!f.child.empty()) {  // back from solving f.child
+        consider(f, f.edge, f.edge_cost + memo_.at(f.child).cost);
+        f.child.clear();
       }
-      const double total = cost + solve(next);
-      if (total < best) {
-        best = total;
-        choice = e;
+      const std::vector<uint32_t>& producers = producers_[f.state.back()];
+      bool descended = false;
+      while (f.next_producer < producers.size()) {
+        const uint32_t e = producers[f.next_producer++];
+        State next = after(f.state, e);
+        const double cost = g_.edges[e].cost;
+        // Exact per state: a candidate is skipped only when even its bound cannot beat the best
+        // candidate of this same state, so the memoized value stays the true optimum.
+        if (cost + lower_bound(next) >= f.best) {
+          if (stats_) ++stats_->pruned;
+          continue;
+        }
+        if (next.empty()) {
+          consider(f, e, cost);
+          continue;
+        }
+        if (auto it = memo_.find(next); it != memo_.end()) {
+          if (stats_) ++stats_->memo_hits;
+          consider(f, e, cost + it->second.cost);
+          continue;
+        }
+        if (stats_) ++stats_->states;
+        f.edge = e;
+        f.edge_cost = cost;
+        f.child = next;
+        stack.push_back(Frame{std::move(next)});  // (invalidates f)
+        descended = true;
+        break;
       }
+      if (descended) continue;
+      memo_.emplace(f.state, Solved{f.best, f.choice});
+      stack.pop_back();
     }
-    memo_.emplace(state, Solved{best, choice});
-    return best;
+    return memo_.at(start).cost;
+  }
+
+  static void consider(Frame& f, uint32_t edge, double total) {
+    if (total < f.best) {
+      f.best = total;
+      f.choice = edge;
+    }
   }
 
   const Supergraph& g_;
