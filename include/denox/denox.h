@@ -220,7 +220,9 @@ DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, c
 DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
                                                      const denox_context_options* options, denox_context* out_context);
 
-/* Destroys the context. All its models must be destroyed first. NULL is ignored.
+/* Destroys the context. All its models must be destroyed first. NULL is ignored. If some still
+ * exist, it logs an error and the context is freed with the last of them (which must still be
+ * destroyed before the VkDevice).
  * After VK_ERROR_DEVICE_LOST (the engine's, or DENOX_ERROR_VULKAN naming it, from a call or
  * denox_model_get_status): once the engine's vkDeviceWaitIdle has returned (it does on a lost
  * device), destroy every model, then the context, then the VkDevice. Neither destroy waits on

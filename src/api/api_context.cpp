@@ -176,12 +176,21 @@ denox_result denox_context_create_headless(int device_index, int validation, con
 
 void denox_context_destroy(denox_context context) {
   if (context == nullptr) return;
-  if (context->live_models.load() != 0)
-    spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first", context->live_models.load());
   try {
     api::save_pipeline_cache(*context);
   } catch (const std::exception& e) {
     spdlog::warn("denox: could not save the pipeline cache: {}", e.what());
+  }
+  {
+    std::lock_guard lock(context->lifetime_mutex);
+    if (context->live_models != 0) {
+      // Freeing it now would leave the models (and their background workers) on freed memory.
+      spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first (the context is freed "
+                    "with the last of them, which must happen before the VkDevice is destroyed)",
+                    context->live_models);
+      context->destroy_requested = true;
+      return;
+    }
   }
   delete context;
 }

@@ -33,7 +33,10 @@ std::unique_ptr<denox_model_T> make_model(denox_context_T& ctx, plan::Plan p, co
 }
 
 denox_model release(denox_context_T& ctx, std::unique_ptr<denox_model_T> m) {
-  ctx.live_models++;
+  {
+    std::lock_guard lock(ctx.lifetime_mutex);
+    ctx.live_models++;
+  }
   return m.release();
 }
 
@@ -196,8 +199,14 @@ denox_result denox_model_export_plan(denox_model model, void* data, size_t* size
 
 void denox_model_destroy(denox_model model) {
   if (model == nullptr) return;
-  model->context->live_models--;
+  denox_context context = model->context;
   delete model;  // cancels and joins the worker first (~denox_model_T)
+  bool last_of_destroyed_context = false;
+  {
+    std::lock_guard lock(context->lifetime_mutex);
+    last_of_destroyed_context = --context->live_models == 0 && context->destroy_requested;
+  }
+  if (last_of_destroyed_context) delete context;  // denox_context_destroy came first (it logged an error)
 }
 
 uint32_t denox_model_input_count(denox_model model) { return model ? static_cast<uint32_t>(model->model->input_count()) : 0; }

@@ -586,3 +586,29 @@ TEST_CASE("a log callback may unregister itself", "[api][background]") {
   CHECK(once.calls == 1);
   denox_context_destroy(ctx);
 }
+
+TEST_CASE("a context destroyed before its model is freed with the model, after its pipelines", "[api][background]") {
+  // The C++ wrapper makes this order easy (a Model member declared before its Context). Freed
+  // at once, the context took its VkDevice (headless) with the model's pipelines still on it,
+  // and the model's destroy then used freed memory.
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true, 23);
+  DefaultLogAtExit restore;
+  LogLines log(DENOX_LOG_WARN);
+  denox_context ctx = uncached_headless_context();
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  require_ok(denox_model_set_extent(model, 37, 29), "set_extent");
+  denox_context_destroy(ctx);
+  CHECK(log.any_containing("denox_context_destroy: 1 model(s) of this context still exist; destroy them first"));
+  // The model still works on its context's device until it is destroyed.
+  require_ok(denox_model_set_extent(model, 41, 33), "set_extent after the context's destroy");
+  denox_model_destroy(model);
+  std::lock_guard lock(log.mutex);
+  for (const auto& line : log.lines) {
+    INFO(line);
+    CHECK(line.find("still exist") != std::string::npos);  // nothing else: no validation error about live objects
+  }
+}
