@@ -92,7 +92,11 @@ typedef enum denox_log_level {
  * the callback must be thread-safe). NULL restores the default (warnings to stderr).
  * Process-wide. It may be called while denox works on other threads (background jobs): once it
  * returns, the previous callback is not called again. The first context created makes denox's
- * logger spdlog's default unless the application set its own spdlog default logger before. */
+ * logger spdlog's default unless the application set its own spdlog default logger before;
+ * denox_set_log_callback always makes it the default (libdenox uses the process's shared
+ * libspdlog, so an application logging through spdlog's default logger then logs through
+ * denox's callback and level). Lines logged from inside the callback (say, forwarded to spdlog)
+ * are dropped rather than passed to the callback again. */
 typedef void (*denox_log_callback)(denox_log_level level, const char* message, void* user_data);
 DENOX_API void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level);
 

@@ -35,18 +35,21 @@ spdlog::level::level_enum to_spdlog(denox_log_level level) {
   return spdlog::level::warn;
 }
 
-// base_sink<std::mutex> serializes sink_it_, so the caller's callback is never entered twice at
-// once from this sink (the header still asks for a thread-safe callback: future sinks may not).
+// The sink serializes the callback with its own mutex, so the caller's callback is never
+// entered twice at once from this sink (the header still asks for a thread-safe callback).
 // Without a callback it writes to stderr as spdlog's default logger does. The callback is
 // switched under the same mutex, so once set() returns the previous one is never called again.
 // A callback may itself call denox_set_log_callback (to unregister, say): this thread then
-// already holds the mutex (in_callback), so set() changes the fields without taking it.
+// already holds the mutex (in_callback), so set() changes the fields without taking it. A line
+// logged from inside the callback (an engine whose callback logs through spdlog's default
+// logger, which is denox's) is dropped: the callback would re-enter itself, and base_sink's own
+// mutex (so null_mutex here) would have deadlocked on it.
 thread_local bool in_callback = false;
 
-class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
+class SwitchSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  public:
   void set(denox_log_callback fn, void* user) {
-    std::unique_lock lock(mutex_, std::defer_lock);
+    std::unique_lock lock(switch_mutex_, std::defer_lock);
     if (!in_callback) lock.lock();
     fn_ = fn;
     user_ = user;
@@ -54,6 +57,8 @@ class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (in_callback) return;
+    std::lock_guard lock(switch_mutex_);
     if (fn_ == nullptr) {
       stderr_->log(msg);
       return;
@@ -67,10 +72,13 @@ class SwitchSink final : public spdlog::sinks::base_sink<std::mutex> {
     fn_(to_denox(msg.level), text.c_str(), user_);
   }
   void flush_() override {
+    if (in_callback) return;
+    std::lock_guard lock(switch_mutex_);
     if (fn_ == nullptr) stderr_->flush();
   }
 
  private:
+  std::mutex switch_mutex_;
   denox_log_callback fn_ = nullptr;
   void* user_ = nullptr;
   std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> stderr_ = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();

@@ -5,6 +5,7 @@
 // incompatible model leaves the running one in place with the error in the status; with
 // external memory the swap waits for the caller's memory. Small models at odd extents: lavapipe.
 #include <catch2/catch.hpp>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
@@ -584,6 +585,29 @@ TEST_CASE("a log callback may unregister itself", "[api][background]") {
   }
   denox_model_destroy(model);  // joins the worker: its last warning is logged by now
   CHECK(once.calls == 1);
+  denox_context_destroy(ctx);
+}
+
+TEST_CASE("a log callback that logs through spdlog's default logger itself does not deadlock", "[api][background]") {
+  // libdenox uses the process's shared libspdlog, and its logger is the default one: an engine
+  // callback forwarding to spdlog re-entered the sink under its own lock and hung.
+  struct Forward {
+    std::atomic<int> calls{0};
+    static void on(denox_log_level, const char* message, void* user) {
+      static_cast<Forward*>(user)->calls++;
+      spdlog::warn("engine: {}", message);  // dropped by denox's sink, not re-entered
+    }
+  } forward;
+  const DefaultLogAtExit restore_log;
+  denox_set_log_callback(Forward::on, &forward, DENOX_LOG_WARN);
+  TempDir dir;
+  denox_context ctx = uncached_headless_context();
+  denox_model model = load_small_fp32(ctx, dir.path(), 93);
+  const std::string junk = "this is not a protobuf";
+  require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+  wait_until(model, [&](const auto& st) { return st.failed_jobs == 1u && idle(st); }, 60s);
+  denox_model_destroy(model);
+  CHECK(forward.calls >= 1);
   denox_context_destroy(ctx);
 }
 
