@@ -563,6 +563,23 @@ TEST_CASE("once denox_set_log_callback returns, the previous callback is never c
   denox_context_destroy(ctx);
 }
 
+namespace {
+// Loads a small model, fails `count` reloads of it (each logs a warning from the worker), and
+// destroys it and its context: the worker's warnings are all logged by then.
+void log_failed_reloads(int count, uint64_t seed) {
+  TempDir dir;
+  denox_context ctx = uncached_headless_context();
+  denox_model model = load_small_fp32(ctx, dir.path(), seed);
+  const std::string junk = "this is not a protobuf";
+  for (int failures = 1; failures <= count; ++failures) {
+    require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
+    wait_until(model, [&](const auto& st) { return st.failed_jobs == static_cast<uint32_t>(failures) && idle(st); }, 60s);
+  }
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+}
+}  // namespace
+
 TEST_CASE("a log callback may unregister itself", "[api][background]") {
   // The callback runs under the log sink's lock; switching callbacks takes that lock, so a
   // callback that set another (or none) would wait for itself.
@@ -575,17 +592,8 @@ TEST_CASE("a log callback may unregister itself", "[api][background]") {
   } once;
   const DefaultLogAtExit restore_log;
   denox_set_log_callback(Once::on, &once, DENOX_LOG_WARN);
-  TempDir dir;
-  denox_context ctx = uncached_headless_context();
-  denox_model model = load_small_fp32(ctx, dir.path(), 91);
-  const std::string junk = "this is not a protobuf";
-  for (int failures = 1; failures <= 2; ++failures) {
-    require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
-    wait_until(model, [&](const auto& st) { return st.failed_jobs == static_cast<uint32_t>(failures) && idle(st); }, 60s);
-  }
-  denox_model_destroy(model);  // joins the worker: its last warning is logged by now
+  log_failed_reloads(2, 91);
   CHECK(once.calls == 1);
-  denox_context_destroy(ctx);
 }
 
 TEST_CASE("a log callback that logs through spdlog's default logger itself does not deadlock", "[api][background]") {
@@ -600,15 +608,8 @@ TEST_CASE("a log callback that logs through spdlog's default logger itself does 
   } forward;
   const DefaultLogAtExit restore_log;
   denox_set_log_callback(Forward::on, &forward, DENOX_LOG_WARN);
-  TempDir dir;
-  denox_context ctx = uncached_headless_context();
-  denox_model model = load_small_fp32(ctx, dir.path(), 93);
-  const std::string junk = "this is not a protobuf";
-  require_ok(denox_model_reload_memory(model, junk.data(), junk.size()), "reload junk");
-  wait_until(model, [&](const auto& st) { return st.failed_jobs == 1u && idle(st); }, 60s);
-  denox_model_destroy(model);
+  log_failed_reloads(1, 93);
   CHECK(forward.calls >= 1);
-  denox_context_destroy(ctx);
 }
 
 TEST_CASE("a context destroyed before its model is freed with the model, after its pipelines", "[api][background]") {
