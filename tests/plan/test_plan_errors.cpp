@@ -89,6 +89,19 @@ TEST_CASE("a newer plan whose layout differs still reports its version, not corr
   expect_error(build(Plan::kFormatVersion), ErrorCode::InvalidModel, "corrupt: flatbuffers verification");
 }
 
+TEST_CASE("fields that share one payload are corruption, not copied over and over") {
+  // 1000 dispatches whose names all point at one 100 KB string: a 100 KB buffer that would
+  // copy out 100 MB (a 4.5 MB forged plan made 8 GB before).
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto name = fbb.CreateString(std::string(100000, 'x'));
+  std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
+  for (int i = 0; i < 1000; ++i) dispatches.push_back(fb::CreateDispatch(fbb, name));
+  const auto root = fb::CreatePlan(fbb, Plan::kFormatVersion, fb::Precision::F32, 0, 0, 0, 0, 0, 0, 0, 0, fbb.CreateVector(dispatches));
+  fb::FinishSizePrefixedPlanBuffer(fbb, root);
+  const std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  expect_error(bytes, ErrorCode::InvalidModel, "corrupt: its fields share payloads");
+}
+
 TEST_CASE("a root offset outside the buffer is corruption") {
   std::vector<uint8_t> bytes = serialize_plan(test::sample_plan());
   const uint32_t far = 0x7fffff00u;

@@ -131,6 +131,22 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
   wrapping.source_first_channel = UINT32_MAX - 1;
   CHECK_THROWS_WITH(model.bind_input(0, {wrapping}), Contains("do not fit its 3 channels per pixel"));
 
+  // A plan whose output shape disagrees with its scratch tensor (forged past the cache's
+  // checksum): the adapters would have copied past the tensor, and the CLI sized its output
+  // from a height of 4294967291.
+  for (const int64_t height : {int64_t{-5}, int64_t{1} << 40}) {
+    plan::Plan forged = compiled_plan(g, plan::Precision::F32);
+    forged.outputs[0].shape[2] = forged.program.constant(height);
+    runtime::ExecutableModel bad(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
+    try {
+      bad.set_extent(21, 17);
+      FAIL("a plan whose output has height " << height << " was taken");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::InvalidModel);
+      CHECK_THAT(e.what(), Contains("plan: output '"));
+    }
+  }
+
   // A fixed batch of 2: the adapters would move batch 0 only.
   GraphBuilder b;
   const auto x = b.input_shaped("x", {b.c(2), b.c(3), b.H, b.W});

@@ -79,7 +79,27 @@ uint64_t size_bound(const Plan& plan) {
   return n;
 }
 
-std::string text(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+// Bytes the reader may still copy out of the buffer being read. A verified flatbuffer may point
+// many fields at the same string or vector: a 4.5 MB plan whose 2000 dispatch names all named one
+// 4 MB string made 8 GB of copies. A plan denox writes stores every payload once, so copies past
+// the buffer's own size mean shared payloads: refused.
+thread_local uint64_t copy_budget = 0;
+
+void charge(uint64_t bytes) {
+  if (bytes > copy_budget) bad("corrupt: its fields share payloads (more bytes to copy than the plan holds)");
+  copy_budget -= bytes;
+}
+
+template <class T>
+void charge_vector(const flatbuffers::Vector<T>* v) {
+  if (v) charge(uint64_t{v->size()} * sizeof(T));
+}
+
+std::string text(const flatbuffers::String* s) {
+  if (!s) return {};
+  charge(s->size());
+  return s->str();
+}
 
 template <class T>
 size_t count(const flatbuffers::Vector<T>* v) {
@@ -143,13 +163,16 @@ compiler::ShapeProgram read_program(const fbs::ShapeProgram* p) {
   std::vector<compiler::Assertion> assertions;
   if (p) {
     if (!elements_aligned(p->instrs())) bad("corrupt: the shape program's instruction vector is misaligned");
+    charge_vector(p->instrs());
+    charge_vector(p->symbol_names());
+    charge_vector(p->assertions());
     if (p->instrs()) {
       instrs.reserve(p->instrs()->size());
       for (const fbs::Instr* in : *p->instrs())
         instrs.push_back({static_cast<IntOp>(in->op()), in->a(), in->b(), in->c(), in->imm()});
     }
     if (p->symbol_names())
-      for (const flatbuffers::String* s : *p->symbol_names()) symbols.push_back(s->str());
+      for (const flatbuffers::String* s : *p->symbol_names()) symbols.push_back(text(s));
     if (p->assertions())
       for (const fbs::Assertion* a : *p->assertions()) assertions.push_back({a->condition(), text(a->message())});
   }
@@ -177,6 +200,7 @@ std::array<uint32_t, 3> read_uint3(const fbs::UInt3* v) {
 
 std::vector<IoTensor> read_io(const flatbuffers::Vector<flatbuffers::Offset<fbs::IoTensor>>* v) {
   std::vector<IoTensor> out;
+  charge_vector(v);
   if (v)
     for (const fbs::IoTensor* t : *v) out.push_back({text(t->name()), read_shape(t->shape()), t->scratch()});
   return out;
@@ -185,8 +209,10 @@ std::vector<IoTensor> read_io(const flatbuffers::Vector<flatbuffers::Offset<fbs:
 Pipeline read_pipeline(const fbs::Pipeline* p) {
   Pipeline out;
   out.family = text(p->family());
+  charge_vector(p->defines());
   if (p->defines())
     for (const fbs::Define* d : *p->defines()) out.defines.emplace_back(text(d->name()), text(d->value()));
+  charge_vector(p->spirv());
   if (p->spirv()) out.spirv.assign(p->spirv()->begin(), p->spirv()->end());
   out.binding_count = p->binding_count();
   out.push_constant_count = p->push_constant_count();
@@ -198,6 +224,8 @@ Dispatch read_dispatch(const fbs::Dispatch* d) {
   Dispatch out;
   out.name = text(d->name());
   out.pipeline = d->pipeline();
+  charge_vector(d->bindings());
+  charge_vector(d->push_constants());
   if (d->bindings())
     for (const fbs::Binding* b : *d->bindings())
       out.bindings.push_back(
@@ -335,6 +363,12 @@ Plan deserialize_plan(std::span<const uint8_t> bytes) {
     bad("corrupt: flatbuffers verification of the " + std::to_string(n) + "-byte plan failed");
   const fbs::Plan* root = fbs::GetSizePrefixedPlan(data);
 
+  copy_budget = n;
+  charge_vector(root->pipelines());
+  charge_vector(root->scratch());
+  charge_vector(root->weights());
+  charge_vector(root->weight_data());
+  charge_vector(root->dispatches());
   Plan plan;
   plan.precision = static_cast<Precision>(root->precision());
   plan.model_name = text(root->model_name());

@@ -118,6 +118,24 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
                                        std::to_string(limit) + " (the device's maxStorageBufferRange, and 2^31 elements)");
     lifetimes[t].size = align_up(r.sizes[t], 4);
   }
+  // The adapters and in-place bindings size their copies from the io shapes and trust them to
+  // fit the io's scratch tensor; a plan that says otherwise (forged, or damaged past its
+  // checksum) is refused. (At least one byte per element in any layout; most hold more.)
+  const auto check_io = [&](const plan::IoTensor& io, const char* kind) {
+    uint64_t elements = 1;
+    for (const auto v : io.shape) {
+      const int64_t extent = r.values.at(v);
+      if (extent < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(extent), &elements))
+        fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has extent " + std::to_string(extent) + " at " +
+                                          std::to_string(width) + "x" + std::to_string(height));
+    }
+    if (elements > r.sizes.at(io.scratch))
+      fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has " + std::to_string(elements) + " elements at " +
+                                        std::to_string(width) + "x" + std::to_string(height) + ", more than its scratch tensor's " +
+                                        std::to_string(r.sizes.at(io.scratch)) + " bytes");
+  };
+  for (const auto& io : plan_.inputs) check_io(io, "input");
+  for (const auto& io : plan_.outputs) check_io(io, "output");
   auto touch = [&](uint32_t t, int64_t when) {
     auto& l = lifetimes.at(t);
     l.first = l.first < 0 ? when : std::min(l.first, when);
