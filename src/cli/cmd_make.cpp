@@ -20,13 +20,8 @@ struct MakeModelOptions {
   bool pad_crop = false, external_data = false;
 };
 
-std::pair<int64_t, int64_t> parse_size(const std::string& s) {
-  int64_t w = 0, h = 0;
-  char x = 0;
-  if (std::sscanf(s.c_str(), "%lld%c%lld", reinterpret_cast<long long*>(&w), &x, reinterpret_cast<long long*>(&h)) != 3 ||
-      (x != 'x' && x != 'X') || w < 1 || h < 1 || w > 65536 || h > 65536) {
-    fail(ErrorCode::InvalidArgument, "size '" + s + "' is not WIDTHxHEIGHT (1 to 65536 each)");
-  }
+std::pair<int64_t, int64_t> parse_size(const std::string& s, const std::string& option) {
+  const auto [w, h] = parse_extent(s, option);
   return {w, h};
 }
 
@@ -39,7 +34,7 @@ int make_model(const MakeModelOptions& o) {
   m.pad_to_16_and_crop = o.pad_crop;
   m.external_data = o.external_data;
   m.dynamic_hw = o.static_size.empty();
-  if (!m.dynamic_hw) std::tie(m.static_w, m.static_h) = parse_size(o.static_size);
+  if (!m.dynamic_hw) std::tie(m.static_w, m.static_h) = parse_size(o.static_size, "--static");
   modelgen::save_model(modelgen::build_oidn_unet(m), o.path, o.external_data);
   std::printf("wrote %s: OIDN U-Net %s, %d input channels, %s H/W%s, opset %d, seed %llu\n", o.path.c_str(), o.size.c_str(),
               o.channels, m.dynamic_hw ? "dynamic" : o.static_size.c_str(), o.pad_crop ? ", pad to 16 + crop" : "", o.opset,
@@ -50,7 +45,7 @@ int make_model(const MakeModelOptions& o) {
 // A smooth HDR-ish scene (gradients, a disc, stripes) plus per-pixel noise: something a person
 // can look at, with no zero channels.
 int make_image(const std::string& path, const std::string& size, int channels, uint64_t seed) {
-  auto [w, h] = parse_size(size);
+  auto [w, h] = parse_size(size, "--size");
   HostTensor img;
   img.shape = {1, channels, h, w};
   img.f32.resize(img.element_count());
@@ -97,7 +92,7 @@ Action register_make_image(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(1);
   cmd->add_option("output", *path, "Image file to write (.pfm: 3 channels, or .npy)")->required();
   cmd->add_option("--size", *size, "WIDTHxHEIGHT");
-  cmd->add_option("--channels", *channels, "Channels (.npy only; .pfm needs 3)");
+  cmd->add_option("--channels", *channels, "Channels (.npy only; .pfm needs 3)")->check(CLI::Range(1, 1024));
   cmd->add_option("--seed", *seed, "Noise seed");
   return [=] { return make_image(*path, *size, *channels, *seed); };
 }

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -21,6 +22,9 @@ Action register_bench(CLI::App& app);
 Action register_cache(CLI::App& app);
 Action register_compile(CLI::App& app);
 Action register_calibrate(CLI::App& app);
+
+// "WIDTHxHEIGHT" (or X), each 1 to 65536, nothing else in the string; the error names `option`.
+std::pair<uint32_t, uint32_t> parse_extent(const std::string& s, const std::string& option = "--size");
 
 // A tensor file: .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW); errors name the path.
 HostTensor read_tensor(const std::string& path);

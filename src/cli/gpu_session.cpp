@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include "common/error.hpp"
+#include "cli/commands.hpp"
 #include "common/read_file.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
@@ -67,11 +69,16 @@ denox_tuning tuning_from_name(const std::string& name) {
   return name == "measure" ? DENOX_TUNING_MEASURE : name == "exhaustive" ? DENOX_TUNING_EXHAUSTIVE : DENOX_TUNING_HEURISTIC;
 }
 
-std::pair<uint32_t, uint32_t> parse_extent(const std::string& s) {
-  unsigned w = 0, h = 0;
-  char x = 0;
-  if (std::sscanf(s.c_str(), "%u%c%u", &w, &x, &h) != 3 || x != 'x' || w == 0 || h == 0)
-    throw CLI::ValidationError("--size", "expected WxH, e.g. 1920x1088, got '" + s + "'");
+std::pair<uint32_t, uint32_t> parse_extent(const std::string& s, const std::string& option) {
+  // std::from_chars, not sscanf: "%u" takes "-1" as 4294967295 and ignores what follows.
+  const auto x = s.find_first_of("xX");
+  uint32_t w = 0, h = 0;
+  const auto number = [&](size_t from, size_t to, uint32_t& out) {
+    const auto [end, error] = std::from_chars(s.data() + from, s.data() + to, out);
+    return from < to && error == std::errc() && end == s.data() + to && out >= 1 && out <= 65536;
+  };
+  if (x == std::string::npos || !number(0, x, w) || !number(x + 1, s.size(), h))
+    fail(ErrorCode::InvalidArgument, option + " '" + s + "' is not WIDTHxHEIGHT (1 to 65536 each, e.g. 1920x1088)");
   return {w, h};
 }
 
@@ -81,7 +88,7 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   dev_ = vkhost::Device::wrap(ctx_.info(), ctx_.get());
   denox_model_options mo = model_options(options, calibration_);
   mo.tuning = tuning_from_name(options.tuning);
-  if (mo.tuning != DENOX_TUNING_HEURISTIC) std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size);
+  if (mo.tuning != DENOX_TUNING_HEURISTIC) std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size, "--tune-size");
   const auto t0 = std::chrono::steady_clock::now();
   model_ = Model::from_file(ctx_, model_path, &mo);
   load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -44,8 +44,6 @@ denox_precision parse_precision(const std::string& p);
 denox_model_options model_options(const GpuOptions& options, Calibration& calibration);
 // For tables: "fp32", "fp16", or "int8+fp16" when the plan has int8 dispatches.
 std::string precision_label(const Model& model);
-// "WxH" (throws CLI::ValidationError naming --size).
-std::pair<uint32_t, uint32_t> parse_extent(const std::string& s);
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;

@@ -3,8 +3,8 @@
 first measures every edge, the second measures none (all from the cache) and picks the same
 schedule, the 9-channel model afterwards measures only what it does not share; --plan writes the
 plan file (the C API tests load and run plans); --no-measure and --tuning heuristic measure
-nothing, and tuning flags that disagree are refused; the table names its totals; a bad --size is
-refused by name.
+nothing, and tuning flags that disagree are refused; the table names its totals; a bad --size (or
+make-image --size / --channels) is refused by name.
 
   cli_compile_test.py DENOX_BINARY WORK_DIR
 """
@@ -74,8 +74,17 @@ def main():
     table = run(denox, "compile", m3, "--size", "37x29", "--cache", cache, "--precision", "fp32", "--quiet").stdout
     check("dispatches, predicted" in table and "-> " in table and "pipelines: " in table, f"the table:\n{table}")
 
-    bad = run(denox, "compile", m3, "--size", "37by29", ok=False)
-    check(bad.returncode != 0 and "--size" in bad.stderr, f"bad --size is named: {bad.stderr}")
+    # Bad sizes are invalid arguments naming the option, never "internal error" (a zero size,
+    # trailing text and a negative width were taken or misreported before).
+    for size in ("37by29", "0x0", "16x16x16", "-1x5", "37x"):
+        bad = run(denox, "compile", m3, "--size", size, "--no-cache", ok=False)
+        check(bad.returncode != 0 and f"invalid argument: --size '{size}' is not WIDTHxHEIGHT" in bad.stderr,
+              f"bad --size {size} is named: {bad.stderr}")
+    bad = run(denox, "make-image", f"{work}/x.npy", "--size", "8x8junk", ok=False)
+    check(bad.returncode != 0 and "--size '8x8junk'" in bad.stderr, f"make-image --size: {bad.stderr}")
+    bad = run(denox, "make-image", f"{work}/x.npy", "--channels", "-1", ok=False)
+    check(bad.returncode != 0 and "internal error" not in bad.stderr and "--channels" in bad.stderr,
+          f"make-image --channels -1: {bad.stderr}")
     print("ok: first", first["edges"], "edges measured; again 0; 9-channel", nine["measured_edges"], "new")
 
 
