@@ -380,9 +380,10 @@ typedef struct denox_model_options {
   int tune_in_background;
   /* How many further denox_model_record() calls a replaced plan is kept for after a swap (its
    * pipelines and buffers may be used by command buffers still in flight); it is destroyed in
-   * the record() call that many calls after the swapping one, or at denox_model_destroy. Use at
-   * least the number of frames the engine keeps in flight times the model's records per frame.
-   * 0: 3. */
+   * the record() call that many calls after the swapping one, or at denox_model_destroy. Only
+   * calls that recorded count (one that failed, DENOX_ERROR_NOT_READY say, recorded nothing).
+   * Use at least the number of frames the engine keeps in flight times the model's records per
+   * frame. 0: 3. */
   uint32_t retire_after_records;
   /* DENOX_PRECISION_INT8: the model's calibration (required; ignored with other precisions).
    * The model copies it (reloads and background tunes use the copy). Part of the plan's cache

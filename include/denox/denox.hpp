@@ -191,7 +191,7 @@ class Model {
   denox_precision precision() const { return denox_model_precision(get()); }
   uint32_t int8_dispatch_count() const { return denox_model_int8_dispatch_count(get()); }
   void set_extent(uint32_t width, uint32_t height) { check(denox_model_set_extent(get(), width, height)); }
-  denox_memory_requirements memory_requirements(uint32_t width, uint32_t height) const {
+  denox_memory_requirements memory_requirements(uint32_t width, uint32_t height) {  // (remembers the plan it reported)
     denox_memory_requirements r{};
     check(denox_model_memory_requirements(get(), width, height, &r));
     return r;
@@ -206,8 +206,9 @@ class Model {
   void bind_output(uint32_t index, const std::vector<denox_binding>& bindings) {
     check(denox_model_bind_output(get(), index, bindings.data(), static_cast<uint32_t>(bindings.size())));
   }
-  void record(VkCommandBuffer cmd) const { check(denox_model_record(get(), cmd)); }
-  void record_timed(VkCommandBuffer cmd, VkQueryPool pool, bool serialize) const {
+  // Not const: a record() call is a frame boundary (it may swap in a background plan).
+  void record(VkCommandBuffer cmd) { check(denox_model_record(get(), cmd)); }
+  void record_timed(VkCommandBuffer cmd, VkQueryPool pool, bool serialize) {
     check(denox_model_record_timed(get(), cmd, pool, serialize ? 1 : 0));
   }
   uint32_t dispatch_count() const { return denox_model_dispatch_count(get()); }

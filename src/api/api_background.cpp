@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "runtime/measure/measure.hpp"
 
@@ -412,7 +413,8 @@ void collect_ready(denox_model_T& m, bool blocking) {
 }
 
 void at_frame_boundary(denox_model_T& m) {
-  retire_tick(m);
+  // A record() call that failed recorded nothing, so it does not count towards retiring.
+  if (std::exchange(m.recorded_since_retire_tick, false)) retire_tick(m);
   if (m.watch) poll_watch(m);
   collect_ready(m, false);
   if (m.staged) try_swap(m);

@@ -260,9 +260,13 @@ static VkAccessFlags legacy_access(VkAccessFlags2 a) {
   return out;
 }
 
-static void global_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
-                           VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
-  if (context == nullptr || cmd == VK_NULL_HANDLE) return;
+static void global_barrier(const char* function, denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
+                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
+  if (context == nullptr || cmd == VK_NULL_HANDLE) {
+    // (No result to return: a missing barrier must at least be in the log.)
+    spdlog::error("{}: {} is NULL; no barrier recorded", function, context == nullptr ? "the context" : "the command buffer");
+    return;
+  }
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = legacy_access(src_access);
   barrier.dstAccessMask = legacy_access(dst_access);
@@ -272,13 +276,13 @@ static void global_barrier(denox_context context, VkCommandBuffer cmd, VkPipelin
 
 void denox_cmd_input_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage,
                              VkAccessFlags2 src_access) {
-  global_barrier(context, cmd, src_stage, src_access, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+  global_barrier(__func__, context, cmd, src_stage, src_access, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                  VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
 }
 
 void denox_cmd_output_barrier(denox_context context, VkCommandBuffer cmd, VkPipelineStageFlags2 dst_stage,
                               VkAccessFlags2 dst_access) {
-  global_barrier(context, cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, dst_stage, dst_access);
+  global_barrier(__func__, context, cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, dst_stage, dst_access);
 }
 
 }  // extern "C"

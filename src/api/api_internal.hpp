@@ -108,6 +108,7 @@ struct denox_model_T {
   // bind_memory binds to it, so buffers sized for one plan never go to another. 0: none yet.
   uint64_t memory_reported = 0;
   std::vector<denox::api::RetiredPlan> retired;  // calling thread only
+  bool recorded_since_retire_tick = false;       // a record() succeeded since the last tick
   mutable std::mutex status_mutex;
   denox::api::SwapStatus swap_status;
   std::unique_ptr<denox::api::FileWatch> watch;

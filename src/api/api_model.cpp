@@ -317,6 +317,7 @@ static denox_result record_impl(const char* function, denox_model model, VkComma
     auto& m = api::model_of(model);
     if (!model->extent_set) fail(ErrorCode::InvalidArgument, "set_extent() has not been called");
     m.record(cmd, pool, serialize);
+    model->recorded_since_retire_tick = true;
   });
   // With a model and a command buffer, the only argument error left is a model not yet ready
   // (no extent, memory or bindings); the message says which.

@@ -1,6 +1,9 @@
 // ExecutableModel on lavapipe: set_extent to other sizes without recompiling, caller-provided
 // memory, what record() refuses, and the barriers it derives.
 #include <catch2/catch.hpp>
+#include <sstream>
+#include <spdlog/spdlog.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include "../kernels/graph_builder.hpp"
 #include "common/error.hpp"
@@ -215,6 +218,26 @@ TEST_CASE("a context over the caller's device (from_external) runs a model and a
   const std::vector<HostTensor> inputs = {random_tensor({1, 3, 17, 22}, 12)};
   CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(b.g, inputs).at(0)) <= tolerance(plan::Precision::F16));
   CHECK(own.validation_errors() == 0);
+}
+
+TEST_CASE("a caller's device without the features the GPU has is named in a warning", "[runtime][model]") {
+  // Left out of enabled_features_chain, fp16 silently gave the portable fp32 shaders.
+  auto stream = std::make_shared<std::ostringstream>();
+  auto capture = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(*stream));
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(capture);
+  const auto without = engine_context(false);
+  const std::string warned_without = stream->str();
+  stream->str("");
+  const auto with = engine_context(true);
+  const std::string warned_with = stream->str();
+  spdlog::set_default_logger(previous);
+  if (device().caps().shader_float16) {
+    CHECK_THAT(warned_without, Contains("the device supports VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess, "
+                                        "VkPhysicalDeviceVulkan12Features::shaderFloat16"));
+    CHECK_THAT(warned_without, Contains("enabled_features_chain"));
+    CHECK_THAT(warned_with, !Contains("shaderFloat16"));
+  }
 }
 
 TEST_CASE("the validation layer's synchronization checks see a barrier left out of a model", "[runtime][model][sync]") {

@@ -209,6 +209,35 @@ const std::vector<DeviceRequirement>& device_requirements() {
   return list;
 }
 
+namespace {
+
+// An engine that leaves a feature out of enabled_features_chain gets the portable fp32 shaders,
+// several times slower, and nothing else says why: name what the device has and was not enabled.
+void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, const std::vector<std::string>& enabled_extensions) {
+  const auto exts = device_extensions(pd);
+  const bool coop_ext = has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  FeatureChain supported;
+  supported.link(coop_ext);
+  vkGetPhysicalDeviceFeatures2(pd, &supported.f2);
+  std::vector<std::string> unused;
+  if (supported.v11.storageBuffer16BitAccess && !caps.storage_buffer_16bit) unused.push_back("VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess");
+  if (supported.v12.shaderFloat16 && !caps.shader_float16) unused.push_back("VkPhysicalDeviceVulkan12Features::shaderFloat16");
+  if (supported.v12.shaderInt8 && !caps.shader_int8) unused.push_back("VkPhysicalDeviceVulkan12Features::shaderInt8");
+  if (coop_ext && supported.coop.cooperativeMatrix && !caps.cooperative_matrix) {
+    const bool listed = std::find(enabled_extensions.begin(), enabled_extensions.end(), VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) != enabled_extensions.end();
+    unused.push_back(listed ? "VkPhysicalDeviceCooperativeMatrixFeaturesKHR::cooperativeMatrix"
+                            : "VkPhysicalDeviceCooperativeMatrixFeaturesKHR::cooperativeMatrix (and " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME ")");
+  }
+  if (unused.empty()) return;
+  std::string list;
+  for (const auto& u : unused) list += (list.empty() ? "" : ", ") + u;
+  spdlog::warn("denox: the device supports {} but denox_vulkan_device::enabled_features_chain / enabled_extensions do not say the "
+               "VkDevice enabled them; denox uses only what they list, so models run slower paths (see denox_device_requirements)",
+               list);
+}
+
+}  // namespace
+
 std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice& ext) {
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.get_instance_proc_addr)
     fail(ErrorCode::InvalidArgument, "the Vulkan handles need instance, physical_device, device and get_instance_proc_addr");
@@ -260,6 +289,7 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
       default: break;
     }
   }
+  warn_unused_features(ext.physical_device, caps, ext.enabled_extensions);
   ctx->load(false, false);
   return ctx;
 }
