@@ -216,6 +216,13 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
       fail(ErrorCode::MissingFeature, "the plan uses cooperative-matrix convolutions ('" + p.family + "') but device '" +
                                           ctx.device->caps().device_name +
                                           "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
+    // The cooperative-matrix shaders split their tiles among SUBGROUP_SIZE lanes: on a device
+    // whose subgroups differ (another vendor) they would compute garbage, silently.
+    for (const auto& [name, value] : p.defines)
+      if (name == "SUBGROUP_SIZE" && value != std::to_string(ctx.device->caps().subgroup_size))
+        fail(ErrorCode::MissingFeature, "the plan's '" + p.family + "' shaders were made for subgroups of " + value + " invocations, but device '" +
+                                            ctx.device->caps().device_name + "' has " + std::to_string(ctx.device->caps().subgroup_size) +
+                                            "; compile the plan on this device");
     // A plan file from another device or driver may hold A_DIRECT convolutions, which are right
     // only where the element order checked out (at context creation: check_a_direct; read, not
     // run, here: a load submits nothing for it and needs no glslang).

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "api_test_util.hpp"
+#include "compiler/plan/plan_serialize.hpp"
 
 using namespace denox::test;
 using Size = denox::modelgen::OidnUnetOptions::Size;
@@ -78,6 +79,18 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
   const auto got_a = run_on_buffers(ctx, a, input, DENOX_DTYPE_F32);
   const auto got_b = run_on_buffers(ctx, b, input, DENOX_DTYPE_F32);
   CHECK(got_a == got_b);
+  // A plan made for subgroups of another width (another vendor's GPU) is refused by name: its
+  // cooperative-matrix shaders would compute garbage.
+  {
+    denox::plan::Plan other = denox::plan::deserialize_plan(plan);
+    REQUIRE(!other.pipelines.empty());
+    other.pipelines[0].defines.emplace_back("SUBGROUP_SIZE", "7");
+    const std::vector<uint8_t> bytes = denox::plan::serialize_plan(other);
+    denox_model d = nullptr;
+    CHECK(denox_model_load_plan(ctx, bytes.data(), bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+    CHECK(std::string(denox_last_error()).find("made for subgroups of 7 invocations") != std::string::npos);
+    CHECK(d == nullptr);
+  }
   // A damaged plan is refused with a message, never a crash.
   plan[plan.size() / 2] ^= 0x5a;
   plan.resize(plan.size() - 7);
