@@ -181,18 +181,22 @@ void denox_context_destroy(denox_context context) {
   } catch (const std::exception& e) {
     spdlog::warn("denox: could not save the pipeline cache: {}", e.what());
   }
+  int live = 0;
   {
     std::lock_guard lock(context->lifetime_mutex);
-    if (context->live_models != 0) {
-      // Freeing it now would leave the models (and their background workers) on freed memory.
-      spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first (the context is freed "
-                    "with the last of them, which must happen before the VkDevice is destroyed)",
-                    context->live_models);
-      context->destroy_requested = true;
-      return;
-    }
+    live = context->live_models;
+    // Freeing it now would leave the models (and their background workers) on freed memory.
+    if (live != 0) context->destroy_requested = true;
   }
-  delete context;
+  if (live == 0) {
+    delete context;
+    return;
+  }
+  // (Logged after the lock: a log callback may destroy a model. Not read after this: the last
+  // model's destroy may free it from another thread.)
+  spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first (the context is freed "
+                "with the last of them, which must happen before the VkDevice is destroyed)",
+                live);
 }
 
 denox_result denox_context_get_info(denox_context context, denox_context_info* out_info) {

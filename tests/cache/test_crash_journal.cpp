@@ -16,6 +16,7 @@
 
 #include "cache_test_util.hpp"
 #include "runtime/cache/layered_cache.hpp"
+#include "runtime/cache/liveness_lock.hpp"
 #include "runtime/measure/crash_journal.hpp"
 
 using namespace denox::cache;
@@ -147,9 +148,29 @@ TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journ
   for (bool parallel : {false, true})
     CHECK(judge_row(encode_marker(marker_of(self, "time", parallel)), "conv3 [conv2d c]").verdict == Verdict::Measure);
 
-  // A pid from another PID namespace that is free here: not blamed, measured again.
+  // A pid from another PID namespace that is free here: not blamed, measured again, unless its
+  // liveness lock says the process is gone.
   const ProcessStamp elsewhere{dead_pid, self.boot, 12345, "pid:[1]"};
   CHECK(judge_row(encode_marker(marker_of(elsewhere, "time", false)), "conv4 [conv2d d]").verdict == Verdict::Measure);
+  {
+    TempDir dir;
+    const auto database = dir / "cache.sqlite3";
+    auto other = LivenessLock::take(database);  // the other process's lock, held here
+    REQUIRE(other.slot() >= 0);
+    ProcessStamp locked = elsewhere;
+    locked.liveness_slot = other.slot();
+    const std::string row = encode_marker(marker_of(locked, "time", false));
+    CHECK(decode_marker(row)->owner.liveness_slot == other.slot());
+    CHECK(judge_row(row, "conv5 [conv2d e]", database).verdict == Verdict::Measure);  // held: alive
+    // A second taker gets the next slot.
+    auto second = LivenessLock::take(database);
+    CHECK(second.slot() == other.slot() + 1);
+    other = LivenessLock();  // the process died: the kernel dropped its lock
+    CHECK(LivenessLock::held(database, locked.liveness_slot) == std::optional<bool>(false));
+    const auto judged = judge_row(row, "conv5 [conv2d e]", database);
+    CHECK(judged.verdict == Verdict::Crashed);  // a restarted container's new namespace still blames it
+    CHECK(judge_row(row, "conv5 [conv2d e]").verdict == Verdict::Measure);  // no cache to read slots from
+  }
 
   CHECK(judge_row(encode_unmeasured(true), "x").verdict == Verdict::MeasureSerially);
   CHECK(judge_row(encode_unmeasured(false), "x").verdict == Verdict::Measure);

@@ -389,8 +389,8 @@ void convert_resize(NodeContext& ctx) {
     if (st.size() != axes.size()) ctx.invalid("scales has " + std::to_string(st.size()) + " entries for " + std::to_string(axes.size()) + " axes");
     SymMath m = ctx.math();
     for (size_t k = 0; k < axes.size(); ++k) {
-      double s = m.constant_double(m.element(st, k));
       if (!m.is_constant(m.element(st, k))) ctx.unsupported("scales that depend on the input size");
+      double s = m.constant_double(m.element(st, k));
       factor[static_cast<size_t>(axes[k])] = integer_scale(ctx, s, axes[k]);
     }
     have_scales = true;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "compiler/plan/plan_generated.h"
@@ -90,9 +91,10 @@ void charge(uint64_t bytes) {
   copy_budget -= bytes;
 }
 
+// (A vector of structs reads as pointers: the struct's size is what each element copies.)
 template <class T>
 void charge_vector(const flatbuffers::Vector<T>* v) {
-  if (v) charge(uint64_t{v->size()} * sizeof(T));
+  if (v) charge(uint64_t{v->size()} * sizeof(std::remove_pointer_t<T>));
 }
 
 std::string text(const flatbuffers::String* s) {

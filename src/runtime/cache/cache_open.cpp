@@ -17,6 +17,7 @@
 // runs without a cache and the file stays as it is, so two denox versions sharing a path do not
 // take turns throwing each other's cache away.
 #include "runtime/cache/cache_open.hpp"
+#include "runtime/cache/liveness_lock.hpp"
 #include "runtime/cache/content_hash.hpp"
 
 #include <fcntl.h>
@@ -371,6 +372,58 @@ bool UsersLock::held_by_others(const fs::path& database) {
   ::close(fd);  // (drops the exclusive lock if it was taken)
   return busy;
 }
+
+}  // namespace denox::cache::detail
+
+namespace denox::cache {
+
+namespace {
+constexpr off_t kFirstLivenessByte = 16;
+}
+
+LivenessLock LivenessLock::take(const std::filesystem::path& database) {
+  LivenessLock lock;
+  const int fd = detail::open_lock_file(database);
+  if (fd < 0) return lock;
+  for (int slot = 0; slot < kSlots; ++slot) {
+    if (detail::ofd_lock(fd, kFirstLivenessByte + slot, F_WRLCK)) {
+      lock.fd_ = fd;
+      lock.slot_ = slot;
+      return lock;
+    }
+    if (errno != EAGAIN && errno != EACCES) break;  // no such locks here
+  }
+  ::close(fd);
+  return lock;
+}
+
+std::optional<bool> LivenessLock::held(const std::filesystem::path& database, int slot) {
+  if (slot < 0 || slot >= kSlots) return std::nullopt;
+  const int fd = detail::open_lock_file(database);
+  if (fd < 0) return std::nullopt;
+  std::optional<bool> out;
+  if (detail::ofd_lock(fd, kFirstLivenessByte + slot, F_WRLCK)) out = false;  // (dropped by the close below)
+  else if (errno == EAGAIN || errno == EACCES) out = true;
+  ::close(fd);
+  return out;
+}
+
+LivenessLock& LivenessLock::operator=(LivenessLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+LivenessLock::~LivenessLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace denox::cache
+
+namespace denox::cache::detail {
 
 UsersLock& UsersLock::operator=(UsersLock&& other) noexcept {
   if (this != &other) {

@@ -87,13 +87,16 @@ std::optional<ProcessStamp> ProcessStamp::of(long pid) {
   return ProcessStamp{pid, read_boot_id(), s->start, read_pid_namespace(std::to_string(pid))};
 }
 
-bool process_alive(const ProcessStamp& p) {
+bool process_alive(const ProcessStamp& p, const std::filesystem::path& database) {
   if (p.pid <= 0) return false;  // not a process id (kill(0 or -n) would signal groups)
   const std::string boot = read_boot_id();
   if (!p.boot.empty() && !boot.empty() && p.boot != boot) return false;  // rebooted since
   // Another PID namespace (another container on a shared cache): its pids cannot be looked up
-  // from here, so it cannot be told dead.
-  if (!p.pid_namespace.empty() && p.pid_namespace != read_pid_namespace("self")) return true;
+  // from here. Its liveness lock tells; without one it cannot be told dead.
+  if (!p.pid_namespace.empty() && p.pid_namespace != read_pid_namespace("self")) {
+    if (p.liveness_slot < 0 || database.empty()) return true;
+    return cache::LivenessLock::held(database, p.liveness_slot).value_or(true);
+  }
   if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return false;
   const auto s = read_stat(p.pid);
   if (!s) return true;  // /proc cannot tell (not Linux, hidepid): never blame a live process
@@ -104,7 +107,8 @@ bool process_alive(const ProcessStamp& p) {
 std::string encode_marker(const Marker& m) {
   return "running pid=" + std::to_string(m.owner.pid) + " boot=" + (m.owner.boot.empty() ? "-" : m.owner.boot) +
          " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : "serial") +
-         " at=" + std::to_string(m.at) + (m.owner.pid_namespace.empty() ? "" : " ns=" + m.owner.pid_namespace);
+         " at=" + std::to_string(m.at) + (m.owner.pid_namespace.empty() ? "" : " ns=" + m.owner.pid_namespace) +
+         (m.owner.liveness_slot < 0 ? "" : " slot=" + std::to_string(m.owner.liveness_slot));
 }
 
 std::optional<Marker> decode_marker(std::string_view text) {
@@ -125,6 +129,7 @@ std::optional<Marker> decode_marker(std::string_view text) {
       else if (name == "mode") m.parallel = value != "serial", mode = true;  // unknown modes: parallel (no blame)
       else if (name == "at") m.at = std::stoll(value);
       else if (name == "ns") m.owner.pid_namespace = value;
+      else if (name == "slot") m.owner.liveness_slot = std::stoi(value);
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -141,17 +146,18 @@ std::optional<bool> decode_unmeasured(std::string_view text) {
   return std::nullopt;
 }
 
-Judgement judge_row(std::string_view text, const std::string& what) {
+Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database) {
   using Verdict = Judgement::Verdict;
   if (const auto serial = decode_unmeasured(text)) return {*serial ? Verdict::MeasureSerially : Verdict::Measure, ""};
   const auto marker = decode_marker(text);
   if (!marker) return {};  // neither a result nor a marker (a damaged row): measured again
   const Marker& m = *marker;
-  if (process_alive(m.owner)) {
+  if (process_alive(m.owner, database)) {
     const ProcessStamp self = ProcessStamp::self();
     const std::string who = same_process(m.owner, self) ? "another model of this process"
                             : !m.owner.pid_namespace.empty() && m.owner.pid_namespace != self.pid_namespace
-                                ? "process " + std::to_string(m.owner.pid) + " of another PID namespace (alive or not: cannot be told from here)"
+                                ? "process " + std::to_string(m.owner.pid) + " of another PID namespace" +
+                                      (m.owner.liveness_slot >= 0 ? " (its liveness lock is held)" : " (alive or not: cannot be told from here)")
                                 : "process " + std::to_string(m.owner.pid);
     spdlog::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what, who, unix_now() - m.at);
     return {};
@@ -171,7 +177,11 @@ Judgement judge_row(std::string_view text, const std::string& what) {
 }
 
 CrashJournal::CrashJournal(cache::LayeredCache* store) : store_(store != nullptr && store->writable().enabled() ? store : nullptr) {
-  if (store_) self_ = ProcessStamp::self();
+  if (!store_) return;
+  self_ = ProcessStamp::self();
+  database_ = store_->writable().path();
+  liveness_ = cache::LivenessLock::take(database_);
+  self_.liveness_slot = liveness_.slot();
 }
 
 CrashJournal::~CrashJournal() {

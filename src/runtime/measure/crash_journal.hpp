@@ -36,9 +36,12 @@
 // be told (no /proc, hidepid), the process counts as alive: a live process is never blamed.
 // Pids only mean something inside one PID namespace: two containers sharing a cache directory
 // (and the kernel's boot id) see each other's pids as free or as unrelated processes. A marker
-// therefore names its namespace (the inode of /proc/self/ns/pid); one written in another
-// namespace counts as alive, so its edge is measured here again and never blamed. Markers of
-// older denox versions have no namespace and are judged as before.
+// therefore names its namespace (the inode of /proc/self/ns/pid) and the slot of the liveness
+// lock its process holds while measuring (cache/liveness_lock.hpp: a byte of `<cache>.lock`
+// that the kernel unlocks when the process dies, seen from any namespace). A marker from another
+// namespace is judged by that lock: held, alive; free, dead. Without a slot (no lock file, or a
+// file system without such locks) it counts as alive, so its edge is measured again and never
+// blamed. Markers of older denox versions have neither field and are judged as before.
 //
 // Known limits: a process killed from outside (SIGKILL, Ctrl-C of the CLI, an engine killed
 // by the OS) during a serial step blames the edge in flight as a crash; `denox cache clear`
@@ -53,11 +56,14 @@
 // call, and is meant for tests/api/cli_measure_crash_test.py only.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "runtime/cache/liveness_lock.hpp"
 
 namespace denox::cache {
 class LayeredCache;
@@ -71,6 +77,7 @@ struct ProcessStamp {
   std::string boot;              // /proc/sys/kernel/random/boot_id; empty where unknown
   unsigned long long start = 0;  // start time in clock ticks since boot; 0 where unknown
   std::string pid_namespace;     // "pid:[<inode>]" of /proc/<pid>/ns/pid; empty where unknown
+  int liveness_slot = -1;        // the cache::LivenessLock slot it holds while measuring; -1: none
   static ProcessStamp self();
   // The stamp of a running process `pid` (its boot id is this machine's); nullopt when no such
   // process can be read.
@@ -78,7 +85,8 @@ struct ProcessStamp {
 };
 
 // False only where the process is known to be gone (see the header comment).
-bool process_alive(const ProcessStamp& p);
+// `database`: the cache whose lock file holds the liveness slots (empty: slots are not read).
+bool process_alive(const ProcessStamp& p, const std::filesystem::path& database = {});
 
 // One risky step of one edge in flight.
 struct Marker {
@@ -103,7 +111,7 @@ struct Judgement {
 };
 // Judges `text` (the stored row of the edge described by `what`) and logs what it concluded
 // (spdlog::warn for a dead process's marker).
-Judgement judge_row(std::string_view text, const std::string& what);
+Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database = {});
 
 // The markers one measure() call writes to `store`'s writable cache. Thread-safe. A null store,
 // or one without a writable cache, journals nothing.
@@ -116,6 +124,8 @@ class CrashJournal {
   };
 
   explicit CrashJournal(cache::LayeredCache* store);
+  // The cache file whose lock file holds the liveness slots; empty when nothing is journalled.
+  const std::filesystem::path& database() const { return database_; }
   // Every marker still standing is replaced by the neutral value: a run that stops early
   // (cancelled, an exception) leaves nothing that a later run would take for a crash.
   ~CrashJournal();
@@ -141,6 +151,8 @@ class CrashJournal {
   bool write(const std::string& key, const std::string& value);
 
   cache::LayeredCache* store_;
+  std::filesystem::path database_;
+  cache::LivenessLock liveness_;  // held while this journal exists; its slot is in self_
   ProcessStamp self_;
   std::mutex mutex_;
   std::map<std::string, Open> open_;

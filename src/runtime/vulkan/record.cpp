@@ -125,6 +125,9 @@ void ExecutableModel::build_commands() {
       return std::nullopt;
     const uint64_t bytes = uint64_t{channels} * static_cast<uint64_t>(res_.values.at(io.shape[2]) * res_.values.at(io.shape[3])) * element_size;
     if (bytes == 0) return std::nullopt;  // (an empty tensor: no zero-range descriptor)
+    // The plan's dispatches address the whole tensor through the caller's range: only where the
+    // shapes say exactly that much (a forged shape could say less).
+    if (bytes != res_.sizes.at(io.scratch)) return std::nullopt;
     return bytes;
   };
   // (A tensor that is several inputs or outputs at once, e.g. through an Identity, keeps its adapters.)
