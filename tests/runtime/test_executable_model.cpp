@@ -150,6 +150,16 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
     }
   }
 
+  // An input kept packed (an int8 edge measured alone keeps it NHWC_Q8, a byte an element) is
+  // smaller than the NCHW copy its adapter writes: the tensor takes the adapter's footprint.
+  // Here the input's tensor claims 16 bytes; its adapter wrote the whole image past them.
+  {
+    plan::Plan packed = compiled_plan(g, plan::Precision::F32);
+    packed.scratch[packed.inputs[0].scratch].size_bytes = packed.program.constant(16);
+    runtime::ExecutableModel grown(device(), std::move(packed), VK_NULL_HANDLE, adapter_compiler(), false);
+    CHECK(error_at(grown, g, 21, 17) <= 1e-4);
+  }
+
   // A fixed batch of 2: the adapters would move batch 0 only.
   GraphBuilder b;
   const auto x = b.input_shaped("x", {b.c(2), b.c(3), b.H, b.W});

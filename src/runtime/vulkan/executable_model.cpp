@@ -103,36 +103,41 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   std::vector<ScratchLifetime> lifetimes(plan_.scratch.size());
   r.sizes.resize(plan_.scratch.size());
   const uint64_t element_size = plan::element_size(plan_.precision);
+  // Each tensor is one descriptor range, and the copies index its elements with signed 32-bit
+  // integers (the convolutions with unsigned ones, or in 16-byte units): past either limit a
+  // dispatch would read and write wrapped addresses, so the extent is refused. (Elements of the
+  // plan's float type: an int8 tensor's bytes count as fewer, and its shaders index vectors.)
+  const uint64_t tensor_limit = std::min<uint64_t>(ctx_.caps().max_storage_buffer_range, (uint64_t{1} << 31) * element_size - 1);
   for (size_t t = 0; t < plan_.scratch.size(); ++t) {
     const int64_t bytes = r.values.at(plan_.scratch[t].size_bytes);
     if (bytes < 0) fail(ErrorCode::Internal, "scratch tensor '" + plan_.scratch[t].name + "' has a negative size");
     r.sizes[t] = static_cast<uint64_t>(bytes);
-    // Each tensor is one descriptor range, and the copies index its elements with signed 32-bit
-    // integers (the convolutions with unsigned ones, or in 16-byte units): past either limit a
-    // dispatch would read and write wrapped addresses, so the extent is refused. (Elements of the
-    // plan's float type: an int8 tensor's bytes count as fewer, and its shaders index vectors.)
-    const uint64_t limit = std::min<uint64_t>(ctx_.caps().max_storage_buffer_range, (uint64_t{1} << 31) * element_size - 1);
-    if (r.sizes[t] > limit)
+    if (r.sizes[t] > tensor_limit)
       fail(ErrorCode::Unsupported, "at " + std::to_string(width) + "x" + std::to_string(height) + " tensor '" + plan_.scratch[t].name +
                                        "' takes " + std::to_string(r.sizes[t]) + " bytes; one tensor may take at most " +
-                                       std::to_string(limit) + " (the device's maxStorageBufferRange, and 2^31 elements)");
+                                       std::to_string(tensor_limit) + " (the device's maxStorageBufferRange, and 2^31 elements)");
     lifetimes[t].size = align_up(r.sizes[t], 4);
   }
-  // The adapters and in-place bindings size their copies from the io shapes and trust them to
-  // fit the io's scratch tensor; a plan that says otherwise (forged, or damaged past its
-  // checksum) is refused. (At least one byte per element in any layout; most hold more.)
+  // The io adapters write and read an input or output as NCHW in the plan's float type, whatever
+  // layout the plan keeps it in: an edge graph the tuner measures alone may keep it packed
+  // (NHWC_Q8, one byte an element), and a forged plan may say anything. So each io tensor
+  // takes at least the adapters' footprint (before, a measured int8 edge's input adapter wrote
+  // twice its tensor's bytes); a negative or overflowing extent is refused.
   const auto check_io = [&](const plan::IoTensor& io, const char* kind) {
-    uint64_t elements = 1;
+    uint64_t bytes = element_size;
     for (const auto v : io.shape) {
       const int64_t extent = r.values.at(v);
-      if (extent < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(extent), &elements))
+      if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes))
         fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has extent " + std::to_string(extent) + " at " +
                                           std::to_string(width) + "x" + std::to_string(height));
     }
-    if (elements > r.sizes.at(io.scratch))
-      fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has " + std::to_string(elements) + " elements at " +
-                                        std::to_string(width) + "x" + std::to_string(height) + ", more than its scratch tensor's " +
-                                        std::to_string(r.sizes.at(io.scratch)) + " bytes");
+    if (bytes <= r.sizes.at(io.scratch)) return;
+    if (bytes > tensor_limit)
+      fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' takes " + std::to_string(bytes) + " bytes at " +
+                                        std::to_string(width) + "x" + std::to_string(height) + " as its adapters copy it, more than one tensor may take (" +
+                                        std::to_string(tensor_limit) + ")");
+    r.sizes[io.scratch] = bytes;
+    lifetimes[io.scratch].size = align_up(bytes, 4);
   };
   for (const auto& io : plan_.inputs) check_io(io, "input");
   for (const auto& io : plan_.outputs) check_io(io, "output");
