@@ -90,6 +90,13 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
     CHECK(denox_model_load_plan(ctx, bytes.data(), bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
     CHECK(std::string(denox_last_error()).find("made for subgroups of 7 invocations") != std::string::npos);
     CHECK(d == nullptr);
+    // And workgroups larger than the device takes.
+    denox::plan::Plan wide = denox::plan::deserialize_plan(plan);
+    wide.pipelines[0].local_size = {1u << 20, 1, 1};
+    const std::vector<uint8_t> wide_bytes = denox::plan::serialize_plan(wide);
+    CHECK(denox_model_load_plan(ctx, wide_bytes.data(), wide_bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+    CHECK(std::string(denox_last_error()).find("shaders run workgroups of 1048576x1x1 invocations") != std::string::npos);
+    CHECK(d == nullptr);
   }
   // A damaged plan is refused with a message, never a crash.
   plan[plan.size() / 2] ^= 0x5a;

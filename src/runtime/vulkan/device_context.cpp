@@ -88,6 +88,8 @@ DeviceCapabilities describe(VkPhysicalDevice pd, const std::vector<VkExtensionPr
   caps.max_push_descriptors = push.maxPushDescriptors;
   caps.max_compute_shared_memory = p.limits.maxComputeSharedMemorySize;
   for (int i = 0; i < 3; ++i) caps.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
+  for (int i = 0; i < 3; ++i) caps.max_workgroup_size[i] = p.limits.maxComputeWorkGroupSize[i];
+  caps.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
   caps.subgroup_size = p11.subgroupSize;
 
   if (has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {

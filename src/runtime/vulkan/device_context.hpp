@@ -48,6 +48,8 @@ struct DeviceCapabilities {
   uint32_t max_push_descriptors = 0;
   uint32_t max_compute_shared_memory = 0;
   std::array<uint32_t, 3> max_workgroup_count{};
+  std::array<uint32_t, 3> max_workgroup_size{};
+  uint32_t max_workgroup_invocations = 0;
   uint32_t subgroup_size = 0;
   std::vector<CoopMatrixShape> coop_matrix_shapes;
 };
