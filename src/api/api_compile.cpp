@@ -218,13 +218,12 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
                                           "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
     // The cooperative-matrix shaders split their tiles among SUBGROUP_SIZE lanes: on a device
     // whose subgroups differ (another vendor) they would compute garbage, silently.
-    for (const auto& [name, value] : p.defines)
-      if (name == "SUBGROUP_SIZE" && value != std::to_string(ctx.device->caps().subgroup_size))
-        fail(ErrorCode::MissingFeature, "the plan's '" + p.family + "' shaders were made for subgroups of " + value + " invocations, but device '" +
-                                            ctx.device->caps().device_name + "' has " + std::to_string(ctx.device->caps().subgroup_size) +
-                                            "; compile the plan on this device");
-    // Workgroups larger than the device takes: pipeline creation is undefined behaviour then.
     const auto& caps = ctx.device->caps();
+    for (const auto& [name, value] : p.defines)
+      if (name == "SUBGROUP_SIZE" && value != std::to_string(caps.subgroup_size))
+        fail(ErrorCode::MissingFeature, "the plan's '" + p.family + "' shaders were made for subgroups of " + value + " invocations, but device '" +
+                                            caps.device_name + "' has " + std::to_string(caps.subgroup_size) + "; compile the plan on this device");
+    // Workgroups larger than the device takes: pipeline creation is undefined behaviour then.
     const uint64_t invocations = uint64_t{p.local_size[0]} * p.local_size[1] * p.local_size[2];
     bool too_large = invocations > caps.max_workgroup_invocations;
     for (int k = 0; k < 3; ++k) too_large = too_large || p.local_size[k] > caps.max_workgroup_size[k];

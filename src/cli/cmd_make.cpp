@@ -20,11 +20,6 @@ struct MakeModelOptions {
   bool pad_crop = false, external_data = false;
 };
 
-std::pair<int64_t, int64_t> parse_size(const std::string& s, const std::string& option) {
-  const auto [w, h] = parse_extent(s, option);
-  return {w, h};
-}
-
 int make_model(const MakeModelOptions& o) {
   modelgen::OidnUnetOptions m;
   m.size = o.size == "small" ? modelgen::OidnUnetOptions::Size::Small : modelgen::OidnUnetOptions::Size::Balanced;
@@ -34,7 +29,7 @@ int make_model(const MakeModelOptions& o) {
   m.pad_to_16_and_crop = o.pad_crop;
   m.external_data = o.external_data;
   m.dynamic_hw = o.static_size.empty();
-  if (!m.dynamic_hw) std::tie(m.static_w, m.static_h) = parse_size(o.static_size, "--static");
+  if (!m.dynamic_hw) std::tie(m.static_w, m.static_h) = parse_extent(o.static_size, "--static");
   modelgen::save_model(modelgen::build_oidn_unet(m), o.path, o.external_data);
   std::printf("wrote %s: OIDN U-Net %s, %d input channels, %s H/W%s, opset %d, seed %llu\n", o.path.c_str(), o.size.c_str(),
               o.channels, m.dynamic_hw ? "dynamic" : o.static_size.c_str(), o.pad_crop ? ", pad to 16 + crop" : "", o.opset,
@@ -45,7 +40,7 @@ int make_model(const MakeModelOptions& o) {
 // A smooth HDR-ish scene (gradients, a disc, stripes) plus per-pixel noise: something a person
 // can look at, with no zero channels.
 int make_image(const std::string& path, const std::string& size, int channels, uint64_t seed) {
-  auto [w, h] = parse_size(size, "--size");
+  const auto [w, h] = parse_extent(size, "--size");
   HostTensor img;
   img.shape = {1, channels, h, w};
   img.f32.resize(img.element_count());

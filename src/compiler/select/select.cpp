@@ -126,7 +126,6 @@ class Solver {
     uint32_t choice = 0;
     // The candidate whose next state is being solved above this frame.
     uint32_t edge = 0;
-    double edge_cost = 0;
     State child;
   };
 
@@ -142,7 +141,7 @@ class Solver {
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (!f.child.empty()) {  // back from solving f.child
-        consider(f, f.edge, f.edge_cost + memo_.at(f.child).cost);
+        consider(f, f.edge, g_.edges[f.edge].cost + memo_.at(f.child).cost);
         f.child.clear();
       }
       const std::vector<uint32_t>& producers = producers_[f.state.back()];
@@ -168,7 +167,6 @@ class Solver {
         }
         if (stats_) ++stats_->states;
         f.edge = e;
-        f.edge_cost = cost;
         f.child = next;
         stack.push_back(Frame{std::move(next)});  // (invalidates f)
         descended = true;

@@ -104,13 +104,14 @@ std::string hex32(std::int64_t value) {
   return buffer;
 }
 
-// The two locks on `<cache>.lock` (never on the database: closing any descriptor of a file drops
-// every POSIX lock this process holds on it, SQLite's included). Both are Linux open file
+// The locks on `<cache>.lock` (never on the database: closing any descriptor of a file drops
+// every POSIX lock this process holds on it, SQLite's included). All are Linux open file
 // description locks (F_OFD_SETLK: per descriptor, so two caches of one process count apart, and
 // closing another descriptor drops nothing) on separate bytes, so they never conflict with each
 // other, on NFS neither (which would emulate a flock with a whole-file lock).
-constexpr off_t kUsersByte = 0;    // shared while a cache is open for writing
-constexpr off_t kOpeningByte = 1;  // exclusive while one process validates, repairs or creates
+constexpr off_t kUsersByte = 0;           // shared while a cache is open for writing
+constexpr off_t kOpeningByte = 1;         // exclusive while one process validates, repairs or creates
+constexpr off_t kFirstLivenessByte = 16;  // and up: one exclusive slot per measuring journal (liveness_lock.hpp)
 
 // F_OFD_SETLK of one byte of `fd`: true when taken; errno says why not.
 bool ofd_lock(int fd, off_t byte, short type) {
@@ -373,58 +374,6 @@ bool UsersLock::held_by_others(const fs::path& database) {
   return busy;
 }
 
-}  // namespace denox::cache::detail
-
-namespace denox::cache {
-
-namespace {
-constexpr off_t kFirstLivenessByte = 16;
-}
-
-LivenessLock LivenessLock::take(const std::filesystem::path& database) {
-  LivenessLock lock;
-  const int fd = detail::open_lock_file(database);
-  if (fd < 0) return lock;
-  for (int slot = 0; slot < kSlots; ++slot) {
-    if (detail::ofd_lock(fd, kFirstLivenessByte + slot, F_WRLCK)) {
-      lock.fd_ = fd;
-      lock.slot_ = slot;
-      return lock;
-    }
-    if (errno != EAGAIN && errno != EACCES) break;  // no such locks here
-  }
-  ::close(fd);
-  return lock;
-}
-
-std::optional<bool> LivenessLock::held(const std::filesystem::path& database, int slot) {
-  if (slot < 0 || slot >= kSlots) return std::nullopt;
-  const int fd = detail::open_lock_file(database);
-  if (fd < 0) return std::nullopt;
-  std::optional<bool> out;
-  if (detail::ofd_lock(fd, kFirstLivenessByte + slot, F_WRLCK)) out = false;  // (dropped by the close below)
-  else if (errno == EAGAIN || errno == EACCES) out = true;
-  ::close(fd);
-  return out;
-}
-
-LivenessLock& LivenessLock::operator=(LivenessLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    slot_ = std::exchange(other.slot_, -1);
-  }
-  return *this;
-}
-
-LivenessLock::~LivenessLock() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-}  // namespace denox::cache
-
-namespace denox::cache::detail {
-
 UsersLock& UsersLock::operator=(UsersLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
@@ -516,3 +465,47 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
 }
 
 }  // namespace denox::cache::detail
+
+namespace denox::cache {
+
+LivenessLock LivenessLock::take(const std::filesystem::path& database) {
+  LivenessLock lock;
+  const int fd = detail::open_lock_file(database);
+  if (fd < 0) return lock;
+  for (int slot = 0; slot < kSlots; ++slot) {
+    if (detail::ofd_lock(fd, detail::kFirstLivenessByte + slot, F_WRLCK)) {
+      lock.fd_ = fd;
+      lock.slot_ = slot;
+      return lock;
+    }
+    if (errno != EAGAIN && errno != EACCES) break;  // no such locks here
+  }
+  ::close(fd);
+  return lock;
+}
+
+std::optional<bool> LivenessLock::held(const std::filesystem::path& database, int slot) {
+  if (slot < 0 || slot >= kSlots) return std::nullopt;
+  const int fd = detail::open_lock_file(database);
+  if (fd < 0) return std::nullopt;
+  std::optional<bool> out;
+  if (detail::ofd_lock(fd, detail::kFirstLivenessByte + slot, F_WRLCK)) out = false;  // (dropped by the close below)
+  else if (errno == EAGAIN || errno == EACCES) out = true;
+  ::close(fd);
+  return out;
+}
+
+LivenessLock& LivenessLock::operator=(LivenessLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+LivenessLock::~LivenessLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace denox::cache

@@ -57,6 +57,11 @@ struct FeatureChain {
     v12.pNext = with_coop ? &coop : nullptr;
     coop.pNext = nullptr;
   }
+  // What `pd` supports (the cooperative-matrix part only `with_coop`: the extension is there).
+  void query_supported(VkPhysicalDevice pd, bool with_coop) {
+    link(with_coop);
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+  }
 };
 
 // Fills the physical-device part of the capabilities (name, ids, limits, what is supported).
@@ -219,8 +224,7 @@ void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, c
   const auto exts = device_extensions(pd);
   const bool coop_ext = has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   FeatureChain supported;
-  supported.link(coop_ext);
-  vkGetPhysicalDeviceFeatures2(pd, &supported.f2);
+  supported.query_supported(pd, coop_ext);
   std::vector<std::string> unused;
   if (supported.v11.storageBuffer16BitAccess && !caps.storage_buffer_16bit) unused.push_back("VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess");
   if (supported.v12.shaderFloat16 && !caps.shader_float16) unused.push_back("VkPhysicalDeviceVulkan12Features::shaderFloat16");
@@ -333,8 +337,7 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   // Enable everything denox can use that the device supports.
   const bool coop_ext = has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   FeatureChain supported;
-  supported.link(coop_ext);
-  vkGetPhysicalDeviceFeatures2(pd, &supported.f2);
+  supported.query_supported(pd, coop_ext);
   FeatureChain enable;
   enable.link(coop_ext && supported.coop.cooperativeMatrix);
   enable.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
@@ -480,8 +483,7 @@ std::vector<DeviceCapabilities> DeviceContext::enumerate(bool validation) {
       const auto exts = device_extensions(pd);
       DeviceCapabilities caps = describe(pd, exts);
       FeatureChain supported;
-      supported.link(has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME));
-      vkGetPhysicalDeviceFeatures2(pd, &supported.f2);
+      supported.query_supported(pd, has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME));
       caps.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
       caps.storage_buffer_16bit = supported.v11.storageBuffer16BitAccess;
       caps.shader_float16 = supported.v12.shaderFloat16;
