@@ -47,11 +47,12 @@ extern "C" {
 
 /* Before 1.0 a minor version may change the layout of the option structs (0.2.0 appended
  * fields to denox_vulkan_device, denox_context_options, denox_model_options, denox_stats and
- * denox_context_info; 0.3.0 appended DENOX_ERROR_OUT_OF_HOST_MEMORY to denox_result): build
+ * denox_context_info; 0.3.0 appended DENOX_ERROR_OUT_OF_HOST_MEMORY to denox_result; 0.4.0
+ * appended last_error_vk_result to denox_model_status): build
  * against the header of the library you link. Zero-initialize the
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
-#define DENOX_VERSION_MINOR 3
+#define DENOX_VERSION_MINOR 4
 #define DENOX_VERSION_PATCH 0
 
 typedef enum denox_result {
@@ -75,6 +76,12 @@ typedef enum denox_result {
 /* The message of the last failed call on this thread ("" if none). Valid until the next denox
  * call on this thread. */
 DENOX_API const char* denox_last_error(void);
+/* Since 0.4.0. The VkResult behind the last failed call on this thread when it failed with
+ * DENOX_ERROR_VULKAN: the failing Vulkan call's (VK_ERROR_DEVICE_LOST, VK_ERROR_OUT_OF_DEVICE_MEMORY,
+ * ...), or VK_TIMEOUT where denox gave up waiting on its own submit (a measurement run that did
+ * not finish). VK_SUCCESS when the last call succeeded or failed for another reason. Lets an
+ * engine act on a lost device without parsing denox_last_error(). */
+DENOX_API VkResult denox_last_vk_result(void);
 DENOX_API const char* denox_result_name(denox_result result);
 /* "MAJOR.MINOR.PATCH" of the library linked, e.g. "0.3.0"; the DENOX_VERSION_* macros above are
  * the header's (they must match: build against the header of the library you link). */
@@ -227,9 +234,10 @@ DENOX_API denox_result denox_context_create_headless(int device_index, int valid
 /* Destroys the context. All its models must be destroyed first. NULL is ignored. If some still
  * exist, it logs an error and the context is freed with the last of them (which must still be
  * destroyed before the VkDevice).
- * After VK_ERROR_DEVICE_LOST (the engine's, or DENOX_ERROR_VULKAN naming it, from a call or
- * denox_model_get_status): once the engine's vkDeviceWaitIdle has returned (it does on a lost
- * device), destroy every model, then the context, then the VkDevice. Neither destroy waits on
+ * After VK_ERROR_DEVICE_LOST (the engine's, or denox's: DENOX_ERROR_VULKAN with
+ * denox_last_vk_result(), or denox_model_status::last_error_vk_result, saying it): once the
+ * engine's vkDeviceWaitIdle has returned (it does on a lost device), destroy every model,
+ * then the context, then the VkDevice. Neither destroy waits on
  * the device (a background job's fence wait ends with the loss; a headless context's
  * vkDeviceWaitIdle returns too). Then create a context on the new device and load the models
  * again (plans and SPIR-V come from the cache). */
@@ -541,6 +549,11 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
  * denox's pipeline layout (which disturbs the engine's compute descriptor sets) and push
  * constants of VK_SHADER_STAGE_COMPUTE_BIT. Rebind the engine's compute pipeline, descriptor
  * sets and push constants after it. Nothing is bound at the graphics bind point.
+ * Debug labels (since 0.4.0): where the instance enabled VK_EXT_debug_utils (denox looks up
+ * vkCmdBeginDebugUtilsLabelEXT through get_instance_proc_addr at context creation; the spec
+ * has it return NULL otherwise), the work is wrapped in a "denox" label and each dispatch in
+ * one with its name (denox_model_dispatch_name), so that RenderDoc, Nsight Graphics or RGP
+ * show them. Labels open and close within the call.
  * DENOX_ERROR_NOT_READY (nothing recorded; the message says which): no extent; external memory
  * not bound, or a scratch buffer smaller than the extent needs; an input or output not bound,
  * or a bound buffer range too small for the extent; or the commands could not be rebuilt after
@@ -632,6 +645,7 @@ typedef struct denox_model_status {
   uint32_t failed_jobs;             /* background jobs that failed so far */
   denox_result last_error_result;   /* of the last failure, DENOX_SUCCESS when none or after a later success */
   char last_error[1024];            /* its message: the file, node, op or mismatch at fault ("" if none) */
+  VkResult last_error_vk_result;    /* since 0.4.0: its VkResult, as denox_last_vk_result() (VK_SUCCESS: none) */
 } denox_model_status;
 /* A snapshot of the model's background state. May be called from any thread at any time. */
 DENOX_API denox_result denox_model_get_status(denox_model model, denox_model_status* out_status);

@@ -1,5 +1,6 @@
 // A thin RAII layer over the C API (denox.h): handles that destroy themselves, and failures as
-// exceptions (denox::ApiError carries the result code and denox_last_error()'s message).
+// exceptions (denox::ApiError carries the result code, denox_last_error()'s message and
+// denox_last_vk_result()).
 // Header-only; it adds no symbols to libdenox.
 #pragma once
 
@@ -16,11 +17,16 @@ namespace denox {
 class ApiError : public std::runtime_error {
  public:
   explicit ApiError(denox_result result)
-      : std::runtime_error(std::string(denox_result_name(result)) + ": " + denox_last_error()), result_(result) {}
+      : std::runtime_error(std::string(denox_result_name(result)) + ": " + denox_last_error()),
+        result_(result),
+        vk_result_(denox_last_vk_result()) {}
   denox_result result() const { return result_; }
+  // The failed Vulkan call's result behind a DENOX_ERROR_VULKAN (VK_ERROR_DEVICE_LOST, ...).
+  VkResult vk_result() const { return vk_result_; }
 
  private:
   denox_result result_;
+  VkResult vk_result_;
 };
 
 inline void check(denox_result r) {

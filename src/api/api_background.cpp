@@ -143,7 +143,7 @@ void try_swap(denox_model_T& m) {
       const std::string message = "the new plan does not take the current extent and bindings (it is dropped; the running plan "
                                   "stays): " + std::string(e.what());
       spdlog::warn("denox: {}", message);
-      m.worker->record_failure(result_of(e.code()), message);
+      m.worker->record_failure(result_of(e.code()), e.vk_result(), message);
       m.staged.reset();
       publish_swap_status(m);
       return;
@@ -241,10 +241,11 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::take_ready(bool blocking) {
   return std::move(ready_);
 }
 
-void BackgroundWorker::record_failure(denox_result result, const std::string& message) {
+void BackgroundWorker::record_failure(denox_result result, int vk_result, const std::string& message) {
   std::lock_guard lock(mutex_);
   failed_jobs_++;
   error_result_ = result;
+  error_vk_result_ = vk_result;
   error_ = message;
 }
 
@@ -256,6 +257,7 @@ void BackgroundWorker::fill_status(denox_model_status& out) const {
   out.swap_pending = out.swap_pending || ready_ != nullptr;
   out.failed_jobs = failed_jobs_;
   out.last_error_result = error_result_;
+  out.last_error_vk_result = static_cast<VkResult>(error_vk_result_);
   std::snprintf(out.last_error, sizeof out.last_error, "%s", error_.c_str());
 }
 
@@ -282,6 +284,7 @@ void BackgroundWorker::run() {
     }
     std::unique_ptr<ReadyPlan> built;
     denox_result failure = DENOX_SUCCESS;
+    int failure_vk_result = 0;
     std::string message;
     try {
       built = build(job);
@@ -289,6 +292,7 @@ void BackgroundWorker::run() {
       // Superseded by a newer job or the model is being destroyed: not a failure.
     } catch (const Error& e) {
       failure = result_of(e.code());
+      failure_vk_result = e.vk_result();
       keep_message(message, e.what());
     } catch (const std::bad_alloc&) {
       failure = DENOX_ERROR_OUT_OF_HOST_MEMORY;
@@ -324,10 +328,12 @@ void BackgroundWorker::run() {
         ready_ = std::move(built);
         has_ready_ = true;
         error_result_ = DENOX_SUCCESS;
+        error_vk_result_ = 0;
         error_.clear();
       } else if (failure != DENOX_SUCCESS) {
         failed_jobs_++;
         error_result_ = failure;
+        error_vk_result_ = failure_vk_result;
         try {
           error_ = job_name(job) + " failed (the running plan stays): " + message;
           failure_line = error_;
@@ -383,7 +389,7 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   try {
     apply_io(*ready->model, io);
   } catch (const Error& e) {
-    fail(e.code(), "the new plan does not take the model's current extent and bindings: " + std::string(e.what()));
+    fail(e, "the new plan does not take the model's current extent and bindings: " + std::string(e.what()));
   }
   ready->io_generation = io.generation;
   on_progress("build", 1, 1);

@@ -70,7 +70,7 @@ class BackgroundWorker {
   // for the worker's lock (record() must not stall).
   std::unique_ptr<ReadyPlan> take_ready(bool blocking);
   // A failure found on the caller's thread (a plan that did not take the current bindings).
-  void record_failure(denox_result result, const std::string& message);
+  void record_failure(denox_result result, int vk_result, const std::string& message);
   void fill_status(denox_model_status& out) const;
 
  private:
@@ -91,6 +91,7 @@ class BackgroundWorker {
   float progress_ = 0;
   uint32_t failed_jobs_ = 0;
   denox_result error_result_ = DENOX_SUCCESS;
+  int error_vk_result_ = 0;  // Error::vk_result of that failure
   std::string error_;
   std::thread thread_;  // last: started after every member above exists
 };

@@ -40,7 +40,7 @@ cache::PlanCache open_shipped_cache(const denox_context_options* options) {
   try {
     return cache::PlanCache::open_read_only(options->shipped_cache_path);
   } catch (const Error& e) {
-    fail(e.code(), std::string("shipped cache ") + e.what());
+    fail(e, std::string("shipped cache ") + e.what());
   }
 }
 

@@ -5,9 +5,11 @@ namespace denox::api {
 
 namespace {
 thread_local std::string last_error;
+thread_local VkResult last_vk_result = VK_SUCCESS;
 }
 
-denox_result set_error(denox_result result, const char* function, const char* what) noexcept {
+denox_result set_error(denox_result result, const char* function, const char* what, int vk_result) noexcept {
+  last_vk_result = static_cast<VkResult>(vk_result);
   try {
     last_error.assign(function).append(": ").append(printable_message(what));
   } catch (...) {
@@ -16,7 +18,10 @@ denox_result set_error(denox_result result, const char* function, const char* wh
   return result;
 }
 
-void clear_error() { last_error.clear(); }
+void clear_error() {
+  last_error.clear();
+  last_vk_result = VK_SUCCESS;
+}
 
 denox_result result_of(ErrorCode code) {
   switch (code) {
@@ -38,6 +43,8 @@ denox_result result_of(ErrorCode code) {
 extern "C" {
 
 const char* denox_last_error(void) { return denox::api::last_error.c_str(); }
+
+VkResult denox_last_vk_result(void) { return denox::api::last_vk_result; }
 
 const char* denox_result_name(denox_result result) {
   switch (result) {

@@ -124,7 +124,8 @@ namespace denox::api {
 // "function: what" (what made printable: it may come from outside denox::Error), built inside:
 // a handler of std::bad_alloc must not allocate the message itself (guarded is noexcept).
 // Without memory for it, the code stays and the text is empty.
-denox_result set_error(denox_result result, const char* function, const char* what) noexcept;
+// `vk_result`: the failed VkResult behind a DENOX_ERROR_VULKAN (denox_last_vk_result), else 0.
+denox_result set_error(denox_result result, const char* function, const char* what, int vk_result = 0) noexcept;
 void clear_error();
 denox_result result_of(ErrorCode code);
 // Makes denox's logger spdlog's default (warnings to stderr), unless an application or
@@ -140,7 +141,7 @@ denox_result guarded(const char* function, Fn&& fn) noexcept {
     fn();
     return DENOX_SUCCESS;
   } catch (const Error& e) {
-    return set_error(result_of(e.code()), function, e.what());
+    return set_error(result_of(e.code()), function, e.what(), e.vk_result());
   } catch (const std::bad_alloc&) {
     return set_error(DENOX_ERROR_OUT_OF_HOST_MEMORY, function, "out of host memory");
   } catch (const std::exception& e) {

@@ -36,14 +36,25 @@ inline std::string printable_message(std::string_view text);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(printable_message(message)), code_(code) {}
+  // `vk_result`: the failing VkResult (a negative value, or VK_TIMEOUT for a wait denox gave up
+  // on) behind an ErrorCode::Vulkan, so that callers can act on VK_ERROR_DEVICE_LOST without
+  // parsing the message; 0 (VK_SUCCESS) otherwise. An int, so that this header needs no Vulkan.
+  Error(ErrorCode code, const std::string& message, int vk_result = 0)
+      : std::runtime_error(printable_message(message)), code_(code), vk_result_(vk_result) {}
+  // The same failure with a new message (context prepended): keeps the code and the VkResult.
+  Error(const Error& cause, const std::string& message)
+      : std::runtime_error(printable_message(message)), code_(cause.code_), vk_result_(cause.vk_result_) {}
   ErrorCode code() const { return code_; }
+  int vk_result() const { return vk_result_; }
 
  private:
   ErrorCode code_;
+  int vk_result_;
 };
 
 [[noreturn]] inline void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
+// Rethrows `cause` with a new message, keeping its code and VkResult.
+[[noreturn]] inline void fail(const Error& cause, const std::string& message) { throw Error(cause, message); }
 
 namespace detail {
 

@@ -327,7 +327,7 @@ void write_npy(const std::string& path, const HostTensor& tensor) {
   try {
     bytes = encode_npy(tensor);
   } catch (const Error& e) {
-    fail(e.code(), path + ": " + e.what());
+    fail(e, path + ": " + e.what());
   }
   write_file_atomically(path, bytes);
 }

@@ -158,7 +158,7 @@ void write_pfm(const std::string& path, const HostTensor& image) {
   try {
     bytes = encode_pfm(image);
   } catch (const Error& e) {
-    fail(e.code(), path + ": " + e.what());
+    fail(e, path + ": " + e.what());
   }
   write_file_atomically(path, bytes);
 }

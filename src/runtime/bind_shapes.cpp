@@ -102,7 +102,7 @@ std::vector<int64_t> bind_symbols(const compiler::ShapeProgram& program, const s
   } catch (const Error& e) {
     std::string shapes;
     for (const auto& s : input_shapes) shapes += (shapes.empty() ? "" : ", ") + shape_string(s);
-    throw Error(e.code(), std::string(e.what()) + " (input shapes " + shapes + ")");
+    throw Error(e, std::string(e.what()) + " (input shapes " + shapes + ")");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& t = inputs[i];

@@ -289,7 +289,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
           // (Messages are printable_message'd: so is the label they may start with.)
           const std::string_view message = e.what();
           if (message.rfind(printable_message(ctx.where()), 0) == 0) throw;
-          throw Error(e.code(), ctx.where() + ": " + std::string(message));
+          throw Error(e, ctx.where() + ": " + std::string(message));
         }
       }
     }
@@ -354,7 +354,7 @@ Graph import_onnx_file(const std::filesystem::path& path) {
   try {
     return import_onnx_bytes(bytes.data(), bytes.size(), options);
   } catch (const Error& e) {
-    throw Error(e.code(), path.string() + ": " + e.what());
+    throw Error(e, path.string() + ": " + e.what());
   }
 }
 

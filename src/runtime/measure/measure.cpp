@@ -31,7 +31,7 @@ namespace {
 // that merely failed, which is recorded and skipped).
 class DeviceHung : public Error {
  public:
-  explicit DeviceHung(const std::string& what) : Error(ErrorCode::Vulkan, what) {}
+  explicit DeviceHung(const std::string& what) : Error(ErrorCode::Vulkan, what, VK_TIMEOUT) {}
 };
 
 // One edge to measure.
@@ -519,7 +519,7 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
       // Too slow to be a candidate; wait for it to drain before its resources go away.
       if (vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{120} * 1000000000) != VK_SUCCESS)
         throw DeviceHung("device hung while measuring " + what + " (a submit did not finish in 120 s)");
-      fail(ErrorCode::Vulkan, "timed out: one run took over " + std::to_string(options_.timeout_ms) + " ms");
+      throw Error(ErrorCode::Vulkan, "timed out: one run took over " + std::to_string(options_.timeout_ms) + " ms", VK_TIMEOUT);
     }
     vk_check(waited, "vkWaitForFences (measure)");
     if (run < options_.warmup) continue;

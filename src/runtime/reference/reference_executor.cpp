@@ -250,7 +250,7 @@ std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTens
       store.store(op.output, std::move(result));
       if (last_use[op.output] == kUnread) store.release(op.output);
     } catch (const Error& e) {
-      throw Error(e.code(), "op '" + op.name + "' (" + op.onnx_op + ", " + compiler::op_kind_name(op.attrs) +
+      throw Error(e, "op '" + op.name + "' (" + op.onnx_op + ", " + compiler::op_kind_name(op.attrs) +
                                 "): " + e.what());
     } catch (const std::bad_alloc&) {
       fail(ErrorCode::OutOfHostMemory, "op '" + op.name + "' (" + op.onnx_op + "): out of host memory while computing its output " +
@@ -270,7 +270,7 @@ std::vector<HostTensor> run_reference(const Graph& g, const std::vector<HostTens
     try {
       results.push_back(store.copy(id));
     } catch (const Error& e) {
-      throw Error(e.code(), "graph output '" + t.name + "': " + e.what());
+      throw Error(e, "graph output '" + t.name + "': " + e.what());
     }
   }
   return results;

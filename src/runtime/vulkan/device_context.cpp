@@ -244,6 +244,16 @@ void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, c
 
 }  // namespace
 
+DebugLabels DebugLabels::load(PFN_vkGetInstanceProcAddr gipa, VkInstance instance) {
+  // The engine's own entry point, not volk's global one (the first context's): the spec has it
+  // return NULL for the commands of an instance extension the instance did not enable.
+  DebugLabels labels;
+  labels.begin = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(gipa(instance, "vkCmdBeginDebugUtilsLabelEXT"));
+  labels.end = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(gipa(instance, "vkCmdEndDebugUtilsLabelEXT"));
+  if (!labels.begin || !labels.end) labels = DebugLabels{};
+  return labels;
+}
+
 std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice& ext) {
   if (!ext.instance || !ext.physical_device || !ext.device || !ext.get_instance_proc_addr)
     fail(ErrorCode::InvalidArgument, "the Vulkan handles need instance, physical_device, device and get_instance_proc_addr");
@@ -262,6 +272,7 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
                                      "that only denox uses, or lock_queue/unlock_queue");
   ctx->background_queue_ = ext.background_queue;
   ctx->engine_hooks_ = ext.queue_lock;
+  ctx->labels_ = DebugLabels::load(ext.get_instance_proc_addr, ext.instance);
   ctx->caps_ = describe(ext.physical_device, device_extensions(ext.physical_device));
 
   // What the caller enabled: its extension list and its VkDeviceCreateInfo::pNext chain. We
@@ -312,6 +323,7 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   ctx->owns_instance_ = true;
   if (options.validation)
     vk_check(vkCreateDebugUtilsMessengerEXT(ctx->instance_, &messenger_info, nullptr, &ctx->messenger_), "vkCreateDebugUtilsMessengerEXT");
+  if (options.validation) ctx->labels_ = DebugLabels::load(vkGetInstanceProcAddr, ctx->instance_);  // debug utils is on then
 
   const auto devices = physical_devices(ctx->instance_);
   if (devices.empty()) fail(ErrorCode::MissingFeature, "no Vulkan device found (is a driver, e.g. mesa-vulkan-drivers, installed?)");
@@ -445,6 +457,7 @@ std::unique_ptr<DeviceContext> DeviceContext::background_view() const {
   view->validation_errors_ = validation_errors_;
   view->coop_a_rows_ = coop_a_rows_;
   view->table_ = table_;
+  view->labels_ = labels_;
   view->caps_ = caps_;
   view->memory_ = memory_;
   return view;

@@ -103,6 +103,17 @@ struct ExternalDevice {
   QueueLockHooks queue_lock;
 };
 
+// VK_EXT_debug_utils' command-buffer labels, where the instance enabled the extension (an
+// engine's debug or profiling build; a headless context with validation): record() names its
+// work with them, so that RenderDoc, Nsight or RGP show "denox" and each dispatch's name.
+struct DebugLabels {
+  PFN_vkCmdBeginDebugUtilsLabelEXT begin = nullptr;
+  PFN_vkCmdEndDebugUtilsLabelEXT end = nullptr;
+  bool enabled() const { return begin != nullptr; }
+  // Both entry points of `instance`, or none.
+  static DebugLabels load(PFN_vkGetInstanceProcAddr gipa, VkInstance instance);
+};
+
 struct OwnDeviceOptions {
   int device_index = -1;     // -1: the first discrete GPU, else the first device
   bool validation = false;   // enable VK_LAYER_KHRONOS_validation and count its errors
@@ -117,6 +128,7 @@ class DeviceContext {
   DeviceContext& operator=(const DeviceContext&) = delete;
 
   const VolkDeviceTable& vk() const { return table_; }
+  const DebugLabels& labels() const { return labels_; }
   VkDevice device() const { return device_; }
   VkPhysicalDevice physical_device() const { return physical_device_; }
   VkInstance instance() const { return instance_; }
@@ -170,6 +182,7 @@ class DeviceContext {
   std::shared_ptr<std::atomic<uint64_t>> validation_errors_ = std::make_shared<std::atomic<uint64_t>>(0);
   std::shared_ptr<std::atomic<int>> coop_a_rows_ = std::make_shared<std::atomic<int>>(-1);
   VolkDeviceTable table_{};
+  DebugLabels labels_;
   DeviceCapabilities caps_;
   VkPhysicalDeviceMemoryProperties memory_{};
 };

@@ -126,7 +126,7 @@ class ExecutableModel {
  private:
   // One recorded dispatch with everything vkCmdPushDescriptorSetKHR and vkCmdDispatch need.
   struct Command {
-    std::string name;
+    std::string name;  // printable, valid UTF-8: also the dispatch's debug label
     const ComputePipeline* pipeline = nullptr;
     std::vector<VkDescriptorBufferInfo> buffers;  // per binding (unused for image bindings)
     std::vector<VkDescriptorImageInfo> images;    // per binding (unused for buffer bindings)

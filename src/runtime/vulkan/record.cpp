@@ -88,8 +88,9 @@ void ExecutableModel::build_commands() {
     Command c;
     const uint32_t channels = constant_channels(io);
     const uint32_t h = static_cast<uint32_t>(res_.values.at(io.shape[2])), w = static_cast<uint32_t>(res_.values.at(io.shape[3]));
-    c.name = std::string(input ? "input '" : "output '") + io.name + "' channels " + std::to_string(s.first_channel) + ".." +
-             std::to_string(s.first_channel + s.channel_count - 1);
+    // Printable (valid UTF-8): names from the model label dispatches (VK_EXT_debug_utils).
+    c.name = printable_message(std::string(input ? "input '" : "output '") + io.name + "' channels " +
+                               std::to_string(s.first_channel) + ".." + std::to_string(s.first_channel + s.channel_count - 1));
     c.pipeline = &adapter_for(s, input);
     c.buffers.resize(2);
     c.images.resize(2);
@@ -162,7 +163,7 @@ void ExecutableModel::build_commands() {
   for (size_t d = 0; d < plan_.dispatches.size(); ++d) {
     const auto& pd = plan_.dispatches[d];
     Command c;
-    c.name = pd.name;
+    c.name = printable_message(pd.name);
     c.pipeline = pipelines_.at(pd.pipeline).get();
     bool empty = false;
     for (int k = 0; k < 3; ++k) {
@@ -237,6 +238,13 @@ void ExecutableModel::record(VkCommandBuffer cmd, VkQueryPool timestamps, bool s
   if (!missing_.empty()) fail(ErrorCode::InvalidArgument, "record: " + missing_);
   if (!cmd) fail(ErrorCode::InvalidArgument, "record: the command buffer is VK_NULL_HANDLE");
   const auto& vk = ctx_.vk();
+  const DebugLabels& labels = ctx_.labels();
+  const auto begin_label = [&](const char* name) {
+    VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+    label.pLabelName = name;
+    labels.begin(cmd, &label);
+  };
+  if (labels.enabled()) begin_label("denox");
   // Earlier work on this queue (the previous frame's dispatches) may still read or write the
   // scratch arena that the first commands write: order it. The caller's own resources are the
   // caller's to synchronize (README: "Barriers").
@@ -258,9 +266,12 @@ void ExecutableModel::record(VkCommandBuffer cmd, VkQueryPool timestamps, bool s
     if (!c.push.empty())
       vk.vkCmdPushConstants(cmd, c.pipeline->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
                             static_cast<uint32_t>(c.push.size() * sizeof(uint32_t)), c.push.data());
+    if (labels.enabled()) begin_label(c.name.c_str());
     vk.vkCmdDispatch(cmd, c.groups[0], c.groups[1], c.groups[2]);
+    if (labels.enabled()) labels.end(cmd);
     if (timestamps) vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, timestamps, static_cast<uint32_t>(i + 1));
   }
+  if (labels.enabled()) labels.end(cmd);
 }
 
 size_t ExecutableModel::barrier_count() const {

@@ -39,7 +39,8 @@ const char* vk_result_name(VkResult result) {
 
 void vk_check(VkResult result, const std::string& what) {
   if (result >= 0) return;
-  fail(ErrorCode::Vulkan, what + ": " + vk_result_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")");
+  throw Error(ErrorCode::Vulkan, what + ": " + vk_result_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")",
+              static_cast<int>(result));
 }
 
 }  // namespace denox::runtime

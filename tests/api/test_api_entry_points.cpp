@@ -1,0 +1,218 @@
+// What denox does through the engine's Vulkan entry points, seen by wrapping the
+// vkGetInstanceProcAddr the engine passes (denox_vulkan_device::get_instance_proc_addr):
+//  - record() names its work with VK_EXT_debug_utils labels where the instance enabled the
+//    extension ("denox" around everything, each dispatch by its name), and calls no label
+//    command where it did not;
+//  - a failing Vulkan call's VkResult reaches the caller as a value (denox_last_vk_result,
+//    denox_model_status::last_error_vk_result), not only inside the message.
+// Its own executable: libdenox's volk keeps the first context's vkGetInstanceProcAddr for the
+// device-level entry points, so every context of this process is created through the wrapper.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "api_test_util.hpp"
+
+using namespace denox::test;
+using Size = denox::modelgen::OidnUnetOptions::Size;
+
+namespace {
+
+// What the wrapper does and saw. Set before a context is created (the label entry points are
+// looked up then).
+std::atomic<bool> g_labels_visible{true};       // false: NULL for the label commands, as for an instance without the extension
+std::atomic<bool> g_fail_allocations{false};    // vkAllocateMemory returns VK_ERROR_OUT_OF_DEVICE_MEMORY
+std::atomic<int> g_label_lookups{0}, g_allocate_lookups{0};
+std::mutex g_labels_mutex;
+std::vector<std::string> g_label_log;  // "begin <name>" / "end", in call order
+
+PFN_vkGetDeviceProcAddr g_real_gdpa = nullptr;
+PFN_vkAllocateMemory g_real_allocate = nullptr;
+PFN_vkCmdBeginDebugUtilsLabelEXT g_real_begin = nullptr;
+PFN_vkCmdEndDebugUtilsLabelEXT g_real_end = nullptr;
+
+VKAPI_ATTR void VKAPI_CALL counting_begin(VkCommandBuffer cmd, const VkDebugUtilsLabelEXT* label) {
+  {
+    std::lock_guard lock(g_labels_mutex);
+    g_label_log.push_back(std::string("begin ") + label->pLabelName);
+  }
+  g_real_begin(cmd, label);
+}
+
+VKAPI_ATTR void VKAPI_CALL counting_end(VkCommandBuffer cmd) {
+  {
+    std::lock_guard lock(g_labels_mutex);
+    g_label_log.emplace_back("end");
+  }
+  g_real_end(cmd);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL maybe_failing_allocate(VkDevice device, const VkMemoryAllocateInfo* info,
+                                                       const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
+  if (g_fail_allocations) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  return g_real_allocate(device, info, allocator, memory);
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, const char* name) {
+  if (std::strcmp(name, "vkAllocateMemory") == 0) {
+    g_real_allocate = reinterpret_cast<PFN_vkAllocateMemory>(g_real_gdpa(device, name));
+    g_allocate_lookups++;
+    return reinterpret_cast<PFN_vkVoidFunction>(maybe_failing_allocate);
+  }
+  return g_real_gdpa(device, name);
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gipa(VkInstance instance, const char* name) {
+  if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) {
+    g_real_gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(vkGetInstanceProcAddr(instance, name));
+    return reinterpret_cast<PFN_vkVoidFunction>(wrapped_gdpa);
+  }
+  if (std::strcmp(name, "vkCmdBeginDebugUtilsLabelEXT") == 0) {
+    g_label_lookups++;
+    if (!g_labels_visible) return nullptr;
+    g_real_begin = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(vkGetInstanceProcAddr(instance, name));
+    return reinterpret_cast<PFN_vkVoidFunction>(counting_begin);
+  }
+  if (std::strcmp(name, "vkCmdEndDebugUtilsLabelEXT") == 0) {
+    g_label_lookups++;
+    if (!g_labels_visible) return nullptr;
+    g_real_end = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(vkGetInstanceProcAddr(instance, name));
+    return reinterpret_cast<PFN_vkVoidFunction>(counting_end);
+  }
+  return vkGetInstanceProcAddr(instance, name);
+}
+
+// A context on the engine's device through the wrapper (cache off).
+denox_context wrapped_context() {
+  denox_vulkan_device dev = engine_device().as_denox();
+  dev.get_instance_proc_addr = wrapped_gipa;
+  denox_context_options options{};
+  options.disable_cache = 1;
+  denox_context ctx = nullptr;
+  require_ok(denox_context_create(&dev, &options, &ctx), "denox_context_create");
+  return ctx;
+}
+
+std::vector<std::string> take_label_log() {
+  std::lock_guard lock(g_labels_mutex);
+  return std::exchange(g_label_log, {});
+}
+
+denox_model load_fp32(denox_context ctx, const fs::path& model_path) {
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  return model;
+}
+
+// Runs OIDN small (3 channels, fp32) at 23x17 on the model and checks it against the CPU reference.
+void run_and_check(denox_context ctx, const fs::path& model_path, denox_model model) {
+  const auto input = random_image(3, 17, 23, 5);
+  const auto want = reference_output(model_path, input);
+  const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32);
+  CHECK(relative_l2(got, want.f32) <= 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("record() labels its work where the instance has VK_EXT_debug_utils", "[entry-points][labels]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  g_labels_visible = true;
+  const int lookups = g_label_lookups;
+  denox_context ctx = wrapped_context();
+  CHECK(g_label_lookups >= lookups + 2);  // (volk looks them up too, the first time)
+  denox_model model = load_fp32(ctx, model_path);
+  take_label_log();  // (nothing recorded yet; loads record no labels)
+  run_and_check(ctx, model_path, model);
+
+  // One record(): "denox" around it all, and one label per dispatch, named as
+  // denox_model_dispatch_name names it (the io adapters included).
+  const auto log = take_label_log();
+  const uint32_t n = denox_model_dispatch_count(model);
+  REQUIRE(n > 2);
+  std::vector<std::string> want{"begin denox"};
+  for (uint32_t i = 0; i < n; ++i) {
+    want.push_back(std::string("begin ") + denox_model_dispatch_name(model, i));
+    want.emplace_back("end");
+  }
+  want.emplace_back("end");
+  CHECK(log == want);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("record() calls no label command where the instance lacks VK_EXT_debug_utils", "[entry-points][labels]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  g_labels_visible = false;
+  const int lookups = g_label_lookups;
+  denox_context ctx = wrapped_context();
+  CHECK(g_label_lookups > lookups);
+  denox_model model = load_fp32(ctx, model_path);
+  run_and_check(ctx, model_path, model);
+  CHECK(take_label_log().empty());
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  g_labels_visible = true;
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a failing Vulkan call's VkResult is returned as a value", "[entry-points][errors]") {
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = wrapped_context();
+  REQUIRE(g_allocate_lookups > 0);  // denox's device table goes through the wrapper
+  denox_model model = load_fp32(ctx, model_path);
+  CHECK(denox_last_vk_result() == VK_SUCCESS);
+
+  // The scratch arena's allocation fails: DENOX_ERROR_VULKAN, and the VkResult as a value.
+  g_fail_allocations = true;
+  CHECK(denox_model_set_extent(model, 23, 17) == DENOX_ERROR_VULKAN);
+  CHECK(denox_last_vk_result() == VK_ERROR_OUT_OF_DEVICE_MEMORY);
+  CHECK(std::string(denox_last_error()).find("VK_ERROR_OUT_OF_DEVICE_MEMORY") != std::string::npos);
+  // Any later call resets it: a failure that is not Vulkan's, then a success.
+  CHECK(denox_model_set_extent(nullptr, 23, 17) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(denox_last_vk_result() == VK_SUCCESS);
+  CHECK(denox_model_set_extent(model, 23, 17) == DENOX_ERROR_VULKAN);
+  g_fail_allocations = false;
+  run_and_check(ctx, model_path, model);
+  CHECK(denox_last_vk_result() == VK_SUCCESS);
+
+  // A reload whose weights cannot be allocated: the worker's failure carries it too.
+  g_fail_allocations = true;
+  require_ok(denox_model_reload_file(model, model_path.string().c_str()), "reload_file");
+  denox_model_status status{};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    require_ok(denox_model_get_status(model, &status), "get_status");
+  } while (status.failed_jobs == 0 && !status.swap_pending && std::chrono::steady_clock::now() < deadline);
+  g_fail_allocations = false;
+  INFO(status.last_error);
+  CHECK(status.failed_jobs == 1);
+  CHECK(status.last_error_result == DENOX_ERROR_VULKAN);
+  CHECK(status.last_error_vk_result == VK_ERROR_OUT_OF_DEVICE_MEMORY);
+
+  // The next reload succeeds and clears both.
+  require_ok(denox_model_reload_file(model, model_path.string().c_str()), "reload_file");
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    require_ok(denox_model_get_status(model, &status), "get_status");
+  } while (!status.swap_pending && status.failed_jobs == 1 && std::chrono::steady_clock::now() < deadline);
+  CHECK(status.failed_jobs == 1);
+  CHECK(status.last_error_result == DENOX_SUCCESS);
+  CHECK(status.last_error_vk_result == VK_SUCCESS);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
