@@ -95,15 +95,19 @@ typedef enum denox_log_level {
   DENOX_LOG_OFF = 6
 } denox_log_level;
 
-/* Receives denox's log lines at `min_level` and above (from any thread, possibly concurrently:
- * the callback must be thread-safe). NULL restores the default (warnings to stderr).
- * Process-wide. It may be called while denox works on other threads (background jobs): once it
- * returns, the previous callback is not called again. The first context created makes denox's
- * logger spdlog's default unless the application set its own spdlog default logger before;
- * denox_set_log_callback always makes it the default (libdenox uses the process's shared
- * libspdlog, so an application logging through spdlog's default logger then logs through
- * denox's callback and level). Lines logged from inside the callback (say, forwarded to spdlog)
- * are dropped rather than passed to the callback again. */
+/* Receives denox's log lines at `min_level` and above. Process-wide. Lines come one at a time
+ * (denox serializes them) but on whichever thread logged them, background workers included: the
+ * callback must be safe to run on any thread. It may be called while denox works on other
+ * threads: once it returns, the previous callback is not called again. NULL: the lines at
+ * `min_level` and above go to spdlog's default logger of the moment (libdenox uses the
+ * process's shared libspdlog: the application's default logger if it set one, else spdlog's,
+ * which writes to stderr), which filters them by its own level too; that is also what happens
+ * before any call, at DENOX_LOG_WARN.
+ * Since 0.4.0 denox logs through a logger of its own and never replaces spdlog's default logger
+ * or changes its level, so an application's own spdlog lines never reach the callback (before,
+ * this call made denox's logger the default). A line that denox logs on the callback's thread
+ * while the callback runs (a callback that calls denox) is dropped rather than passed to the
+ * callback again. */
 typedef void (*denox_log_callback)(denox_log_level level, const char* message, void* user_data);
 DENOX_API void denox_set_log_callback(denox_log_callback callback, void* user_data, denox_log_level min_level);
 

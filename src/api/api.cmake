@@ -18,12 +18,12 @@ add_library(denox_lib SHARED
 # Its crash journal needs only the cache (tests/cache tests it without a device).
 add_library(denox_measure_journal STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/crash_journal.cpp)
 target_include_directories(denox_measure_journal PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(denox_measure_journal PUBLIC denox_cache spdlog::spdlog)
+target_link_libraries(denox_measure_journal PUBLIC denox_cache)
 add_library(denox_measure STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/measure.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/clock_keeper.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/measure/timing_objects.cpp)
 target_include_directories(denox_measure PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(denox_measure PUBLIC denox_measure_journal denox_kernels denox_cache denox_vulkan spdlog::spdlog)
+target_link_libraries(denox_measure PUBLIC denox_measure_journal denox_kernels denox_cache denox_vulkan)
 target_include_directories(denox_lib PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:include>)

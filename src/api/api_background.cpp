@@ -1,11 +1,11 @@
 #include "api/api_background.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
+#include "common/log.hpp"
 #include "runtime/measure/measure.hpp"
 
 namespace denox::api {
@@ -115,7 +115,7 @@ void poll_watch(denox_model_T& m) {
   w.exists = true;
   w.mtime = mtime;
   w.size = size;
-  spdlog::info("denox: '{}' changed; reloading it in the background", w.path.string());
+  log::info("denox: '{}' changed; reloading it in the background", w.path.string());
   BackgroundJob job;
   job.kind = DENOX_JOB_RELOAD;
   job.file = w.path;
@@ -142,7 +142,7 @@ void try_swap(denox_model_T& m) {
     } catch (const Error& e) {
       const std::string message = "the new plan does not take the current extent and bindings (it is dropped; the running plan "
                                   "stays): " + std::string(e.what());
-      spdlog::warn("denox: {}", message);
+      log::warn("denox: {}", message);
       m.worker->record_failure(result_of(e.code()), e.vk_result(), message);
       m.staged.reset();
       publish_swap_status(m);
@@ -162,7 +162,7 @@ void try_swap(denox_model_T& m) {
   m.report_json = std::move(next.report_json);
   const denox_plan_kind kind = next.kind;
   m.staged.reset();
-  spdlog::info("denox: swapped in the {} plan ({} dispatches) at a frame boundary", kind == DENOX_PLAN_TUNED ? "tuned" : "reloaded",
+  log::info("denox: swapped in the {} plan ({} dispatches) at a frame boundary", kind == DENOX_PLAN_TUNED ? "tuned" : "reloaded",
                m.model->plan().dispatches.size());
   {
     std::lock_guard lock(m.status_mutex);
@@ -344,8 +344,8 @@ void BackgroundWorker::run() {
       }
     }
     try {  // (job_name allocates; nothing may leave this thread)
-      if (outcome == Outcome::Cancelled) spdlog::debug("denox: {} cancelled", job_name(job));
-      if (outcome == Outcome::Failed) spdlog::warn("denox: {}", failure_line);
+      if (outcome == Outcome::Cancelled) log::debug("denox: {} cancelled", job_name(job));
+      if (outcome == Outcome::Failed) log::warn("denox: {}", failure_line);
     } catch (...) {
     }
   }

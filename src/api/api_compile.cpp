@@ -1,6 +1,5 @@
 #include "api/api_compile.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +7,7 @@
 
 #include "api/api_plan_check.hpp"
 #include "api/api_report.hpp"
+#include "common/log.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/schedule/schedule.hpp"
 #include "compiler/plan/plan_serialize.hpp"
@@ -133,7 +133,7 @@ std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKe
     }
     return p;
   } catch (const Error& e) {
-    spdlog::warn("denox: ignoring a cached plan that cannot be used ({}); compiling again", e.what());
+    log::warn("denox: ignoring a cached plan that cannot be used ({}); compiling again", e.what());
     return std::nullopt;
   }
 }
@@ -145,7 +145,7 @@ void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const C
   const auto why = ctx.cache.explain_shipped_miss(key);
   if (!why) return;
   const auto& writable = ctx.cache.writable();
-  spdlog::warn("denox: the shipped cache '{}' has no plan of this model for this device: {}; compiling it here with {} tuning "
+  log::warn("denox: the shipped cache '{}' has no plan of this model for this device: {}; compiling it here with {} tuning "
                "instead ({})",
                ctx.cache.shipped().path().string(), *why, tuning_key(request),
                writable.enabled() ? "the plan goes to the writable cache '" + writable.path().string() + "'"
@@ -310,7 +310,7 @@ std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedMode
   if (request.recompile) return std::nullopt;
   const auto t0 = std::chrono::steady_clock::now();
   const cache::CacheKey key = key_for(ctx, model.hash, request, target_for(ctx, request, model.hash));
-  spdlog::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
+  log::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
   cache::CacheLayer from = cache::CacheLayer::None;
   auto cached = load_cached(ctx, key, from);
   if (!cached) {
@@ -319,7 +319,7 @@ std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedMode
   }
   ctx.plan_cache_hits++;
   if (from == cache::CacheLayer::Shipped) ctx.shipped_plan_hits++;
-  spdlog::info("denox: plan from the {}cache ({} dispatches, {})", from == cache::CacheLayer::Shipped ? "shipped " : "",
+  log::info("denox: plan from the {}cache ({} dispatches, {})", from == cache::CacheLayer::Shipped ? "shipped " : "",
                cached->dispatches.size(), tuning_key(request));
   CompileTimes times;
   times.import_ms = model.import_ms;
@@ -395,7 +395,7 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
       const std::vector<autotune::Measured> m = measurer->measure(graph, used, request.precision, request.width, request.height, progress);
       for (size_t i = 0; i < m.size() && failed.empty(); ++i)
         if (!m[i].ok) failed = used[i]->name() + " [" + used[i]->family + " " + used[i]->config + "]: " + m[i].failure;
-      if (!failed.empty()) spdlog::info("denox: the heuristic plan is not a candidate ({} failed on this device)", failed);
+      if (!failed.empty()) log::info("denox: the heuristic plan is not a candidate ({} failed on this device)", failed);
     }
     if (needed && failed.empty()) {
       progress("check", 0, 1, "the tuned plan against the heuristic one");
@@ -403,13 +403,13 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
         // (In the background the engine's frames keep the clock up: no warm-up runs there.)
         const uint32_t warm_ms = request.measure_device != nullptr ? 0 : measure::MeasureOptions{}.clock_warmup_ms;
         check = check_tuned_plan(*measurer, p, hp, request.width, request.height, warm_ms);
-        spdlog::info("denox: the tuned plan takes {:.4f} ms, the heuristic one {:.4f} ms at {}x{}: keeping the {} plan", check.tuned_ms,
+        log::info("denox: the tuned plan takes {:.4f} ms, the heuristic one {:.4f} ms at {}x{}: keeping the {} plan", check.tuned_ms,
                      check.heuristic_ms, request.width, request.height, check.kept_heuristic ? "heuristic" : "tuned");
       } catch (const measure::Cancelled&) {
         throw;
       } catch (const Error& e) {
         if (e.code() == ErrorCode::Vulkan) throw;  // a lost or hung device: nothing more should run on it
-        spdlog::warn("denox: could not time the tuned plan against the heuristic one ({}); keeping the tuned plan", e.what());
+        log::warn("denox: could not time the tuned plan against the heuristic one ({}); keeping the tuned plan", e.what());
         check = {};
       }
       if (check.kept_heuristic) p = std::move(hp);
@@ -424,12 +424,12 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
     r.pipeline_swaps.clear();  // the swaps were the discarded plan's
   }
   if (r.pipelines) r.pipelines = p.pipelines.size();  // the kept plan's own count
-  spdlog::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
+  log::info("denox: compiled a plan of {} dispatches, {} pipelines ({} tuning: {} edges, {} measured, {} from the cache, {} failed; "
                "predicted {:.3f} ms)",
                p.dispatches.size(), p.pipelines.size(), tuning_key(request), r.edges, r.measured_edges, r.cached_edges, r.failed_edges,
                r.predicted_ms);
   if (ctx.cache.writable().enabled() && !ctx.cache.store_plan(key, plan::serialize_plan(p)))
-    spdlog::warn("denox: could not store the plan in the cache '{}'", ctx.cache.writable().path().string());
+    log::warn("denox: could not store the plan in the cache '{}'", ctx.cache.writable().path().string());
   if (measurer) save_pipeline_cache(ctx);
   times.total_ms = model.import_ms + ms_since(start);
   progress("done", 1, 1, "");

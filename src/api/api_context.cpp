@@ -1,6 +1,5 @@
 // Contexts: the caller's device (or one denox creates), the on-disk cache, the shader compiler
 // and the driver's pipeline cache that every model of the context shares.
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -8,6 +7,7 @@
 
 #include "api/api_compile.hpp"
 #include "api/api_internal.hpp"
+#include "common/log.hpp"
 
 namespace denox::api {
 
@@ -80,7 +80,7 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
         ctx->pipeline_cache->merge(seeds[i].data);
       } catch (const Error& e) {
         // Pipelines are then created (and cached) again: slower, not wrong.
-        spdlog::warn("denox: could not merge the shipped pipeline cache data: {}", e.what());
+        log::warn("denox: could not merge the shipped pipeline cache data: {}", e.what());
         continue;
       }
     }
@@ -95,7 +95,7 @@ std::unique_ptr<denox_context_T> finish_context(std::unique_ptr<runtime::DeviceC
   const bool a_direct = check_a_direct(*ctx);
   const auto& writable = ctx->cache.writable();
   const auto& shipped_cache = ctx->cache.shipped();
-  spdlog::info("denox: context on '{}' ({}), cache {}{}{}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
+  log::info("denox: context on '{}' ({}), cache {}{}{}", ctx->device->caps().device_name, ctx->device->caps().driver_name,
                writable.enabled() ? writable.path().string() : "off (" + writable.disabled_reason() + ")",
                shipped_cache.enabled() ? ", shipped cache " + shipped_cache.path().string() : "",
                a_direct ? ", A_DIRECT convolutions on" : "");
@@ -137,7 +137,6 @@ const denox_device_requirement* denox_device_requirements(uint32_t* count) {
 denox_result denox_context_create(const denox_vulkan_device* device, const denox_context_options* options,
                                   denox_context* out_context) {
   return api::guarded(__func__, [&] {
-    api::install_default_logger();
     api::require(out_context, "out_context");
     *out_context = nullptr;
     api::require(device, "device");
@@ -164,7 +163,6 @@ denox_result denox_context_create(const denox_vulkan_device* device, const denox
 denox_result denox_context_create_headless(int device_index, int validation, const denox_context_options* options,
                                            denox_context* out_context) {
   return api::guarded(__func__, [&] {
-    api::install_default_logger();
     api::require(out_context, "out_context");
     *out_context = nullptr;
     runtime::OwnDeviceOptions own;
@@ -179,7 +177,7 @@ void denox_context_destroy(denox_context context) {
   try {
     api::save_pipeline_cache(*context);
   } catch (const std::exception& e) {
-    spdlog::warn("denox: could not save the pipeline cache: {}", e.what());
+    log::warn("denox: could not save the pipeline cache: {}", e.what());
   }
   int live = 0;
   {
@@ -194,7 +192,7 @@ void denox_context_destroy(denox_context context) {
   }
   // (Logged after the lock: a log callback may destroy a model. Not read after this: the last
   // model's destroy may free it from another thread.)
-  spdlog::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first (the context is freed "
+  log::error("denox_context_destroy: {} model(s) of this context still exist; destroy them first (the context is freed "
                 "with the last of them, which must happen before the VkDevice is destroyed)",
                 live);
 }
@@ -268,7 +266,7 @@ static void global_barrier(const char* function, denox_context context, VkComman
                            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
   if (context == nullptr || cmd == VK_NULL_HANDLE) {
     // (No result to return: a missing barrier must at least be in the log.)
-    spdlog::error("{}: {} is NULL; no barrier recorded", function, context == nullptr ? "the context" : "the command buffer");
+    log::error("{}: {} is NULL; no barrier recorded", function, context == nullptr ? "the context" : "the command buffer");
     return;
   }
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};

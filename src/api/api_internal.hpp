@@ -128,11 +128,6 @@ namespace denox::api {
 denox_result set_error(denox_result result, const char* function, const char* what, int vk_result = 0) noexcept;
 void clear_error();
 denox_result result_of(ErrorCode code);
-// Makes denox's logger spdlog's default (warnings to stderr), unless an application or
-// denox_set_log_callback already set one: at context creation, before any background thread
-// logs, so that denox_set_log_callback never has to swap a default logger in use.
-void install_default_logger();
-
 // Runs `fn`, translating exceptions into a result code and denox_last_error().
 template <typename Fn>
 denox_result guarded(const char* function, Fn&& fn) noexcept {

@@ -1,5 +1,4 @@
 // Models: loading (ONNX or plan), extent, memory, bindings and recording.
-#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "api/api_compile.hpp"
 #include "api/api_internal.hpp"
 #include "api/api_report.hpp"
+#include "common/log.hpp"
 #include "compiler/plan/plan_serialize.hpp"
 
 namespace denox::api {
@@ -73,7 +73,7 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
   job.model_name = name;
   job.request = request;
   start_job(*m, std::move(job));
-  spdlog::info("denox: running the heuristic plan; tuning ({}x{}) in the background", request.width, request.height);
+  log::info("denox: running the heuristic plan; tuning ({}x{}) in the background", request.width, request.height);
   return release(ctx, std::move(m));
 }
 

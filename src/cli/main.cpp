@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_session.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"denox: neural denoisers compiled to Vulkan compute"};
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries results (tables, --json objects).
   spdlog::set_default_logger(spdlog::stderr_color_mt("denox-cli"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  // denox's loggers forward to that default one: libdenox's (through the C API) and this
+  // program's own copy (the cache and reference code it links directly).
+  denox_set_log_callback(nullptr, nullptr, verbose ? DENOX_LOG_DEBUG : DENOX_LOG_WARN);
+  denox::log::logger().set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   try {
     for (auto& [sub, action] : commands) {
       if (sub->parsed()) return action();

@@ -5,6 +5,7 @@
 // incompatible model leaves the running one in place with the error in the status; with
 // external memory the swap waits for the caller's memory. Small models at odd extents: lavapipe.
 #include <catch2/catch.hpp>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,7 @@
 using namespace denox::test;
 using Size = denox::modelgen::OidnUnetOptions::Size;
 using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -596,20 +599,60 @@ TEST_CASE("a log callback may unregister itself", "[api][background]") {
   CHECK(once.calls == 1);
 }
 
+// Routes spdlog's default logger (the application's, in the process's shared libspdlog) into
+// memory while alive.
+struct AppLogger {
+  std::shared_ptr<std::ostringstream> text = std::make_shared<std::ostringstream>();
+  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  AppLogger() {
+    spdlog::set_default_logger(
+        std::make_shared<spdlog::logger>("app", std::make_shared<spdlog::sinks::ostream_sink_mt>(*text)));
+  }
+  ~AppLogger() { spdlog::set_default_logger(previous); }
+  std::string str() const { return text->str(); }
+};
+
 TEST_CASE("a log callback that logs through spdlog's default logger itself does not deadlock", "[api][background]") {
-  // libdenox uses the process's shared libspdlog, and its logger is the default one: an engine
-  // callback forwarding to spdlog re-entered the sink under its own lock and hung.
+  // libdenox uses the process's shared libspdlog. Before 0.4.0 its logger was the default one,
+  // and an engine callback forwarding to spdlog re-entered the sink under its own lock and hung.
+  // Now the line goes to the application's default logger.
   struct Forward {
     std::atomic<int> calls{0};
     static void on(denox_log_level, const char* message, void* user) {
       static_cast<Forward*>(user)->calls++;
-      spdlog::warn("engine: {}", message);  // dropped by denox's sink, not re-entered
+      spdlog::warn("engine: {}", message);
     }
   } forward;
+  const AppLogger app;
   const DefaultLogAtExit restore_log;
   denox_set_log_callback(Forward::on, &forward, DENOX_LOG_WARN);
   log_failed_reloads(1, 93);
   CHECK(forward.calls >= 1);
+  CHECK_THAT(app.str(), Contains("engine: denox: reload") && Contains("failed"));
+}
+
+TEST_CASE("denox leaves the application's spdlog default logger and level alone", "[api][background]") {
+  // denox logs through a logger of its own: without a callback its lines go to the
+  // application's default logger; a callback gets denox's lines only, never the application's;
+  // neither call replaces the default logger or changes its level (before 0.4.0 both did).
+  const AppLogger app;
+  const DefaultLogAtExit restore_log;
+  const auto app_logger = spdlog::default_logger();
+  const auto app_level = spdlog::default_logger()->level();
+  denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
+  log_failed_reloads(1, 95);
+  CHECK_THAT(app.str(), Contains("[denox] [warning] denox: reload") && Contains("failed"));
+
+  LogLines lines(DENOX_LOG_WARN);
+  const size_t app_text = app.str().size();
+  spdlog::warn("the application's own line");
+  log_failed_reloads(1, 97);
+  CHECK_FALSE(lines.any_containing("the application's own line"));
+  CHECK(lines.any_containing("failed"));
+  CHECK(app.str().find("the application's own line", app_text) != std::string::npos);
+  CHECK(app.str().find("denox: reload", app_text) == std::string::npos);  // the callback's now
+  CHECK(spdlog::default_logger() == app_logger);
+  CHECK(spdlog::default_logger()->level() == app_level);
 }
 
 TEST_CASE("a context destroyed before its model is freed with the model, after its pipelines", "[api][background]") {

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "common/log.hpp"
+
 namespace denox::cache::test {
 
 TempDir::TempDir() {
@@ -126,14 +128,17 @@ EnvOverride::~EnvOverride() {
     unsetenv(name_.c_str());
 }
 
-LogCapture::LogCapture() : previous_(spdlog::default_logger()), previous_level_(spdlog::get_level()) {
+LogCapture::LogCapture()
+    : previous_(spdlog::default_logger()), previous_level_(spdlog::get_level()), previous_denox_level_(denox::log::logger().level()) {
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
   spdlog::set_level(spdlog::level::debug);
+  denox::log::logger().set_level(spdlog::level::debug);
   sink_ = sink;
 }
 
 LogCapture::~LogCapture() {
+  denox::log::logger().set_level(previous_denox_level_);
   spdlog::set_default_logger(previous_);
   spdlog::set_level(previous_level_);
 }

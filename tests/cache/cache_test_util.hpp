@@ -60,7 +60,8 @@ class EnvOverride {
   std::optional<std::string> old_;
 };
 
-// Routes spdlog's default logger into memory while alive.
+// Routes spdlog's default logger into memory while alive, with denox's logger (which forwards
+// to it) at debug level.
 class LogCapture {
  public:
   LogCapture();
@@ -71,7 +72,7 @@ class LogCapture {
 
  private:
   std::shared_ptr<spdlog::logger> previous_;
-  spdlog::level::level_enum previous_level_;
+  spdlog::level::level_enum previous_level_, previous_denox_level_;
   std::shared_ptr<void> sink_;
 };
 

@@ -1,12 +1,12 @@
 #include "compiler/schedule/schedule.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <set>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/prune/prune.hpp"
 #include "compiler/schedule/share_pipelines.hpp"
@@ -170,7 +170,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
         if (opt.measurer && measurable(i)) todo.push_back(i);
       }
     if (!todo.empty()) measure(todo);
-    spdlog::warn("denox: failed implementations left no minimum-dispatch schedule; selecting among the structurally pruned ones too");
+    log::warn("denox: failed implementations left no minimum-dispatch schedule; selecting among the structurally pruned ones too");
     sg = build_supergraph(graph, impls, select_costs(impls, cost, measured, heuristic), keep);
     sel = select::select_min_latency(sg.graph, &stats);
   }
@@ -203,7 +203,7 @@ Schedule schedule_graph(const compiler::Graph& graph, const ScheduleOptions& opt
     } catch (const Error& e) {
       // The plan stays what select chose (if that does not lower at all, lower_schedule reports
       // it with its context).
-      spdlog::warn("denox: pipeline sharing skipped: {}", e.what());
+      log::warn("denox: pipeline sharing skipped: {}", e.what());
       s.chosen = selected, r.pipelines = 0, r.pipeline_swaps.clear();
     }
   }

@@ -17,4 +17,4 @@ add_library(denox_cache STATIC
 target_include_directories(denox_cache PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_include_directories(denox_cache PRIVATE ${DENOX_XXHASH_INCLUDE_DIR})
 # sqlite and xxhash stay private: the headers expose neither.
-target_link_libraries(denox_cache PUBLIC spdlog::spdlog PRIVATE SQLite::SQLite3 ${DENOX_XXHASH_LIBRARY})
+target_link_libraries(denox_cache PUBLIC denox_common PRIVATE SQLite::SQLite3 ${DENOX_XXHASH_LIBRARY})

@@ -1,6 +1,5 @@
 #include "runtime/cache/cache_admin.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "runtime/cache/cache_key.hpp"
 #include "runtime/cache/cache_open.hpp"
 #include "runtime/cache/content_hash.hpp"
@@ -139,7 +139,7 @@ size_t write_rows(Db& db, const std::vector<PlanRow>& plans, const std::vector<S
     written = 0;
     for (const PlanRow& r : plans) {
       if (!r.summary.intact) {
-        spdlog::warn("denox cache: skipping plan {} of '{}': its checksum or key digest does not match", r.summary.key_digest, from.string());
+        log::warn("denox cache: skipping plan {} of '{}': its checksum or key digest does not match", r.summary.key_digest, from.string());
         continue;
       }
       Statement insert(db, "INSERT OR REPLACE INTO plans (key_digest, key_text, plan, checksum, created_at, last_used_at) "
@@ -155,7 +155,7 @@ size_t write_rows(Db& db, const std::vector<PlanRow>& plans, const std::vector<S
     }
     for (const PipelineRow& r : pipelines) {
       if (!r.intact) {
-        spdlog::warn("denox cache: skipping pipeline cache {} of '{}': its checksum does not match", r.device_key, from.string());
+        log::warn("denox cache: skipping pipeline cache {} of '{}': its checksum does not match", r.device_key, from.string());
         continue;
       }
       Statement insert(db, "INSERT OR REPLACE INTO pipeline_caches (device_key, device_text, data, checksum, updated_at) "
@@ -225,9 +225,9 @@ size_t export_plans(const fs::path& cache, const fs::path& out, const ExportFilt
     // closes (a shipped copy with a non-empty -wal beside it is refused, naming the log).
     try {
       const std::string mode = detail::query_text(dst, "PRAGMA journal_mode=DELETE");
-      if (mode != "delete") spdlog::warn("denox cache: '{}' stays in journal mode '{}'", out.string(), mode);
+      if (mode != "delete") log::warn("denox cache: '{}' stays in journal mode '{}'", out.string(), mode);
     } catch (const detail::SqliteError& e) {
-      spdlog::warn("denox cache: '{}' stays in WAL mode while another process has it open ({}): ship it after that process "
+      log::warn("denox cache: '{}' stays in WAL mode while another process has it open ({}): ship it after that process "
                    "closes it", out.string(), e.what());
     }
     return written;
@@ -262,7 +262,7 @@ void clear_cache(const fs::path& cache) {
     try {
       db.exec("VACUUM");
     } catch (const detail::SqliteError& e) {
-      spdlog::warn("denox cache: '{}' is cleared, but VACUUM failed ({}): the file keeps its size until the next clear",
+      log::warn("denox cache: '{}' is cleared, but VACUUM failed ({}): the file keeps its size until the next clear",
                    cache.string(), e.what());
     }
     return 0;

@@ -24,8 +24,6 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -34,6 +32,8 @@
 #include <fstream>
 #include <thread>
 #include <vector>
+
+#include "common/log.hpp"
 
 namespace denox::cache::detail {
 
@@ -157,7 +157,7 @@ class OpenLock {
   }
   ~OpenLock() {
     // (Closing the descriptor releases its lock.)
-    if (fd_ >= 0 && ::close(fd_) != 0) spdlog::debug("denox cache: closing lock file failed: {}", std::strerror(errno));
+    if (fd_ >= 0 && ::close(fd_) != 0) log::debug("denox cache: closing lock file failed: {}", std::strerror(errno));
   }
   OpenLock(const OpenLock&) = delete;
   OpenLock& operator=(const OpenLock&) = delete;
@@ -249,7 +249,7 @@ void enable_wal(Db& db) {
   // this is a no-op read after the first time. File systems without shared memory (some
   // network mounts) refuse it; the rollback journal still works, only with less concurrency.
   const std::string mode = query_text(db, "PRAGMA journal_mode=WAL");
-  if (mode != "wal") spdlog::warn("denox cache: WAL mode unavailable (journal_mode is '{}'); concurrent use is slower", mode);
+  if (mode != "wal") log::warn("denox cache: WAL mode unavailable (journal_mode is '{}'); concurrent use is slower", mode);
   // NORMAL is durable against process crashes in WAL mode (only a power loss can drop the
   // last commits, which for a cache just means recompiling) and avoids an fsync per store.
   db.exec("PRAGMA synchronous=NORMAL");
@@ -344,7 +344,7 @@ void set_aside(const fs::path& path, const fs::path& aside) {
 }
 
 OpenedCache disabled(const fs::path& path, std::string reason) {
-  spdlog::warn("denox cache: running without a cache: {} ('{}')", reason, path.string());
+  log::warn("denox cache: running without a cache: {} ('{}')", reason, path.string());
   OpenedCache out;
   out.disabled_reason = std::move(reason);
   return out;
@@ -357,7 +357,7 @@ UsersLock UsersLock::shared(const fs::path& database) {
   const int fd = open_lock_file(database);
   if (fd < 0) return lock;
   if (!ofd_lock(fd, kUsersByte, F_RDLCK)) {
-    spdlog::debug("denox cache: no users lock on '{}': {}", lock_file_of(database).string(), std::strerror(errno));
+    log::debug("denox cache: no users lock on '{}': {}", lock_file_of(database).string(), std::strerror(errno));
     ::close(fd);
     return lock;
   }
@@ -445,7 +445,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
       // Never fall back to using the damaged file.
       return disabled(path, "cache file is unusable (" + first.cause + ") and could not be moved aside: " + e.what());
     }
-    spdlog::warn("denox cache: '{}' is unusable ({}); moved it to '{}' and started a fresh cache", path.string(),
+    log::warn("denox cache: '{}' is unusable ({}); moved it to '{}' and started a fresh cache", path.string(),
                  first.cause, out.recovery->set_aside_path.string());
 
     Attempt second = try_open(path, options);

@@ -4,13 +4,13 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 
+#include "common/log.hpp"
 #include "runtime/cache/cache_open.hpp"
 #include "runtime/cache/content_hash.hpp"
 #include "runtime/cache/sqlite_db.hpp"
@@ -91,14 +91,14 @@ struct PlanCache::Impl {
   void on_error(const SqliteError& e, std::string_view action) {
     if (e.is_corruption()) {
       // A read-only file is not ours to repair: this PlanCache just stops reading it.
-      spdlog::warn("denox cache: '{}' is corrupt ({} failed: {}); {}", path.string(), action, e.what(),
+      log::warn("denox cache: '{}' is corrupt ({} failed: {}); {}", path.string(), action, e.what(),
                    read_only ? "not reading from it any more" : "caching is off until the next open");
       db.close();
       users = {};  // no longer a user: the next open may set the file aside
       disabled_reason = std::string("the file became corrupt: ") + e.what();
       return;
     }
-    spdlog::warn("denox cache: {} failed: {}", action, e.what());
+    log::warn("denox cache: {} failed: {}", action, e.what());
   }
 
   // Returns the payload if the row exists, matches its checksum and its full key text.
@@ -127,7 +127,7 @@ struct PlanCache::Impl {
         // Equal digests of different key texts: a hash collision, absurdly unlikely, but
         // comparing costs nothing and turns it into a plain miss.
         if (!bad_checksum && select.column_text(2) != key_text) {
-          spdlog::warn("denox cache: {} key digest {} collides with a different key; treating as a miss", table.name, key);
+          log::warn("denox cache: {} key digest {} collides with a different key; treating as a miss", table.name, key);
           ++misses;
           return std::nullopt;
         }
@@ -135,14 +135,14 @@ struct PlanCache::Impl {
       if (bad_checksum && read_only) {
         ++stats.corrupt_rows;
         ++misses;
-        spdlog::warn("denox cache: {} row {} in the read-only cache '{}' fails its checksum; ignoring it", table.name, key,
+        log::warn("denox cache: {} row {} in the read-only cache '{}' fails its checksum; ignoring it", table.name, key,
                      path.string());
         return std::nullopt;
       }
       if (bad_checksum) {
         ++stats.corrupt_rows;
         ++misses;
-        spdlog::warn("denox cache: {} row {} in '{}' fails its checksum; deleting it", table.name, key, path.string());
+        log::warn("denox cache: {} row {} in '{}' fails its checksum; deleting it", table.name, key, path.string());
         try {
           // Only the row as it was read: another process may have stored a good one since.
           detail::write_transaction(db, options.busy_timeout,
@@ -169,7 +169,7 @@ struct PlanCache::Impl {
       db.set_busy_timeout(0);
       Statement(db, table.touch_sql).bind(1, key).bind(2, unix_now()).run();
     } catch (const SqliteError& e) {
-      spdlog::debug("denox cache: updating last_used_at skipped: {}", e.what());
+      log::debug("denox cache: updating last_used_at skipped: {}", e.what());
     }
     try {
       db.set_busy_timeout(static_cast<int>(options.busy_timeout.count()));
@@ -201,7 +201,7 @@ struct PlanCache::Impl {
         on_error(e, std::string("storing a ") + table.name);
       } else {
         // Disk full tends to repeat for every store of a compile; warn once, then quietly.
-        spdlog::debug("denox cache: storing a {} failed: {}", table.name, e.what());
+        log::debug("denox cache: storing a {} failed: {}", table.name, e.what());
       }
       write_failure_logged = true;
       return false;
@@ -330,7 +330,7 @@ std::optional<std::vector<std::uint32_t>> PlanCache::load_spirv(std::string_view
   if (!bytes) return std::nullopt;
   if (bytes->size() % sizeof(std::uint32_t) != 0) {
     // Only a checksummed row gets here, so this means a writer stored a non-word payload.
-    spdlog::warn("denox cache: SPIR-V row {} is not a whole number of words; ignoring it", key);
+    log::warn("denox cache: SPIR-V row {} is not a whole number of words; ignoring it", key);
     std::lock_guard lock(impl_->mutex);
     --s.spirv_hits;
     ++s.spirv_misses;

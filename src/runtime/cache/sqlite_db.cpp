@@ -1,6 +1,5 @@
 #include "runtime/cache/sqlite_db.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -8,6 +7,8 @@
 #include <climits>
 #include <filesystem>
 #include <thread>
+
+#include "common/log.hpp"
 
 namespace denox::cache::detail {
 
@@ -76,7 +77,7 @@ void Db::close() {
   // close_v2 never leaves a zombie we could leak: unfinalized statements (there are none, all
   // are RAII) would only defer the close. A failure here can only be logged.
   const int rc = sqlite3_close_v2(db_);
-  if (rc != SQLITE_OK) spdlog::warn("denox cache: sqlite3_close_v2 failed: {}", sqlite3_errstr(rc));
+  if (rc != SQLITE_OK) log::warn("denox cache: sqlite3_close_v2 failed: {}", sqlite3_errstr(rc));
   db_ = nullptr;
 }
 
@@ -217,7 +218,7 @@ void rollback_quietly(Db& db) {
   } catch (const SqliteError& e) {
     // Nothing more can be done: sqlite rolls the journal back when the connection closes or
     // the next process opens the file.
-    spdlog::warn("denox cache: {}", e.what());
+    log::warn("denox cache: {}", e.what());
   }
 }
 

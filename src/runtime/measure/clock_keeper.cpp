@@ -1,10 +1,10 @@
 #include "runtime/measure/clock_keeper.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "common/log.hpp"
 #include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::measure {
@@ -118,7 +118,7 @@ bool ClockKeeper::warm_up() {
   // wait here again, nor is timed twice, for a clock the GPU no longer gives.
   if (reached > 0) {
     // (Once at info level: a tune sharing the GPU with an engine's frames could say it often.)
-    spdlog::log(lowered_ ? spdlog::level::debug : spdlog::level::info,
+    log::logger().log(lowered_ ? spdlog::level::debug : spdlog::level::info,
                 "denox: the GPU's clock stays at {:.0f}% of the best the tuner saw; measuring against that", 100.0 * reached / best_rate_);
     lowered_ = true;
     best_rate_ = reached;

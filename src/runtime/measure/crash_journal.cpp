@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <chrono>
@@ -13,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/log.hpp"
 #include "runtime/cache/layered_cache.hpp"
 
 namespace denox::measure {
@@ -159,18 +159,18 @@ Judgement judge_row(std::string_view text, const std::string& what, const std::f
                                 ? "process " + std::to_string(m.owner.pid) + " of another PID namespace" +
                                       (m.owner.liveness_slot >= 0 ? " (its liveness lock is held)" : " (alive or not: cannot be told from here)")
                                 : "process " + std::to_string(m.owner.pid);
-    spdlog::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what, who, unix_now() - m.at);
+    log::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what, who, unix_now() - m.at);
     return {};
   }
   const std::string when = std::to_string(unix_now() - m.at) + " s ago";
   if (m.parallel) {
-    spdlog::warn("denox: process {} died ({}) while {} on several threads, {} among them; measuring it again one edge at a time "
+    log::warn("denox: process {} died ({}) while {} on several threads, {} among them; measuring it again one edge at a time "
                  "(shader compile, driver pipeline and timing each alone) to find the one that crashes",
                  m.owner.pid, when, m.phase == "compile" ? "compiling the shaders of several edges" : "creating the driver pipelines of several edges",
                  what);
     return {Verdict::MeasureSerially, ""};
   }
-  spdlog::warn("denox: {} crashed process {} ({}) while being measured alone ({}); recorded as failed, not tried again on this device "
+  log::warn("denox: {} crashed process {} ({}) while being measured alone ({}); recorded as failed, not tried again on this device "
                "(`denox cache clear` forgets it)",
                what, m.owner.pid, when, m.phase);
   return {Verdict::Crashed, "crashed the process while being measured (" + m.phase + ")"};
@@ -197,7 +197,7 @@ CrashJournal::~CrashJournal() {
 bool CrashJournal::write(const std::string& key, const std::string& value) {
   if (store_ == nullptr) return true;
   if (store_->store_measurement(key, value)) return true;
-  spdlog::debug("denox: could not store '{}' in the measurement store", value);
+  log::debug("denox: could not store '{}' in the measurement store", value);
   return false;
 }
 

@@ -110,7 +110,7 @@ struct Judgement {
   std::string failure;  // Crashed: the failure to record
 };
 // Judges `text` (the stored row of the edge described by `what`) and logs what it concluded
-// (spdlog::warn for a dead process's marker).
+// (log::warn for a dead process's marker).
 Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database = {});
 
 // The markers one measure() call writes to `store`'s writable cache. Thread-safe. A null store,

@@ -1,6 +1,5 @@
 #include "runtime/measure/measure.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
 #include "runtime/measure/clock_keeper.hpp"
@@ -152,7 +152,7 @@ struct DeviceMeasurer::Run {
     if (progress) progress(stage, done, total, what);
   }
   void store(const Pending& p, const autotune::Measured& r) {
-    if (!journal.finish(p.key, encode_measurement(r))) spdlog::debug("denox: could not store the measurement of {}", p.what);
+    if (!journal.finish(p.key, encode_measurement(r))) log::debug("denox: could not store the measurement of {}", p.what);
   }
   autotune::EdgeGraph edge(size_t impl) const { return autotune::extract_edge_graph(graph, *impls[impl], values, precision); }
   // An edge's shaders compiled (SPIR-V into p.plan), the step marked in the journal; a failure
@@ -191,9 +191,9 @@ std::vector<autotune::Measured> DeviceMeasurer::measure(const compiler::Graph& g
   if (run.keeper) {
     run.keeper->finish();
     const ClockKeeper::Stats& k = run.keeper->stats();
-    spdlog::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
+    log::debug("denox: clock keeper: {} submits, {:.1f} ms of busy work for {:.1f} ms of host work between timed edges", k.submits, k.busy_ms, k.gap_ms);
   }
-  spdlog::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, scratch {:.1f}, inputs {:.1f}, waiting for the clock "
+  log::debug("denox: measure: {} edges timed; host ms: edge models {:.1f}, scratch {:.1f}, inputs {:.1f}, waiting for the clock "
                 "keeper {:.1f}, runs {:.1f}, between edges {:.1f}",
                 host_.edges, host_.model_ms, host_.extent_ms, host_.inputs_ms, host_.keeper_wait_ms, host_.runs_ms, host_.between_ms);
   pool_ = {};  // the caller-side buffers are not kept past measure()
@@ -305,7 +305,7 @@ void DeviceMeasurer::time_pending(Run& run) {
     try {
       run.keeper.emplace(device_, compiler_, pipeline_cache_);
     } catch (const Error& e) {
-      spdlog::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
+      log::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
     }
   }
   ClockKeeper* keeper = run.keeper ? &*run.keeper : nullptr;
@@ -345,7 +345,7 @@ void DeviceMeasurer::time_pending(Run& run) {
     } else {
       r.failure = p.failure;
     }
-    if (!r.ok) spdlog::info("denox: measuring {} failed: {}", p.what, r.failure);
+    if (!r.ok) log::info("denox: measuring {} failed: {}", p.what, r.failure);
     run.store(p, r);
   }
   if (!run.pending.empty()) run.report("measure", run.pending.size(), run.pending.size(), "");
@@ -375,7 +375,7 @@ void DeviceMeasurer::time_again_at_clock(Run& run) {
   const bool all = std::getenv("DENOX_TEST_CLOCK_DIP") != nullptr;
   keeper.finish();  // the last edge's end: the busy work after its runs
   if (keeper.best_rate() <= 0 && gpu)
-    spdlog::debug("denox: the clock keeper's busy work never ran long enough to read the clock: no edge is checked for it");
+    log::debug("denox: the clock keeper's busy work never ran long enough to read the clock: no edge is checked for it");
   if (!gpu && !all) return;
   std::vector<size_t> again;
   if (all)
@@ -397,7 +397,7 @@ void DeviceMeasurer::time_again_at_clock(Run& run) {
       const double first = r.ms, second = as_stored(time_plan(std::move(plan), p.what, 0, &keeper));
       r.ms = std::min(first, second);
       r.timed_again = true;
-      spdlog::debug("denox: {} timed again: {:.6f} ms, first {:.6f} ms; keeps {:.6f} ms", p.what, second, first, r.ms);
+      log::debug("denox: {} timed again: {:.6f} ms, first {:.6f} ms; keeps {:.6f} ms", p.what, second, first, r.ms);
       run.store(p, r);
     } catch (const DeviceHung& e) {
       // As in step 3: a configuration that hung the device is not tried again, even one that
@@ -409,10 +409,10 @@ void DeviceMeasurer::time_again_at_clock(Run& run) {
     } catch (const Cancelled&) {
       throw;  // (the store keeps the first timing)
     } catch (const Error& e) {
-      spdlog::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
+      log::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
     }
   }
-  if (!again.empty()) spdlog::info("denox: {} of {} edges were timed while the GPU's clock was down; timed again", again.size(), run.timed.size());
+  if (!again.empty()) log::info("denox: {} of {} edges were timed while the GPU's clock was down; timed again", again.size(), run.timed.size());
 }
 
 double DeviceMeasurer::time_network(plan::Plan plan, uint32_t width, uint32_t height, const std::string& what, uint32_t warm_ms) {

@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include <spdlog/spdlog.h>
 
 #include "common/half.hpp"
+#include "common/log.hpp"
 #include "runtime/vulkan/buffer.hpp"
 #include "runtime/vulkan/compute_pipeline.hpp"
 
@@ -70,9 +70,9 @@ bool checked_coop_a_rows(const DeviceContext& ctx, const std::function<std::vect
   try {
     const std::string why = coop_a_rows_mismatch(ctx, spirv());
     passed = why.empty();
-    if (!passed) spdlog::info("denox: conv2d_coopmat's A_DIRECT is off on {}: {}", ctx.caps().device_name, why);
+    if (!passed) log::info("denox: conv2d_coopmat's A_DIRECT is off on {}: {}", ctx.caps().device_name, why);
   } catch (const std::exception& e) {
-    spdlog::warn("denox: the cooperative-matrix element-order check failed on {}: {}; A_DIRECT is off", ctx.caps().device_name, e.what());
+    log::warn("denox: the cooperative-matrix element-order check failed on {}: {}; A_DIRECT is off", ctx.caps().device_name, e.what());
   }
   ctx.set_coop_a_rows(passed);
   return passed;

@@ -1,12 +1,12 @@
 #include "runtime/vulkan/device_context.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::runtime {
@@ -139,9 +139,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
   const char* text = data && data->pMessage ? data->pMessage : "(no message)";
   if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
     static_cast<std::atomic<uint64_t>*>(user)->fetch_add(1);
-    spdlog::error("vulkan validation: {}", text);
+    log::error("vulkan validation: {}", text);
   } else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
-    spdlog::warn("vulkan validation: {}", text);
+    log::warn("vulkan validation: {}", text);
   }
   return VK_FALSE;
 }
@@ -177,7 +177,7 @@ VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* 
   features.pNext = messenger_info;
   const bool sync = validation && layer_has_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   if (sync) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-  if (validation && !sync) spdlog::warn("the validation layer lacks VK_EXT_validation_features: no synchronization validation");
+  if (validation && !sync) log::warn("the validation layer lacks VK_EXT_validation_features: no synchronization validation");
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
   info.enabledLayerCount = static_cast<uint32_t>(layers.size());
@@ -237,7 +237,7 @@ void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, c
   if (unused.empty()) return;
   std::string list;
   for (const auto& u : unused) list += (list.empty() ? "" : ", ") + u;
-  spdlog::warn("denox: the device supports {} but denox_vulkan_device::enabled_features_chain / enabled_extensions do not say the "
+  log::warn("denox: the device supports {} but denox_vulkan_device::enabled_features_chain / enabled_extensions do not say the "
                "VkDevice enabled them; denox uses only what they list, so models run slower paths (see denox_device_requirements)",
                list);
 }

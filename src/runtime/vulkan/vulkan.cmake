@@ -21,4 +21,4 @@ add_library(denox_vulkan STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/record.cpp
 )
 target_include_directories(denox_vulkan PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(denox_vulkan PUBLIC denox_volk denox_plan denox_reference spdlog::spdlog)
+target_link_libraries(denox_vulkan PUBLIC denox_volk denox_plan denox_reference)
