@@ -48,7 +48,8 @@ extern "C" {
 /* Before 1.0 a minor version may change the layout of the option structs (0.2.0 appended
  * fields to denox_vulkan_device, denox_context_options, denox_model_options, denox_stats and
  * denox_context_info; 0.3.0 appended DENOX_ERROR_OUT_OF_HOST_MEMORY to denox_result; 0.4.0
- * appended last_error_vk_result to denox_model_status): build
+ * appended last_error_vk_result to denox_model_status and enabled_instance_extensions to
+ * denox_vulkan_device): build
  * against the header of the library you link. Zero-initialize the
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
@@ -97,12 +98,14 @@ typedef enum denox_log_level {
 
 /* Receives denox's log lines at `min_level` and above. Process-wide. Lines come one at a time
  * (denox serializes them) but on whichever thread logged them, background workers included: the
- * callback must be safe to run on any thread. It may be called while denox works on other
- * threads: once it returns, the previous callback is not called again. NULL: the lines at
- * `min_level` and above go to spdlog's default logger of the moment (libdenox uses the
- * process's shared libspdlog: the application's default logger if it set one, else spdlog's,
- * which writes to stderr), which filters them by its own level too; that is also what happens
- * before any call, at DENOX_LOG_WARN.
+ * callback must be safe to run on any thread, and must not destroy a model or a context (it
+ * may run on that model's worker thread, or hold up a worker that the destroy waits for). It
+ * may be called while denox works on other threads: once it returns, the previous callback is
+ * not called again. NULL: the lines at `min_level` and above go to spdlog's default logger of
+ * the moment, which filters them by its own level too; that is also what happens before any
+ * call, at DENOX_LOG_WARN. That is the application's default logger where the application uses
+ * the same shared libspdlog as libdenox (Debian's libspdlog.so.1.10); with a header-only,
+ * static or other build of spdlog it is libspdlog's own, which writes to stderr.
  * Since 0.4.0 denox logs through a logger of its own and never replaces spdlog's default logger
  * or changes its level, so an application's own spdlog lines never reach the callback (before,
  * this call made denox's logger the default). A line that denox logs on the callback's thread
@@ -156,6 +159,12 @@ typedef struct denox_vulkan_device {
   void (*lock_queue)(VkQueue queue, void* user_data);
   void (*unlock_queue)(VkQueue queue, void* user_data);
   void* queue_lock_user_data;
+
+  /* Since 0.4.0, optional: the instance's VkInstanceCreateInfo::ppEnabledExtensionNames. With
+   * VK_EXT_debug_utils among them, record() labels its work (see denox_model_record). Only this
+   * list says so: loaders hand out the entry points of extensions an instance did not enable. */
+  const char* const* enabled_instance_extensions;
+  uint32_t enabled_instance_extension_count;
 } denox_vulkan_device;
 
 /* What denox needs from the device: extension names and feature names
@@ -440,10 +449,10 @@ DENOX_API denox_result denox_model_schedule_report(denox_model model, char* json
 DENOX_API denox_result denox_model_export_plan(denox_model model, void* data, size_t* size);
 /* Waits for nothing on the GPU: the caller must make sure no command buffer that recorded this
  * model (its current or a replaced plan) is still pending. A background job is cancelled and its
- * thread joined first. It stops within about one shader compile or one measurement submit (what
- * it measured so far stays in the cache), except in two steps it finishes first: importing a
- * reloaded model, and building a finished plan (the driver creating its pipelines, up to seconds
- * with a cold driver cache, and its weight upload). NULL is ignored. */
+ * thread joined first. It stops within about one shader compile, one measurement submit (what
+ * it measured so far stays in the cache) or one driver pipeline creation (a large part of a
+ * second with a cold driver cache), except in two steps it finishes first: importing a
+ * reloaded model (protobuf parsing), and a finished plan's weight upload. NULL is ignored. */
 DENOX_API void denox_model_destroy(denox_model model);
 
 typedef enum denox_io_kind { DENOX_INPUT = 0, DENOX_OUTPUT = 1 } denox_io_kind;
@@ -553,11 +562,10 @@ DENOX_API denox_result denox_model_bind_output(denox_model model, uint32_t index
  * denox's pipeline layout (which disturbs the engine's compute descriptor sets) and push
  * constants of VK_SHADER_STAGE_COMPUTE_BIT. Rebind the engine's compute pipeline, descriptor
  * sets and push constants after it. Nothing is bound at the graphics bind point.
- * Debug labels (since 0.4.0): where the instance enabled VK_EXT_debug_utils (denox looks up
- * vkCmdBeginDebugUtilsLabelEXT through get_instance_proc_addr at context creation; the spec
- * has it return NULL otherwise), the work is wrapped in a "denox" label and each dispatch in
- * one with its name (denox_model_dispatch_name), so that RenderDoc, Nsight Graphics or RGP
- * show them. Labels open and close within the call.
+ * Debug labels (since 0.4.0): where denox_vulkan_device::enabled_instance_extensions lists
+ * VK_EXT_debug_utils (a headless context: with validation), the work is wrapped in a "denox"
+ * label and each dispatch in one with its name (denox_model_dispatch_name), so that RenderDoc,
+ * Nsight Graphics or RGP show them. Labels open and close within the call.
  * DENOX_ERROR_NOT_READY (nothing recorded; the message says which): no extent; external memory
  * not bound, or a scratch buffer smaller than the extent needs; an input or output not bound,
  * or a bound buffer range too small for the extent; or the commands could not be rebuilt after

@@ -377,9 +377,13 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   auto ready = std::make_unique<ReadyPlan>();
   ready->kind = job.kind == DENOX_JOB_TUNE ? DENOX_PLAN_TUNED : DENOX_PLAN_RELOADED;
   ready->report_json = std::move(compiled.report_json);
+  // A cancel (a newer reload, the model's destroy) stops within one driver pipeline.
+  const auto cancel_check = [this] {
+    if (cancel_) throw measure::Cancelled();
+  };
   ready->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(compiled.plan), ctx.pipeline_cache->handle(),
                                                             adapter_compiler(ctx), model_.options.external_memory != 0,
-                                                            request.measure_device);
+                                                            request.measure_device, cancel_check);
   save_pipeline_cache(ctx);
   IoState io;
   {

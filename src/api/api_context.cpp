@@ -153,6 +153,11 @@ denox_result denox_context_create(const denox_vulkan_device* device, const denox
     if (device->enabled_extension_count > 0) api::require(device->enabled_extensions, "device->enabled_extensions");
     for (uint32_t i = 0; i < device->enabled_extension_count; ++i)
       ext.enabled_extensions.emplace_back(api::require(device->enabled_extensions[i], "an enabled extension name"));
+    if (device->enabled_instance_extension_count > 0)
+      api::require(device->enabled_instance_extensions, "device->enabled_instance_extensions");
+    for (uint32_t i = 0; i < device->enabled_instance_extension_count; ++i)
+      ext.enabled_instance_extensions.emplace_back(
+          api::require(device->enabled_instance_extensions[i], "an enabled instance extension name"));
     ext.enabled_features_chain = device->enabled_features_chain;
     ext.background_queue = device->background_queue;
     ext.queue_lock = {device->lock_queue, device->unlock_queue, device->queue_lock_user_data};

@@ -1,6 +1,5 @@
 // The C API of background work: status, hot reload, file watching, and the queue lock of a
 // context's queue (api_background.cpp does the work).
-#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <filesystem>

@@ -44,10 +44,17 @@ class ForwardSink final : public spdlog::sinks::base_sink<spdlog::details::null_
     // A reference, not spdlog's raw default pointer: the application may swap its default
     // logger on another thread meanwhile. Straight to its sinks, filtered by its level and
     // theirs, so that the line keeps denox's name ("[denox]" in its format).
+    // Its flush level is honoured (an application that flushes on warnings keeps denox's last
+    // lines if the process then dies). An asynchronous default logger's queue is bypassed: its
+    // sinks are called on denox's thread.
     const std::shared_ptr<spdlog::logger> fallback = spdlog::default_logger();
     if (fallback == nullptr || !fallback->should_log(msg.level)) return;
-    for (const auto& sink : fallback->sinks())
-      if (sink->should_log(msg.level)) sink->log(msg);
+    const bool flush = msg.level >= fallback->flush_level();
+    for (const auto& sink : fallback->sinks()) {
+      if (!sink->should_log(msg.level)) continue;
+      sink->log(msg);
+      if (flush) sink->flush();
+    }
   }
   void flush_() override {}
 

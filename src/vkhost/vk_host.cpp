@@ -95,6 +95,7 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   ici.ppEnabledExtensionNames = exts.data();
   check(vkCreateInstance(&ici, nullptr, &d->instance_), "vkCreateInstance");
+  d->instance_extension_ptrs_ = exts;  // (string literals)
   // Device-level entry points too, as the loader's trampolines (see finish()).
   volkLoadInstance(d->instance_);
   if (validation) {
@@ -241,6 +242,8 @@ denox_vulkan_device Device::as_denox() const {
   d.get_instance_proc_addr = vkGetInstanceProcAddr;
   d.enabled_extensions = extension_ptrs_.data();
   d.enabled_extension_count = static_cast<uint32_t>(extension_ptrs_.size());
+  d.enabled_instance_extensions = instance_extension_ptrs_.data();
+  d.enabled_instance_extension_count = static_cast<uint32_t>(instance_extension_ptrs_.size());
   d.enabled_features_chain = features_ ? &features_->f2 : nullptr;
   d.lock_queue = [](VkQueue, void* user) { static_cast<const Device*>(user)->queue_mutex_.lock(); };
   d.unlock_queue = [](VkQueue, void* user) { static_cast<const Device*>(user)->queue_mutex_.unlock(); };

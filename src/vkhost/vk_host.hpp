@@ -70,6 +70,7 @@ class Device {
   VkPhysicalDeviceProperties props_{};
   std::vector<std::string> extensions_;
   std::vector<const char*> extension_ptrs_;
+  std::vector<const char*> instance_extension_ptrs_;  // what the instance was created with
   // The feature chain the device was created with (kept alive for as_denox()).
   struct Features;
   std::shared_ptr<Features> features_;

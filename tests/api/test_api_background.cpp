@@ -631,6 +631,24 @@ TEST_CASE("a log callback that logs through spdlog's default logger itself does 
   CHECK_THAT(app.str(), Contains("engine: denox: reload") && Contains("failed"));
 }
 
+TEST_CASE("a line denox logs from inside the log callback, on its thread, is dropped", "[api][background]") {
+  // The barrier helpers log an error for a NULL command buffer, synchronously. Logged again from
+  // inside the callback, the line would re-enter denox's sink under its own (non-recursive) lock.
+  struct Reenter {
+    std::atomic<int> calls{0};
+    static void on(denox_log_level, const char*, void* user) {
+      static_cast<Reenter*>(user)->calls++;
+      denox_cmd_input_barrier(nullptr, nullptr, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    }
+  } reenter;
+  const DefaultLogAtExit restore_log;
+  denox_set_log_callback(Reenter::on, &reenter, DENOX_LOG_WARN);
+  denox_cmd_input_barrier(nullptr, nullptr, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  CHECK(reenter.calls == 1);
+  denox_cmd_input_barrier(nullptr, nullptr, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  CHECK(reenter.calls == 2);  // the sink is usable again after the drop
+}
+
 TEST_CASE("denox leaves the application's spdlog default logger and level alone", "[api][background]") {
   // denox logs through a logger of its own: without a callback its lines go to the
   // application's default logger; a callback gets denox's lines only, never the application's;

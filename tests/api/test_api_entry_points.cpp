@@ -1,10 +1,11 @@
 // What denox does through the engine's Vulkan entry points, seen by wrapping the
 // vkGetInstanceProcAddr the engine passes (denox_vulkan_device::get_instance_proc_addr):
-//  - record() names its work with VK_EXT_debug_utils labels where the instance enabled the
-//    extension ("denox" around everything, each dispatch by its name), and calls no label
-//    command where it did not;
+//  - record() names its work with VK_EXT_debug_utils labels where the engine lists the extension
+//    in enabled_instance_extensions ("denox" around everything, each dispatch by its name), and
+//    calls no label command where it does not, though the loader hands out the entry points;
 //  - a failing Vulkan call's VkResult reaches the caller as a value (denox_last_vk_result,
-//    denox_model_status::last_error_vk_result), not only inside the message.
+//    denox_model_status::last_error_vk_result), not only inside the message;
+//  - a device lost while measuring stops the tune instead of storing every edge as failed.
 // Its own executable: libdenox's volk keeps the first context's vkGetInstanceProcAddr for the
 // device-level entry points, so every context of this process is created through the wrapper.
 #include <catch2/catch.hpp>
@@ -27,14 +28,16 @@ namespace {
 
 // What the wrapper does and saw. Set before a context is created (the label entry points are
 // looked up then).
-std::atomic<bool> g_labels_visible{true};       // false: NULL for the label commands, as for an instance without the extension
+std::atomic<bool> g_labels_visible{true};       // false: NULL for the label commands (a layer in the way)
 std::atomic<bool> g_fail_allocations{false};    // vkAllocateMemory returns VK_ERROR_OUT_OF_DEVICE_MEMORY
+std::atomic<bool> g_lose_device{false};         // vkWaitForFences returns VK_ERROR_DEVICE_LOST
 std::atomic<int> g_label_lookups{0}, g_allocate_lookups{0};
 std::mutex g_labels_mutex;
 std::vector<std::string> g_label_log;  // "begin <name>" / "end", in call order
 
 PFN_vkGetDeviceProcAddr g_real_gdpa = nullptr;
 PFN_vkAllocateMemory g_real_allocate = nullptr;
+PFN_vkWaitForFences g_real_wait = nullptr;
 PFN_vkCmdBeginDebugUtilsLabelEXT g_real_begin = nullptr;
 PFN_vkCmdEndDebugUtilsLabelEXT g_real_end = nullptr;
 
@@ -60,7 +63,17 @@ VKAPI_ATTR VkResult VKAPI_CALL maybe_failing_allocate(VkDevice device, const VkM
   return g_real_allocate(device, info, allocator, memory);
 }
 
+VKAPI_ATTR VkResult VKAPI_CALL maybe_lost_wait(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 all,
+                                               uint64_t timeout) {
+  const VkResult waited = g_real_wait(device, count, fences, all, timeout);  // (the work still drains)
+  return g_lose_device ? VK_ERROR_DEVICE_LOST : waited;
+}
+
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, const char* name) {
+  if (std::strcmp(name, "vkWaitForFences") == 0) {
+    g_real_wait = reinterpret_cast<PFN_vkWaitForFences>(g_real_gdpa(device, name));
+    return reinterpret_cast<PFN_vkVoidFunction>(maybe_lost_wait);
+  }
   if (std::strcmp(name, "vkAllocateMemory") == 0) {
     g_real_allocate = reinterpret_cast<PFN_vkAllocateMemory>(g_real_gdpa(device, name));
     g_allocate_lookups++;
@@ -89,12 +102,20 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gipa(VkInstance instance, const
   return vkGetInstanceProcAddr(instance, name);
 }
 
-// A context on the engine's device through the wrapper (cache off).
-denox_context wrapped_context() {
+// A context on the engine's device through the wrapper (cache off). The device's instance has
+// VK_EXT_debug_utils (the validation layer's messages); `list_instance_extensions` false leaves
+// enabled_instance_extensions empty, as an engine that does not say so.
+denox_context wrapped_context(bool list_instance_extensions = true, const fs::path& cache = {}) {
   denox_vulkan_device dev = engine_device().as_denox();
   dev.get_instance_proc_addr = wrapped_gipa;
+  if (!list_instance_extensions) {
+    dev.enabled_instance_extensions = nullptr;
+    dev.enabled_instance_extension_count = 0;
+  }
+  const std::string cache_path = cache.string();
   denox_context_options options{};
-  options.disable_cache = 1;
+  options.cache_path = cache_path.c_str();
+  options.disable_cache = cache.empty() ? 1 : 0;
   denox_context ctx = nullptr;
   require_ok(denox_context_create(&dev, &options, &ctx), "denox_context_create");
   return ctx;
@@ -151,18 +172,24 @@ TEST_CASE("record() labels its work where the instance has VK_EXT_debug_utils", 
   CHECK(engine_device().validation_errors() == 0);
 }
 
-TEST_CASE("record() calls no label command where the instance lacks VK_EXT_debug_utils", "[entry-points][labels]") {
+TEST_CASE("record() calls no label command unless enabled_instance_extensions lists VK_EXT_debug_utils",
+          "[entry-points][labels]") {
   TempDir dir;
   const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
-  g_labels_visible = false;
-  const int lookups = g_label_lookups;
-  denox_context ctx = wrapped_context();
-  CHECK(g_label_lookups > lookups);
-  denox_model model = load_fp32(ctx, model_path);
-  run_and_check(ctx, model_path, model);
-  CHECK(take_label_log().empty());
-  denox_model_destroy(model);
-  denox_context_destroy(ctx);
+  // Not listed: the wrapper (like real loaders) would hand out working entry points.
+  g_labels_visible = true;
+  for (const bool listed : {false, true}) {
+    // Listed, but the entry points come back NULL (a layer in the way): no labels, no crash.
+    if (listed) g_labels_visible = false;
+    INFO((listed ? "listed, NULL entry points" : "not listed"));
+    denox_context ctx = wrapped_context(listed);
+    denox_model model = load_fp32(ctx, model_path);
+    take_label_log();
+    run_and_check(ctx, model_path, model);
+    CHECK(take_label_log().empty());
+    denox_model_destroy(model);
+    denox_context_destroy(ctx);
+  }
   g_labels_visible = true;
   CHECK(engine_device().validation_errors() == 0);
 }
@@ -214,5 +241,33 @@ TEST_CASE("a failing Vulkan call's VkResult is returned as a value", "[entry-poi
   CHECK(status.last_error_vk_result == VK_SUCCESS);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a device lost while measuring ends the tune and stores no edge as failed", "[entry-points][errors]") {
+  // Before, each edge's timing caught the loss as that configuration's failure: the tune went
+  // on against the dead device and stored every remaining edge as failed on this device.
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = wrapped_context(true, dir / "cache.sqlite3");
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 37;
+  o.tune_height = 29;
+  denox_model model = nullptr;
+  g_lose_device = true;
+  const denox_result r = denox_model_load_file(ctx, model_path.string().c_str(), &o, &model);
+  g_lose_device = false;
+  INFO(denox_last_error());
+  CHECK(r == DENOX_ERROR_VULKAN);
+  CHECK(denox_last_vk_result() == VK_ERROR_DEVICE_LOST);
+  CHECK(std::string(denox_last_error()).find("measuring ") != std::string::npos);  // names the edge
+  CHECK(model == nullptr);
+  denox_context_destroy(ctx);
+  for (const auto& [key, result] : measurement_rows(dir / "cache.sqlite3")) {
+    INFO(key);
+    CHECK(result.find("DEVICE_LOST") == std::string::npos);
+  }
   CHECK(engine_device().validation_errors() == 0);
 }

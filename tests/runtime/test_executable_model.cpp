@@ -51,6 +51,27 @@ TEST_CASE("set_extent moves to other sizes, larger and smaller, without compilin
   CHECK(device().validation_errors() == 0);
 }
 
+TEST_CASE("a check run between pipeline creations can stop the construction, which frees what it made", "[runtime][model]") {
+  // The background worker's cancel check: a model's destroy waits for at most one driver
+  // pipeline instead of all of them.
+  const compiler::Graph g = small_unet();
+  plan::Plan p = compiled_plan(g, plan::Precision::F32);
+  REQUIRE(p.pipelines.size() >= 3);
+  struct Stop {};
+  size_t checks = 0;
+  CHECK_THROWS_AS(runtime::ExecutableModel(device(), p, VK_NULL_HANDLE, adapter_compiler(), false, nullptr,
+                                           [&] {
+                                             if (++checks == 3) throw Stop{};
+                                           }),
+                  Stop);
+  CHECK(checks == 3);  // stopped before the third pipeline, not after all of them
+  checks = 0;
+  runtime::ExecutableModel model(device(), p, VK_NULL_HANDLE, adapter_compiler(), false, nullptr, [&] { ++checks; });
+  CHECK(checks == p.pipelines.size());
+  CHECK(error_at(model, g, 19, 23) <= 1e-4);
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("caller-provided memory: the caller binds scratch and weights at offsets", "[runtime][model]") {
   const compiler::Graph g = small_unet();
   runtime::ExecutableModel model(device(), compiled_plan(g, plan::Precision::F16), VK_NULL_HANDLE, adapter_compiler(), true);

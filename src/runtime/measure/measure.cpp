@@ -97,6 +97,8 @@ void warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, 
     runtime::ComputePipeline warm(device, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
                                   p.push_constant_count * 4, cache, p.family);
   } catch (const Error&) {
+    // (Also a lost device: this runs on worker threads, and the next timing's submit or wait
+    // reports the loss.)
   }
 }
 
@@ -305,6 +307,7 @@ void DeviceMeasurer::time_pending(Run& run) {
     try {
       run.keeper.emplace(device_, compiler_, pipeline_cache_);
     } catch (const Error& e) {
+      if (runtime::device_lost(e)) throw;
       log::warn("denox: measuring without the clock keeper ({}): edges may be timed at a lowered GPU clock", e.what());
     }
   }
@@ -340,6 +343,9 @@ void DeviceMeasurer::time_pending(Run& run) {
       } catch (const Cancelled&) {
         throw;  // not a failure of this configuration: nothing is stored (the journal clears its marker)
       } catch (const Error& e) {
+        // A lost device is not this configuration's failure either: nothing is stored, and
+        // nothing more runs on the device.
+        if (runtime::device_lost(e)) fail(e, "measuring " + p.what + ": " + e.what());
         r.failure = e.what();
       }
     } else {
@@ -409,6 +415,7 @@ void DeviceMeasurer::time_again_at_clock(Run& run) {
     } catch (const Cancelled&) {
       throw;  // (the store keeps the first timing)
     } catch (const Error& e) {
+      if (runtime::device_lost(e)) fail(e, "timing " + p.what + " again: " + e.what());
       log::info("denox: timing {} again failed ({}); its first time stays", p.what, e.what());
     }
   }
@@ -517,7 +524,9 @@ double DeviceMeasurer::time_plan(plan::Plan plan, const std::string& what, uint3
     const VkResult waited = vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{options_.timeout_ms} * 1000000);
     if (waited == VK_TIMEOUT) {
       // Too slow to be a candidate; wait for it to drain before its resources go away.
-      if (vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{120} * 1000000000) != VK_SUCCESS)
+      const VkResult drained = vk.vkWaitForFences(dev, 1, &o.fence, VK_TRUE, uint64_t{120} * 1000000000);
+      if (drained < 0) vk_check(drained, "vkWaitForFences (measure, draining a run over the time limit)");  // lost, say
+      if (drained != VK_SUCCESS)
         throw DeviceHung("device hung while measuring " + what + " (a submit did not finish in 120 s)");
       throw Error(ErrorCode::Vulkan, "timed out: one run took over " + std::to_string(options_.timeout_ms) + " ms", VK_TIMEOUT);
     }

@@ -245,8 +245,8 @@ void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, c
 }  // namespace
 
 DebugLabels DebugLabels::load(PFN_vkGetInstanceProcAddr gipa, VkInstance instance) {
-  // The engine's own entry point, not volk's global one (the first context's): the spec has it
-  // return NULL for the commands of an instance extension the instance did not enable.
+  // The engine's own entry point, not volk's global one (the first context's). Called only where
+  // the instance enabled the extension; NULL even then (a layer in the way) means no labels.
   DebugLabels labels;
   labels.begin = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(gipa(instance, "vkCmdBeginDebugUtilsLabelEXT"));
   labels.end = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(gipa(instance, "vkCmdEndDebugUtilsLabelEXT"));
@@ -272,7 +272,9 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
                                      "that only denox uses, or lock_queue/unlock_queue");
   ctx->background_queue_ = ext.background_queue;
   ctx->engine_hooks_ = ext.queue_lock;
-  ctx->labels_ = DebugLabels::load(ext.get_instance_proc_addr, ext.instance);
+  if (std::find(ext.enabled_instance_extensions.begin(), ext.enabled_instance_extensions.end(),
+                VK_EXT_DEBUG_UTILS_EXTENSION_NAME) != ext.enabled_instance_extensions.end())
+    ctx->labels_ = DebugLabels::load(ext.get_instance_proc_addr, ext.instance);
   ctx->caps_ = describe(ext.physical_device, device_extensions(ext.physical_device));
 
   // What the caller enabled: its extension list and its VkDeviceCreateInfo::pNext chain. We

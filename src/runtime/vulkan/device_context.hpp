@@ -96,6 +96,7 @@ struct ExternalDevice {
   VkQueue queue = VK_NULL_HANDLE;  // optional: for weight uploads (one-time, at load/bind)
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   std::vector<std::string> enabled_extensions;
+  std::vector<std::string> enabled_instance_extensions;  // VK_EXT_debug_utils: labels
   const void* enabled_features_chain = nullptr;  // the VkDeviceCreateInfo::pNext chain, or null
   // Background work (a worker thread measuring or uploading while the engine submits frames):
   // a queue of queue_family_index only denox uses, and/or the engine's lock around a queue.
@@ -104,8 +105,10 @@ struct ExternalDevice {
 };
 
 // VK_EXT_debug_utils' command-buffer labels, where the instance enabled the extension (an
-// engine's debug or profiling build; a headless context with validation): record() names its
-// work with them, so that RenderDoc, Nsight or RGP show "denox" and each dispatch's name.
+// engine that lists it in enabled_instance_extensions; a headless context with validation):
+// record() names its work with them, so that RenderDoc, Nsight or RGP show "denox" and each
+// dispatch's name. Only the list tells: loaders return the entry points of extensions an
+// instance did not enable (Vulkan-Loader issue 1443), which must not be called then.
 struct DebugLabels {
   PFN_vkCmdBeginDebugUtilsLabelEXT begin = nullptr;
   PFN_vkCmdEndDebugUtilsLabelEXT end = nullptr;

@@ -34,13 +34,15 @@ uint64_t next_model_id() {
 }  // namespace
 
 ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
-                                 bool external_memory, const DeviceContext* upload_device)
+                                 bool external_memory, const DeviceContext* upload_device,
+                                 const std::function<void()>& between_pipelines)
     : ctx_(ctx), id_(next_model_id()), plan_(std::move(plan)), cache_(cache), adapter_compiler_(std::move(adapters)), external_memory_(external_memory) {
   if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
     fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
                                         "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");
   for (size_t i = 0; i < plan_.pipelines.size(); ++i) {
     const auto& p = plan_.pipelines[i];
+    if (between_pipelines) between_pipelines();
     pipelines_.push_back(std::make_unique<ComputePipeline>(
         ctx, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
         p.push_constant_count * 4, cache, plan::pipeline_key(p)));

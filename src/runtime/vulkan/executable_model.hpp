@@ -69,8 +69,12 @@ class ExecutableModel {
   // the constructor's upload (default memory mode) goes through `upload_device` when given: a
   // background view of the same device (DeviceContext::background_view()) whose queue a worker
   // thread may use while the caller submits frames on ctx's.
+  // `between_pipelines`, when set, runs before each driver pipeline is created and may throw to
+  // stop the construction (a background job's cancel check: with a cold driver cache one
+  // pipeline can take a large part of a second, and a model's destroy waits for the job).
   ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPipelineCache cache, AdapterCompiler adapters,
-                  bool external_memory, const DeviceContext* upload_device = nullptr);
+                  bool external_memory, const DeviceContext* upload_device = nullptr,
+                  const std::function<void()>& between_pipelines = nullptr);
   ~ExecutableModel();
 
   const plan::Plan& plan() const { return plan_; }

@@ -7,11 +7,18 @@
 
 #include <string>
 
+#include "common/error.hpp"
+
 namespace denox::runtime {
 
 const char* vk_result_name(VkResult result);
 
-// Throws denox::Error (ErrorCode::Vulkan) when result < 0; `what` names the call and its object.
+// Throws denox::Error (ErrorCode::Vulkan, carrying `result`) when result < 0; `what` names the
+// call and its object.
 void vk_check(VkResult result, const std::string& what);
+
+// Whether `e` is a lost device: a step that tolerates failures (one configuration that does
+// not build or run) must pass this one on, since nothing more can run on the device.
+inline bool device_lost(const Error& e) { return e.vk_result() == VK_ERROR_DEVICE_LOST; }
 
 }  // namespace denox::runtime
