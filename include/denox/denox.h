@@ -515,6 +515,15 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
 DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
                                                VkDeviceSize scratch_size, VkBuffer weights,
                                                VkDeviceSize weights_offset);
+/* Since 0.4.0. External memory mode: binds a new scratch range and keeps the weights that
+ * denox_model_bind_memory bound (and uploaded) for the same plan: no upload, no submit, no
+ * wait, so an extent change that needs more scratch costs no queue drain. The weights buffer
+ * must be the one bound then, still alive and unchanged. Binds to the plan bind_memory would
+ * bind to; DENOX_ERROR_INVALID_ARGUMENT when that plan has no weights bound yet (a plan just
+ * loaded, or one that background work finished: bind_memory first). A failure leaves the
+ * model as it was. */
+DENOX_API denox_result denox_model_bind_scratch(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
+                                                VkDeviceSize scratch_size);
 
 typedef enum denox_layout { DENOX_LAYOUT_CHW = 0, DENOX_LAYOUT_HWC = 1 } denox_layout;
 typedef enum denox_dtype { DENOX_DTYPE_F32 = 0, DENOX_DTYPE_F16 = 1 } denox_dtype;

@@ -206,6 +206,9 @@ class Model {
                    VkDeviceSize weights_offset) {
     check(denox_model_bind_memory(get(), scratch, scratch_offset, scratch_size, weights, weights_offset));
   }
+  void bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
+    check(denox_model_bind_scratch(get(), scratch, scratch_offset, scratch_size));
+  }
   void bind_input(uint32_t index, const std::vector<denox_binding>& bindings) {
     check(denox_model_bind_input(get(), index, bindings.data(), static_cast<uint32_t>(bindings.size())));
   }

@@ -292,6 +292,10 @@ denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDevi
   });
 }
 
+denox_result denox_model_bind_scratch(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
+  return api::guarded(__func__, [&] { bind_target(model).bind_scratch(scratch, scratch_offset, scratch_size); });
+}
+
 denox_result denox_model_bind_input(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {
   return api::guarded(__func__, [&] {
     auto sources = api::to_sources(bindings, count);

@@ -68,6 +68,20 @@ TEST_CASE("9 channels from three RGBA images into an RGBA output image", "[api][
   CHECK(dev.validation_errors() == 0);
 }
 
+namespace {
+
+// An fp32 model whose scratch and weights the caller binds (external memory mode).
+denox_model load_external_fp32(denox_context ctx, const fs::path& model_path) {
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  options.external_memory = 1;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  return model;
+}
+
+}  // namespace
+
 TEST_CASE("external memory: the engine binds scratch and weight buffers", "[api][io]") {
   auto& dev = engine_device();
   TempDir dir;
@@ -75,11 +89,7 @@ TEST_CASE("external memory: the engine binds scratch and weight buffers", "[api]
   const auto input = random_image(3, 23, 31, 8);
   const auto want = reference_output(model_path, input);
   denox_context ctx = make_context({});
-  denox_model_options options{};
-  options.precision = DENOX_PRECISION_FP32;
-  options.external_memory = 1;
-  denox_model model = nullptr;
-  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
+  denox_model model = load_external_fp32(ctx, model_path);
   denox_memory_requirements req{};
   require_ok(denox_model_memory_requirements(model, 31, 23, &req), "memory_requirements");
   CHECK(req.scratch_size > 0);
@@ -93,6 +103,50 @@ TEST_CASE("external memory: the engine binds scratch and weight buffers", "[api]
   require_ok(denox_model_bind_memory(model, scratch.handle(), offset, req.scratch_size, weights.handle(), 0), "bind_memory");
   const auto got = run_on_buffers(ctx, model, input, DENOX_DTYPE_F32);
   CHECK(relative_l2(got, want.f32) <= 1e-4);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
+}
+
+TEST_CASE("external memory: bind_scratch moves the scratch arena and leaves the weights alone", "[api][io]") {
+  // A larger extent needs more scratch; bind_memory would upload the weights again and wait for
+  // the queue. bind_scratch keeps the weights bound and submits nothing.
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = make_context({});
+  denox_model model = load_external_fp32(ctx, model_path);
+  denox_memory_requirements small{}, large{};
+  require_ok(denox_model_memory_requirements(model, 31, 23, &small), "memory_requirements (small)");
+  require_ok(denox_model_memory_requirements(model, 61, 45, &large), "memory_requirements (large)");
+  REQUIRE(large.scratch_size > small.scratch_size);
+  denox::vkhost::Buffer scratch_small(dev, small.scratch_size, true, small.usage);
+  denox::vkhost::Buffer scratch_large(dev, large.scratch_alignment + large.scratch_size, true, large.usage);
+  denox::vkhost::Buffer weights(dev, small.weights_size, false, small.usage);  // host-visible: read back below
+
+  // Before any bind_memory there are no weights to keep.
+  CHECK(denox_model_bind_scratch(model, scratch_small.handle(), 0, small.scratch_size) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("bind_memory first"));
+  require_ok(denox_model_bind_memory(model, scratch_small.handle(), 0, small.scratch_size, weights.handle(), 0), "bind_memory");
+  const auto input_small = random_image(3, 23, 31, 8);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input_small, DENOX_DTYPE_F32), reference_output(model_path, input_small).f32) <= 1e-4);
+
+  // A sentinel in the weights buffer survives bind_scratch: nothing was uploaded.
+  std::vector<uint8_t> uploaded(small.weights_size), seen(small.weights_size);
+  weights.read(uploaded.data(), uploaded.size());
+  const std::vector<uint8_t> sentinel(small.weights_size, 0xA5);
+  weights.write(sentinel.data(), sentinel.size());
+  require_ok(denox_model_bind_scratch(model, scratch_large.handle(), large.scratch_alignment, large.scratch_size), "bind_scratch");
+  weights.read(seen.data(), seen.size());
+  CHECK(seen == sentinel);
+  weights.write(uploaded.data(), uploaded.size());  // the engine's weights, as they were
+
+  const auto input_large = random_image(3, 45, 61, 9);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input_large, DENOX_DTYPE_F32), reference_output(model_path, input_large).f32) <= 1e-4);
+  // Misuse is refused and changes nothing.
+  CHECK(denox_model_bind_scratch(model, VK_NULL_HANDLE, 0, large.scratch_size) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(denox_model_bind_scratch(model, scratch_large.handle(), 1, large.scratch_size) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input_large, DENOX_DTYPE_F32), reference_output(model_path, input_large).f32) <= 1e-4);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(dev.validation_errors() == 0);

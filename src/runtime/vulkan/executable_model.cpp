@@ -244,6 +244,24 @@ void ExecutableModel::bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset,
   rebuild_after_change(undo, [&] { upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size()); });
 }
 
+void ExecutableModel::bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
+  if (!external_memory_) fail(ErrorCode::InvalidArgument, "bind_scratch needs a model created with caller-provided memory");
+  // weights_ is set only by a bind_memory that succeeded (a failed one is undone), so the
+  // weights it names were uploaded for this plan.
+  if (!weights_)
+    fail(ErrorCode::InvalidArgument, "bind_scratch: this plan has no weights bound yet; call denox_model_bind_memory first (it "
+                                     "uploads them once)");
+  if (!scratch) fail(ErrorCode::InvalidArgument, "bind_scratch: the scratch buffer is VK_NULL_HANDLE");
+  if (scratch_offset % scratch_alignment())
+    fail(ErrorCode::InvalidArgument, "bind_scratch: the offset must be a multiple of " + std::to_string(scratch_alignment()));
+  const auto previous = std::make_tuple(scratch_, scratch_offset_, scratch_capacity_);
+  const auto undo = [&] { std::tie(scratch_, scratch_offset_, scratch_capacity_) = previous; };
+  scratch_ = scratch;
+  scratch_offset_ = scratch_offset;
+  scratch_capacity_ = scratch_size;
+  rebuild_after_change(undo);
+}
+
 void ExecutableModel::validate_sources(const plan::IoTensor& io, const std::vector<IoSource>& sources, const char* what) const {
   const uint32_t channels = constant_channels(io);
   std::vector<int> covered(channels, 0);

@@ -98,6 +98,8 @@ class ExecutableModel {
   MemoryRequirements memory_requirements(uint32_t width, uint32_t height) const;
   void bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size, VkBuffer weights,
                    VkDeviceSize weights_offset);
+  // A new scratch range with the weights bind_memory bound and uploaded: nothing submitted.
+  void bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size);
 
   // Replace all sources of input/output `index` (their channel ranges must cover the tensor's
   // channels exactly once).
