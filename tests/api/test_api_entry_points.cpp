@@ -31,6 +31,7 @@ namespace {
 std::atomic<bool> g_labels_visible{true};       // false: NULL for the label commands (a layer in the way)
 std::atomic<bool> g_fail_allocations{false};    // vkAllocateMemory returns VK_ERROR_OUT_OF_DEVICE_MEMORY
 std::atomic<bool> g_lose_device{false};         // vkWaitForFences returns VK_ERROR_DEVICE_LOST
+std::atomic<bool> g_lose_in_pipelines{false};   // so does vkCreateComputePipelines
 std::atomic<int> g_label_lookups{0}, g_allocate_lookups{0};
 std::mutex g_labels_mutex;
 std::vector<std::string> g_label_log;  // "begin <name>" / "end", in call order
@@ -38,6 +39,7 @@ std::vector<std::string> g_label_log;  // "begin <name>" / "end", in call order
 PFN_vkGetDeviceProcAddr g_real_gdpa = nullptr;
 PFN_vkAllocateMemory g_real_allocate = nullptr;
 PFN_vkWaitForFences g_real_wait = nullptr;
+PFN_vkCreateComputePipelines g_real_create_pipelines = nullptr;
 PFN_vkCmdBeginDebugUtilsLabelEXT g_real_begin = nullptr;
 PFN_vkCmdEndDebugUtilsLabelEXT g_real_end = nullptr;
 
@@ -69,7 +71,21 @@ VKAPI_ATTR VkResult VKAPI_CALL maybe_lost_wait(VkDevice device, uint32_t count, 
   return g_lose_device ? VK_ERROR_DEVICE_LOST : waited;
 }
 
+VKAPI_ATTR VkResult VKAPI_CALL maybe_lost_create(VkDevice device, VkPipelineCache cache, uint32_t count,
+                                                 const VkComputePipelineCreateInfo* infos, const VkAllocationCallbacks* allocator,
+                                                 VkPipeline* pipelines) {
+  if (g_lose_in_pipelines) {
+    for (uint32_t i = 0; i < count; ++i) pipelines[i] = VK_NULL_HANDLE;
+    return VK_ERROR_DEVICE_LOST;
+  }
+  return g_real_create_pipelines(device, cache, count, infos, allocator, pipelines);
+}
+
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, const char* name) {
+  if (std::strcmp(name, "vkCreateComputePipelines") == 0) {
+    g_real_create_pipelines = reinterpret_cast<PFN_vkCreateComputePipelines>(g_real_gdpa(device, name));
+    return reinterpret_cast<PFN_vkVoidFunction>(maybe_lost_create);
+  }
   if (std::strcmp(name, "vkWaitForFences") == 0) {
     g_real_wait = reinterpret_cast<PFN_vkWaitForFences>(g_real_gdpa(device, name));
     return reinterpret_cast<PFN_vkVoidFunction>(maybe_lost_wait);
@@ -263,6 +279,16 @@ TEST_CASE("a device lost while measuring ends the tune and stores no edge as fai
   CHECK(r == DENOX_ERROR_VULKAN);
   CHECK(denox_last_vk_result() == VK_ERROR_DEVICE_LOST);
   CHECK(std::string(denox_last_error()).find("measuring ") != std::string::npos);  // names the edge
+  CHECK(model == nullptr);
+
+  // Lost while the measurement's pipelines are created, on worker threads: the same, named so.
+  g_lose_in_pipelines = true;
+  const denox_result created = denox_model_load_file(ctx, model_path.string().c_str(), &o, &model);
+  g_lose_in_pipelines = false;
+  INFO(denox_last_error());
+  CHECK(created == DENOX_ERROR_VULKAN);
+  CHECK(denox_last_vk_result() == VK_ERROR_DEVICE_LOST);
+  CHECK(std::string(denox_last_error()).find("creating the pipelines to measure") != std::string::npos);
   CHECK(model == nullptr);
   denox_context_destroy(ctx);
   for (const auto& [key, result] : measurement_rows(dir / "cache.sqlite3")) {

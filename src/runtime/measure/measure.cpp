@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "common/error.hpp"
@@ -91,15 +92,16 @@ double as_stored(double ms) {
 }
 
 // One pipeline created into the driver's pipeline cache and dropped: measuring's own creation
-// of it then hits the cache. A failure is reported when the timing creates it again.
-void warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, const plan::Pipeline& p) {
+// of it then hits the cache. A failure is reported when the timing creates it again, except a
+// lost device, returned for the caller to throw (this runs on worker threads too).
+std::optional<Error> warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, const plan::Pipeline& p) {
   try {
     runtime::ComputePipeline warm(device, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
                                   p.push_constant_count * 4, cache, p.family);
-  } catch (const Error&) {
-    // (Also a lost device: this runs on worker threads, and the next timing's submit or wait
-    // reports the loss.)
+  } catch (const Error& e) {
+    if (runtime::device_lost(e)) return e;
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -283,14 +285,22 @@ void DeviceMeasurer::compile_pending(Run& run) {
         if (users[it->second].empty() || users[it->second].back() != j) users[it->second].push_back(j);
       }
   std::atomic<size_t> next_pipeline{0};
+  std::mutex lost_mutex;
+  std::optional<Error> lost;  // the first lost-device error a worker saw: thrown on this thread
   on_threads([&] {
     for (size_t j = next_pipeline++; j < to_create.size() && !cancelled(); j = next_pipeline++) {
       for (size_t u : users[j]) run.journal.begin(pending[u].key, "pipeline", CrashJournal::Step::Parallel);
       for (size_t u : users[j]) run.hook.at("pipeline", true, pending[u].what);
-      warm_pipeline(device_, pipeline_cache_, *to_create[j]);
+      std::optional<Error> error = warm_pipeline(device_, pipeline_cache_, *to_create[j]);
       for (size_t u : users[j]) run.journal.end(pending[u].key);
+      if (error) {
+        std::lock_guard lock(lost_mutex);
+        if (!lost) lost = std::move(error);
+        next_pipeline = to_create.size();  // the others stop after their current pipeline
+      }
     }
   });
+  if (lost) fail(*lost, std::string("creating the pipelines to measure: ") + lost->what());
   throw_if_cancelled();
   run.report("compile", pending.size(), pending.size(), "");
 }
@@ -325,7 +335,9 @@ void DeviceMeasurer::time_pending(Run& run) {
         throw_if_cancelled();
         run.journal.begin(p.key, "pipeline", Step::Retry);
         run.hook.at("pipeline", false, p.what);
-        for (const plan::Pipeline& pipe : p.plan->pipelines) warm_pipeline(device_, pipeline_cache_, pipe);
+        for (const plan::Pipeline& pipe : p.plan->pipelines)
+          if (std::optional<Error> lost = warm_pipeline(device_, pipeline_cache_, pipe))
+            fail(*lost, "creating the pipelines of " + p.what + ": " + lost->what());
       }
     }
     if (p.plan) {
