@@ -214,10 +214,16 @@ typedef struct denox_context_options {
    * another cache schema version, or is damaged (SQLite's quick_check). It is never renamed or
    * repaired. A row failing its checksum later is a miss, with a warning; if SQLite reports the
    * file corrupt during use, it is not read again by this context (warning).
-   * When it holds plans of a model only for other devices, drivers, denox builds or options,
-   * loading that model logs a warning naming this path, what the plans were made for and for
-   * what this device is, and compiles the model with its tuning option as usual. The same file
-   * as the writable cache is refused (DENOX_ERROR_INVALID_ARGUMENT). */
+   * After a driver update (since 0.4.0): where it holds no plan of a model for this driver but
+   * one for this GPU (vendor, device and driver name) under another driver version or pipeline
+   * cache UUID, made by this denox build with the same options, that plan is loaded (the
+   * newest such driver's) if it runs here, with a warning naming both drivers: nothing is
+   * compiled, and it is not copied to the writable cache. With tune_in_background it runs while
+   * the tune for this driver does (denox_model_status::active_plan DENOX_PLAN_TUNED).
+   * When it holds plans of a model only for other devices, denox builds or options, loading
+   * that model logs a warning naming this path, what the plans were made for and for what this
+   * device is, and compiles the model with its tuning option as usual. The same file as the
+   * writable cache is refused (DENOX_ERROR_INVALID_ARGUMENT). */
   const char* shipped_cache_path;
 } denox_context_options;
 

@@ -152,6 +152,28 @@ void warn_shipped_miss(denox_context_T& ctx, const cache::CacheKey& key, const C
                                   : "not cached: the writable cache is off");
 }
 
+// The shipped cache's plan of this model for this GPU under another driver (after a driver
+// update), if it runs here; nullopt otherwise (said in the log).
+std::optional<plan::Plan> other_driver_plan(denox_context_T& ctx, const cache::CacheKey& key) {
+  auto other = ctx.cache.load_shipped_for_other_driver(key);
+  if (!other) return std::nullopt;
+  const std::string path = ctx.cache.shipped().path().string();
+  try {
+    plan::Plan p = plan::deserialize_plan(other->plan);
+    for (const auto& pipe : p.pipelines)
+      if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
+    check_plan_runs_here(ctx, p);
+    log::warn("denox: the shipped cache '{}' has no plan of this model for this driver ([{}]); using its plan made on this GPU "
+              "under driver [{}] (the driver changed since the cache was made; the plan is not copied to the writable cache)",
+              path, key.device.describe(), other->key.device.describe());
+    return p;
+  } catch (const Error& e) {
+    log::warn("denox: the shipped cache '{}' has a plan of this model for this GPU under another driver, but it cannot be used "
+              "here ({})", path, e.what());
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 bool int8_supported(const denox_context_T& ctx) { return ctx.device->caps().fp16_usable() && int8_missing(ctx).empty(); }
@@ -313,9 +335,15 @@ std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedMode
   log::debug("denox: imported in {:.1f} ms, cache key {}", model.import_ms, key.digest());
   cache::CacheLayer from = cache::CacheLayer::None;
   auto cached = load_cached(ctx, key, from);
+  bool other_driver = false;
   if (!cached) {
-    warn_shipped_miss(ctx, key, request);
-    return std::nullopt;
+    cached = other_driver_plan(ctx, key);
+    if (!cached) {
+      warn_shipped_miss(ctx, key, request);
+      return std::nullopt;
+    }
+    from = cache::CacheLayer::Shipped;
+    other_driver = true;
   }
   ctx.plan_cache_hits++;
   if (from == cache::CacheLayer::Shipped) ctx.shipped_plan_hits++;
@@ -325,7 +353,7 @@ std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedMode
   times.import_ms = model.import_ms;
   times.total_ms = model.import_ms + ms_since(t0);
   report(request, "done", 1, 1, "");
-  CompiledPlan out{std::move(*cached), ""};
+  CompiledPlan out{std::move(*cached), "", other_driver};
   out.report_json = schedule_report_json(nullptr, times, tuning_key(request), out.plan.dispatches.size());
   return out;
 }

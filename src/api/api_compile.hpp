@@ -55,6 +55,9 @@ std::shared_ptr<const ImportedModel> import_model(const void* onnx, size_t size,
 struct CompiledPlan {
   plan::Plan plan;
   std::string report_json;  // denox_model_schedule_report
+  // The shipped cache's plan for this GPU under another driver (cached_plan): a load that
+  // tunes in the background still tunes, for this driver.
+  bool other_driver = false;
 };
 
 // Imports the model (external data from base_dir), then returns the cached plan for (model

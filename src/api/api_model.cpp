@@ -58,22 +58,32 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
   // the cache holds on this machine.
   require_background_device(ctx, "tune_in_background");
   const auto imported = import_model(onnx, size, base_dir, request);
-  if (auto tuned = cached_plan(ctx, *imported, request)) {
+  auto tuned = cached_plan(ctx, *imported, request);
+  if (tuned && !tuned->other_driver) {
     auto compiled = named(std::move(*tuned));
     return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
   }
-  CompileRequest heuristic = request;
-  heuristic.tuning = DENOX_TUNING_HEURISTIC;
-  auto cached = cached_plan(ctx, *imported, heuristic);
-  auto compiled = named(cached ? std::move(*cached) : compile_plan(ctx, *imported, heuristic));
-  auto m = make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), DENOX_PLAN_HEURISTIC);
+  // A tuned plan for this GPU under another driver (a shipped cache after a driver update) runs
+  // while the tune for this driver does; else the heuristic plan.
+  std::unique_ptr<denox_model_T> m;
+  if (tuned) {
+    auto compiled = named(std::move(*tuned));
+    m = make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind);
+  } else {
+    CompileRequest heuristic = request;
+    heuristic.tuning = DENOX_TUNING_HEURISTIC;
+    auto cached = cached_plan(ctx, *imported, heuristic);
+    auto compiled = named(cached ? std::move(*cached) : compile_plan(ctx, *imported, heuristic));
+    m = make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), DENOX_PLAN_HEURISTIC);
+  }
   BackgroundJob job;
   job.kind = DENOX_JOB_TUNE;
   job.imported = imported;
   job.model_name = name;
   job.request = request;
   start_job(*m, std::move(job));
-  log::info("denox: running the heuristic plan; tuning ({}x{}) in the background", request.width, request.height);
+  log::info("denox: running the {} plan; tuning ({}x{}) in the background", tuned ? "other driver's tuned" : "heuristic",
+            request.width, request.height);
   return release(ctx, std::move(m));
 }
 

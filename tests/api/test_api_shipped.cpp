@@ -8,10 +8,13 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "api_test_util.hpp"
 #include "runtime/cache/cache_admin.hpp"
@@ -97,6 +100,21 @@ denox_stats load_and_check(denox_context ctx) {
   return stats;
 }
 
+// Copies every plan of `source`'s one model into a new cache file `out`, its key changed by
+// `change` (another device or driver).
+void forge_plans(const fs::path& source_path, const fs::path& out_path, const std::function<void(denox::cache::CacheKey&)>& change) {
+  const auto listing = denox::cache::list_cache(source_path);
+  REQUIRE(listing.plans.size() == 1);
+  denox::cache::PlanCache source = denox::cache::PlanCache::open_read_only(source_path);
+  denox::cache::PlanCache out = denox::cache::PlanCache::open(out_path);
+  for (denox::cache::CacheKey key : source.plan_keys_for_model(listing.plans[0].model_hash)) {
+    const auto plan = source.load_plan(key);
+    REQUIRE(plan.has_value());
+    change(key);
+    REQUIRE(out.store_plan(key, *plan));
+  }
+}
+
 // Collects denox's warnings while alive.
 struct WarningLog {
   std::vector<std::string> lines;
@@ -178,20 +196,11 @@ TEST_CASE("a shipped cache made for another device warns and the model is compil
   TempDir dir;
   // Forge: the fixture's plans under another device and driver.
   const fs::path forged = dir / "other-gpu.sqlite3";
-  {
-    const auto listing = denox::cache::list_cache(f.source_cache);
-    REQUIRE(listing.plans.size() == 1);
-    denox::cache::PlanCache source = denox::cache::PlanCache::open_read_only(f.source_cache);
-    denox::cache::PlanCache out = denox::cache::PlanCache::open(forged);
-    for (denox::cache::CacheKey key : source.plan_keys_for_model(listing.plans[0].model_hash)) {
-      const auto plan = source.load_plan(key);
-      REQUIRE(plan.has_value());
-      key.device.vendor_id = 0x10de;
-      key.device.device_id = 0x2684;
-      key.device.driver_name = "ForgedDriver";
-      REQUIRE(out.store_plan(key, *plan));
-    }
-  }
+  forge_plans(f.source_cache, forged, [](denox::cache::CacheKey& key) {
+    key.device.vendor_id = 0x10de;
+    key.device.device_id = 0x2684;
+    key.device.driver_name = "ForgedDriver";
+  });
   WarningLog log;
   denox_context ctx = make_context_with(dir / "cache.sqlite3", forged);
   const denox_stats stats = load_and_check(ctx);
@@ -205,6 +214,84 @@ TEST_CASE("a shipped cache made for another device warns and the model is compil
   CHECK(warning.find("device 0x2684") != std::string::npos);
   CHECK(warning.find("this one is [vendor") != std::string::npos);  // and this device
   CHECK(warning.find("compiling it here with heuristic tuning") != std::string::npos);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("after a driver update, the shipped plan made under the old driver runs: nothing compiled, a warning", "[api][cache][shipped]") {
+  // A player's driver updated since the game's cache was made: same GPU, another driver version
+  // and pipeline cache UUID. Its plan (SPIR-V and configurations) still runs here; compiling or
+  // tuning at the game's start is what the shipped cache is for avoiding.
+  const Shipped& f = shipped_fixture();
+  TempDir dir;
+  const fs::path forged = dir / "older-driver.sqlite3";
+  forge_plans(f.source_cache, forged, [](denox::cache::CacheKey& key) {
+    key.device.driver_version ^= 0x00010000u;  // another driver release of the same driver
+    key.device.pipeline_cache_uuid[0] ^= 0xffu;
+  });
+  WarningLog log;
+  {
+    denox_context ctx = make_context_with(dir / "cache.sqlite3", forged);
+    const denox_stats stats = load_and_check(ctx);
+    CHECK(stats.plans_compiled == 0);
+    CHECK(stats.shipped_plan_hits == 1);
+    denox_context_destroy(ctx);
+  }
+  const std::string warning = log.containing("using its plan made on this GPU");
+  INFO("warnings:\n" << [&] { std::string all; for (const auto& l : log.lines) all += l + "\n"; return all; }());
+  CHECK(warning.find(forged.string()) != std::string::npos);
+  CHECK(warning.find("the driver changed") != std::string::npos);
+  // Not copied to the writable cache: once the driver's own plan is there (a tune), it wins.
+  CHECK(denox::cache::list_cache(dir / "cache.sqlite3").plans.empty());
+
+  // Another GPU's plans are no fallback (the device test above): only the driver may differ.
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("after a driver update, a load that tunes in the background runs the old driver's tuned plan meanwhile",
+          "[api][cache][shipped]") {
+  const Shipped& f = shipped_fixture();
+  TempDir dir;
+  denox_model_options measured = fp32();
+  measured.tuning = DENOX_TUNING_MEASURE;
+  measured.tune_width = 37;  // (lavapipe is slow)
+  measured.tune_height = 29;
+  const fs::path developer = dir / "developer.sqlite3", forged = dir / "older-driver.sqlite3";
+  {
+    denox_context ctx = make_context(developer);
+    denox_model model = nullptr;
+    require_ok(denox_model_load_file(ctx, f.model.string().c_str(), &measured, &model), "load (measure)");
+    denox_model_destroy(model);
+    denox_context_destroy(ctx);
+  }
+  forge_plans(developer, forged, [](denox::cache::CacheKey& key) { key.device.driver_version ^= 0x00010000u; });
+  denox_context ctx = make_context_with(dir / "cache.sqlite3", forged);
+  denox_model_options background = measured;
+  background.tune_in_background = 1;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, f.model.string().c_str(), &background, &model), "load (tune in background)");
+  denox_stats stats{};
+  require_ok(denox_context_get_stats(ctx, &stats), "stats");
+  CHECK(stats.plans_compiled == 0);
+  CHECK(stats.shipped_plan_hits == 1);
+  denox_model_status status{};
+  require_ok(denox_model_get_status(model, &status), "status");
+  CHECK(status.active_plan == DENOX_PLAN_TUNED);  // the old driver's tuned plan, not the heuristic one
+  CHECK((status.running_job == DENOX_JOB_TUNE || status.swap_pending));
+  CHECK(relative_l2(run_on_buffers(ctx, model, f.input, DENOX_DTYPE_F32), f.want.f32) <= 1e-4);
+  // The tune for this driver finishes and is swapped in at a record.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!status.swap_pending && status.failed_jobs == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    require_ok(denox_model_get_status(model, &status), "status");
+  }
+  INFO(status.last_error);
+  REQUIRE(status.swap_pending);
+  CHECK(relative_l2(run_on_buffers(ctx, model, f.input, DENOX_DTYPE_F32), f.want.f32) <= 1e-4);
+  require_ok(denox_model_get_status(model, &status), "status");
+  CHECK(status.swaps == 1);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(denox::cache::list_cache(dir / "cache.sqlite3").plans.size() == 1);  // this driver's, from the tune
   CHECK(engine_device().validation_errors() == 0);
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/cache/layered_cache.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace denox::cache {
@@ -65,6 +66,22 @@ bool LayeredCache::store_pipeline_cache(const DeviceIdentity& device, std::span<
 
 bool LayeredCache::store_measurement(const std::string& key_text, std::string_view result) {
   return writable_.enabled() && writable_.store_measurement(key_text, result);
+}
+
+std::optional<LayeredCache::OtherDriverPlan> LayeredCache::load_shipped_for_other_driver(const CacheKey& wanted) {
+  if (!shipped_.enabled()) return std::nullopt;
+  std::vector<CacheKey> held = shipped_.plan_keys_for_model(wanted.model_hash);
+  const auto same_gpu = [&](const CacheKey& k) {
+    return k.device.vendor_id == wanted.device.vendor_id && k.device.device_id == wanted.device.device_id &&
+           k.device.driver_name == wanted.device.driver_name && k.denox_version == wanted.denox_version &&
+           k.options == wanted.options && !(k.device == wanted.device);
+  };
+  std::erase_if(held, [&](const CacheKey& k) { return !same_gpu(k); });
+  // Newest driver first; a row that fails its checksum is a miss (warned), so try the next.
+  std::sort(held.begin(), held.end(), [](const CacheKey& a, const CacheKey& b) { return a.device.driver_version > b.device.driver_version; });
+  for (const CacheKey& k : held)
+    if (auto plan = shipped_.load_plan(k)) return OtherDriverPlan{k, std::move(*plan)};
+  return std::nullopt;
 }
 
 std::optional<std::string> LayeredCache::explain_shipped_miss(const CacheKey& wanted) {

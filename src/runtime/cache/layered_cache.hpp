@@ -67,6 +67,15 @@ class LayeredCache {
   // nullopt when the shipped cache is off or holds no plan of this model at all.
   std::optional<std::string> explain_shipped_miss(const CacheKey& wanted);
 
+  // A shipped plan for `wanted` made on the same GPU (vendor, device, driver name) by the same
+  // denox with the same options, under another driver version or pipeline cache UUID: what a
+  // player's machine holds after a driver update. The newest such driver's; nullopt if none.
+  struct OtherDriverPlan {
+    CacheKey key;
+    std::vector<std::uint8_t> plan;
+  };
+  std::optional<OtherDriverPlan> load_shipped_for_other_driver(const CacheKey& wanted);
+
  private:
   PlanCache writable_;
   PlanCache shipped_;
