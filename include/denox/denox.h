@@ -398,12 +398,14 @@ typedef struct denox_model_options {
   /* Nonzero, with tuning MEASURE or EXHAUSTIVE: loading never waits for measurements. If the
    * tuned plan for this model, device and tuning extent is in the cache, the load uses it at
    * once (as without this flag). Otherwise the load returns with the heuristic plan (cached as
-   * usual) and the model's worker thread measures, schedules and builds the tuned plan
+   * usual; or a shipped cache's tuned plan for this GPU under another driver, see
+   * shipped_cache_path) and the model's worker thread measures, schedules and builds the tuned plan
    * (pipelines created, weights uploaded: needs denox_vulkan_device::background_queue or
    * lock_queue, else the load fails with DENOX_ERROR_INVALID_ARGUMENT). The first
    * denox_model_record() after it is ready records the tuned plan (see "Frame boundary" at
-   * denox_model_record); denox_model_get_status reports progress and errors. A tune that fails
-   * leaves the heuristic plan running. Ignored with DENOX_TUNING_HEURISTIC. */
+   * denox_model_record); denox_model_get_status reports progress and errors (running_job says
+   * whether the tune still runs). A tune that fails leaves the plan it started with running.
+   * Ignored with DENOX_TUNING_HEURISTIC. */
   int tune_in_background;
   /* How many further denox_model_record() calls a replaced plan is kept for after a swap (its
    * pipelines and buffers may be used by command buffers still in flight); it is destroyed in
@@ -649,7 +651,9 @@ DENOX_API const char* denox_model_dispatch_name(denox_model model, uint32_t inde
 /* Which plan denox_model_record() records. */
 typedef enum denox_plan_kind {
   DENOX_PLAN_HEURISTIC = 0, /* the cost model's schedule (DENOX_TUNING_HEURISTIC, or until a background tune is done) */
-  DENOX_PLAN_TUNED = 1,     /* measured on this device (MEASURE / EXHAUSTIVE), from the cache or a background tune */
+  DENOX_PLAN_TUNED = 1,     /* measured on this device (MEASURE / EXHAUSTIVE), from the cache or a background tune; or
+                               on this GPU under another driver (a shipped cache after a driver update), while
+                               running_job says the tune for this driver runs */
   DENOX_PLAN_RELOADED = 2,  /* swapped in by denox_model_reload_* or a watched file */
   DENOX_PLAN_FROM_FILE = 3  /* denox_model_load_plan */
 } denox_plan_kind;

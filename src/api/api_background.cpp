@@ -367,6 +367,10 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
     if (job.file) base_dir = job.file->parent_path().empty() ? std::filesystem::path(".") : job.file->parent_path();
     const auto imported = import_model(bytes.data(), bytes.size(), base_dir, request);
     auto cached = cached_plan(ctx, *imported, request);
+    // A shipped plan made under another driver serves a load, but a model that tunes in the
+    // background tunes its reloads for this driver (it is never stored: nothing else would).
+    if (cached && cached->other_driver && model_.options.tune_in_background != 0 && request.tuning != DENOX_TUNING_HEURISTIC)
+      cached.reset();
     compiled = cached ? std::move(*cached) : compile_plan(ctx, *imported, request);
     if (job.model_name.empty() && job.file) job.model_name = job.file->stem().string();
     check_compatible(model_.signature, compiled.plan);

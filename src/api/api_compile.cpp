@@ -163,9 +163,14 @@ std::optional<plan::Plan> other_driver_plan(denox_context_T& ctx, const cache::C
     for (const auto& pipe : p.pipelines)
       if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
     check_plan_runs_here(ctx, p);
-    log::warn("denox: the shipped cache '{}' has no plan of this model for this driver ([{}]); using its plan made on this GPU "
-              "under driver [{}] (the driver changed since the cache was made; the plan is not copied to the writable cache)",
-              path, key.device.describe(), other->key.device.describe());
+    // A warning once per context (a driver update is routine for players; every load of every
+    // model would say it again), then at info level.
+    const bool first = !ctx.warned_other_driver.exchange(true);
+    log::logger().log(first ? spdlog::level::warn : spdlog::level::info,
+                      "denox: the shipped cache '{}' has no plan of this model for this driver ([{}]); using its plan made on "
+                      "this GPU under driver [{}] (the driver changed since the cache was made; the plan is not copied to the "
+                      "writable cache)",
+                      path, key.device.describe(), other->key.device.describe());
     return p;
   } catch (const Error& e) {
     log::warn("denox: the shipped cache '{}' has a plan of this model for this GPU under another driver, but it cannot be used "

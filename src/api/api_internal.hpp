@@ -33,6 +33,8 @@ struct denox_context_T {
   std::atomic<uint64_t> plans_compiled{0}, plan_cache_hits{0}, pipeline_cache_hits{0};
   // The part of the hits that the shipped cache answered.
   std::atomic<uint64_t> shipped_plan_hits{0}, shipped_shader_hits{0}, shipped_pipeline_cache_hits{0};
+  // Whether a shipped plan made under another driver was announced at warning level yet.
+  std::atomic<bool> warned_other_driver{false};
   // Models not yet destroyed, and whether denox_context_destroy came before the last of them:
   // the context is then freed by the last model's destroy (the models use it until they are
   // gone). Both under lifetime_mutex, so that exactly one of the two calls frees it.

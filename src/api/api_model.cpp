@@ -9,6 +9,7 @@
 #include "api/api_report.hpp"
 #include "common/log.hpp"
 #include "compiler/plan/plan_serialize.hpp"
+#include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::api {
 
@@ -50,9 +51,24 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
     if (c.plan.model_name.empty()) c.plan.model_name = name;
     return c;
   };
+  // A shipped plan made under another driver passed the load checks, but this driver may still
+  // refuse one of its pipelines: then the model is compiled as without it. Null on failure.
+  auto try_other_driver = [&](CompiledPlan& compiled) -> std::unique_ptr<denox_model_T> {
+    try {
+      return make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind);
+    } catch (const Error& e) {
+      if (runtime::device_lost(e)) throw;
+      log::warn("denox: the shipped plan made under another driver does not build here ({}); compiling the model", e.what());
+      return nullptr;
+    }
+  };
   if (options == nullptr || options->tune_in_background == 0 || kind == DENOX_PLAN_HEURISTIC) {
     auto compiled = named(obtain_plan(ctx, onnx, size, base_dir, request));
-    return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
+    if (!compiled.other_driver)
+      return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
+    if (auto m = try_other_driver(compiled)) return release(ctx, std::move(m));
+    auto fresh = named(compile_plan(ctx, *import_model(onnx, size, base_dir, request), request));
+    return release(ctx, make_model(ctx, std::move(fresh.plan), options, std::move(fresh.report_json), kind));
   }
   // Refused up front, not only on a cache miss: whether a load can tune must not depend on what
   // the cache holds on this machine.
@@ -68,8 +84,10 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
   std::unique_ptr<denox_model_T> m;
   if (tuned) {
     auto compiled = named(std::move(*tuned));
-    m = make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind);
-  } else {
+    m = try_other_driver(compiled);
+    if (!m) tuned.reset();
+  }
+  if (!m) {
     CompileRequest heuristic = request;
     heuristic.tuning = DENOX_TUNING_HEURISTIC;
     auto cached = cached_plan(ctx, *imported, heuristic);
