@@ -121,17 +121,21 @@ cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, co
   return key;
 }
 
+// A cache row's plan, refused (InvalidModel) when a pipeline lacks its SPIR-V.
+plan::Plan cached_plan_of(std::span<const std::uint8_t> bytes) {
+  plan::Plan p = plan::deserialize_plan(bytes);
+  for (const auto& pipe : p.pipelines)
+    if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
+  return p;
+}
+
 // A cached plan (from the writable cache, else the shipped one: `from` says which), or nullopt
 // when there is none or it cannot be used (logged, then recompiled).
 std::optional<plan::Plan> load_cached(denox_context_T& ctx, const cache::CacheKey& key, cache::CacheLayer& from) {
   auto bytes = ctx.cache.load_plan(key, &from);
   if (!bytes) return std::nullopt;
   try {
-    plan::Plan p = plan::deserialize_plan(*bytes);
-    for (const auto& pipe : p.pipelines) {
-      if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
-    }
-    return p;
+    return cached_plan_of(*bytes);
   } catch (const Error& e) {
     log::warn("denox: ignoring a cached plan that cannot be used ({}); compiling again", e.what());
     return std::nullopt;
@@ -159,9 +163,7 @@ std::optional<plan::Plan> other_driver_plan(denox_context_T& ctx, const cache::C
   if (!other) return std::nullopt;
   const std::string path = ctx.cache.shipped().path().string();
   try {
-    plan::Plan p = plan::deserialize_plan(other->plan);
-    for (const auto& pipe : p.pipelines)
-      if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
+    plan::Plan p = cached_plan_of(other->plan);
     check_plan_runs_here(ctx, p);
     // A warning once per context (a driver update is routine for players; every load of every
     // model would say it again), then at info level.
@@ -468,13 +470,6 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
   progress("done", 1, 1, "");
   const size_t dispatches = p.dispatches.size();
   return CompiledPlan{std::move(p), schedule_report_json(&r, times, tuning_key(request), dispatches, measurer ? &check : nullptr)};
-}
-
-CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
-                         const CompileRequest& request) {
-  const auto model = import_model(onnx, size, base_dir, request);
-  if (auto cached = cached_plan(ctx, *model, request)) return std::move(*cached);
-  return compile_plan(ctx, *model, request);
 }
 
 }  // namespace denox::api

@@ -60,13 +60,9 @@ struct CompiledPlan {
   bool other_driver = false;
 };
 
-// Imports the model (external data from base_dir), then returns the cached plan for (model
-// content, device, denox version, options incl. tuning) or schedules (heuristic or measured),
-// lowers, compiles and stores one. Every pipeline of the result has its SPIR-V.
-CompiledPlan obtain_plan(denox_context_T& ctx, const void* onnx, size_t size, const std::optional<std::filesystem::path>& base_dir,
-                         const CompileRequest& request);
-// The two halves of obtain_plan: the cached plan for the request (nullopt on a miss or with
-// `recompile`), and scheduling + lowering + storing one.
+// A plan for an imported model: the cached plan for (model content, device, denox version,
+// options incl. tuning; nullopt on a miss or with `recompile`), or scheduling (heuristic or
+// measured) + lowering + storing one. Every pipeline of the result has its SPIR-V.
 std::optional<CompiledPlan> cached_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request);
 CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, const CompileRequest& request);
 

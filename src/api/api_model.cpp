@@ -63,12 +63,15 @@ denox_model load_onnx(denox_context_T& ctx, const void* onnx, size_t size, const
     }
   };
   if (options == nullptr || options->tune_in_background == 0 || kind == DENOX_PLAN_HEURISTIC) {
-    auto compiled = named(obtain_plan(ctx, onnx, size, base_dir, request));
-    if (!compiled.other_driver)
-      return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
-    if (auto m = try_other_driver(compiled)) return release(ctx, std::move(m));
-    auto fresh = named(compile_plan(ctx, *import_model(onnx, size, base_dir, request), request));
-    return release(ctx, make_model(ctx, std::move(fresh.plan), options, std::move(fresh.report_json), kind));
+    const auto imported = import_model(onnx, size, base_dir, request);
+    if (auto cached = cached_plan(ctx, *imported, request)) {
+      auto compiled = named(std::move(*cached));
+      if (!compiled.other_driver)
+        return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
+      if (auto m = try_other_driver(compiled)) return release(ctx, std::move(m));
+    }
+    auto compiled = named(compile_plan(ctx, *imported, request));
+    return release(ctx, make_model(ctx, std::move(compiled.plan), options, std::move(compiled.report_json), kind));
   }
   // Refused up front, not only on a cache miss: whether a load can tune must not depend on what
   // the cache holds on this machine.

@@ -34,8 +34,8 @@ void require_ok(denox_result r, const char* what) {
   REQUIRE(r == DENOX_SUCCESS);
 }
 
-denox_context make_context(const fs::path& cache_path) {
-  const denox_vulkan_device dev = engine_device().as_denox();
+denox_context make_context(const fs::path& cache_path, const denox_vulkan_device* device) {
+  const denox_vulkan_device dev = device != nullptr ? *device : engine_device().as_denox();
   const std::string path = cache_path.string();
   denox_context_options options{};
   options.cache_path = path.c_str();

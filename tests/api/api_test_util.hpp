@@ -41,8 +41,9 @@ vkhost::Device& engine_device();
 // Fails the test (REQUIRE) with denox_last_error() when r is not DENOX_SUCCESS.
 void require_ok(denox_result r, const char* what);
 
-// A context on engine_device() with the cache at `cache_path` (empty: cache off).
-denox_context make_context(const fs::path& cache_path);
+// A context on engine_device() (or on `device`, the engine's device as the caller altered it)
+// with the cache at `cache_path` (empty: cache off).
+denox_context make_context(const fs::path& cache_path, const denox_vulkan_device* device = nullptr);
 
 // Writes an OIDN U-Net (random seeded weights) and returns its path.
 fs::path write_oidn(const fs::path& dir, modelgen::OidnUnetOptions::Size size, int channels, bool pad_to_16, uint64_t seed = 7);

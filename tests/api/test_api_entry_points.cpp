@@ -128,13 +128,7 @@ denox_context wrapped_context(bool list_instance_extensions = true, const fs::pa
     dev.enabled_instance_extensions = nullptr;
     dev.enabled_instance_extension_count = 0;
   }
-  const std::string cache_path = cache.string();
-  denox_context_options options{};
-  options.cache_path = cache_path.c_str();
-  options.disable_cache = cache.empty() ? 1 : 0;
-  denox_context ctx = nullptr;
-  require_ok(denox_context_create(&dev, &options, &ctx), "denox_context_create");
-  return ctx;
+  return make_context(cache, &dev);
 }
 
 std::vector<std::string> take_label_log() {
