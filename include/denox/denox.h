@@ -54,7 +54,7 @@ extern "C" {
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 4
-#define DENOX_VERSION_PATCH 0
+#define DENOX_VERSION_PATCH 1
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,
@@ -434,8 +434,11 @@ DENOX_API denox_result denox_model_load_memory(denox_context context, const void
  * on the calling thread, unless the writable or shipped cache holds their SPIR-V (a cache that
  * `denox cache export` wrote where those bindings ran has them). The plan's precision wins
  * over options->precision; it fails with DENOX_ERROR_MISSING_FEATURE if the plan needs fp16,
- * int8 or cooperative matrices the device lacks, or holds A_DIRECT convolutions and the
- * device's cooperative-matrix element order did not check out at denox_context_create. */
+ * int8 or cooperative matrices the device lacks, subgroups of another width, larger workgroups,
+ * more shared memory per workgroup than the device gives or cooperative-matrix shapes it does
+ * not report (both read from the plan's SPIR-V: since 0.4.1), or holds A_DIRECT convolutions and
+ * the device's cooperative-matrix element order did not check out at denox_context_create; the
+ * message names the shader and its dispatch. SPIR-V that cannot be read: DENOX_ERROR_INVALID_MODEL. */
 DENOX_API denox_result denox_model_load_plan(denox_context context, const void* plan_bytes, size_t size,
                                              const denox_model_options* options, denox_model* out_model);
 /* How the model's plan was made, as a JSON object (for logs and `denox compile --json`):
@@ -492,7 +495,8 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
  * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
  * one intermediate tensor would take more than the device's maxStorageBufferRange or hold 2^31
  * elements (the shaders address a tensor with 32-bit indices). A set_extent, bind_input, bind_output or
- * bind_memory that fails leaves the model as it was: record() records what it did before. */
+ * bind_memory that fails leaves the model as it was: record() records what it did before (except
+ * a bind_memory that named the weights buffer bound before: see there). */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
 
 typedef struct denox_memory_requirements {
@@ -512,14 +516,20 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
  * memory_requirements reported last, so a plan that finishes between the two calls never gets
  * buffers sized for another; if that plan was dropped meanwhile (a newer reload finished), it
  * fails with DENOX_ERROR_INVALID_ARGUMENT: ask for the requirements again. The running plan keeps the buffers bound before: keep them
- * alive until it is retired (retire_after_records record() calls after the swap).
+ * alive until it is retired (retire_after_records record() calls after the swap). The new plan's
+ * weights may not overlap the running plan's (DENOX_ERROR_INVALID_ARGUMENT, since 0.4.1: the
+ * upload would change what command buffers recorded with the running plan compute); its scratch may.
  * Accesses: the weights range is written once per bind (a transfer on the context's queue,
  * waited for) and then only read, by compute shaders; the scratch range is read and written by
  * denox's compute shaders, in the work record() records. Scratch holds nothing from one record()
  * to the next (every tensor is written before it is read in the same recording; tensors share
  * its bytes): between denox's frames the engine may alias it with other transient memory, its
  * own use ordered after denox's (denox_cmd_output_barrier with its stages) and before the next
- * record() (denox_cmd_input_barrier from its stages). The weights must stay intact. */
+ * record() (denox_cmd_input_barrier from its stages). The weights must stay intact.
+ * A failure leaves the earlier binding, except where the call named the weights buffer handle
+ * bound before: that handle may name a new buffer now (a destroyed buffer's handle value handed
+ * out again), or hold part of a failed upload, so its binding is dropped (since 0.4.1), and
+ * record() and denox_model_bind_scratch fail, saying so, until a bind_memory succeeds. */
 DENOX_API denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset,
                                                VkDeviceSize scratch_size, VkBuffer weights,
                                                VkDeviceSize weights_offset);

@@ -16,6 +16,7 @@
 #include "kernels/shader_source.hpp"
 #include "runtime/cache/content_hash.hpp"
 #include "runtime/measure/measure.hpp"
+#include "runtime/vulkan/spirv_requirements.hpp"
 
 namespace denox::api {
 
@@ -233,7 +234,22 @@ uint32_t int8_dispatches(const plan::Plan& plan) {
 }
 
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
-  for (const auto& p : plan.pipelines) {
+  for (size_t i = 0; i < plan.pipelines.size(); ++i) {
+    const plan::Pipeline& p = plan.pipelines[i];
+    // What the SPIR-V itself asks: a plan made where a workgroup may have more shared memory (64
+    // KB on many AMD and Intel GPUs, 48 KB on NVIDIA's) or where other cooperative-matrix shapes
+    // exist would make pipeline creation undefined behaviour here (a driver may crash).
+    if (!p.spirv.empty()) {
+      std::string shader = "the plan's '" + p.family + "' shader";
+      for (const auto& d : plan.dispatches)
+        if (d.pipeline == i) {
+          shader += " for '" + d.name + "'";
+          break;
+        }
+      const std::string unmet = runtime::unmet_spirv_requirement(runtime::read_spirv_requirements(p.spirv, shader), ctx.device->caps());
+      if (!unmet.empty())
+        fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + ctx.device->caps().device_name + "'; compile the plan on this device");
+    }
     if (emulated(p)) continue;  // plain arithmetic (tests)
     if (uses_int8(p)) {
       const std::string missing = int8_missing(ctx);

@@ -70,7 +70,9 @@ CompiledPlan compile_plan(denox_context_T& ctx, const ImportedModel& model, cons
 void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 
 // Throws MissingFeature when a plan made elsewhere needs what this device lacks (cooperative
-// matrices, int8 ones); fp16 storage is checked by the runtime.
+// matrices, int8 ones, their subgroup width, workgroup sizes, A_DIRECT's element order, and
+// from the pipelines' SPIR-V: shared memory and cooperative-matrix shapes), naming the shader
+// and the dispatch; InvalidModel for SPIR-V it cannot read. fp16 storage is checked by the runtime.
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
 
 // Runs the cooperative-matrix element-order check A_DIRECT needs (kernels::enable_a_direct)

@@ -1,5 +1,6 @@
 // Models: loading (ONNX or plan), extent, memory, bindings and recording.
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -191,7 +192,9 @@ denox_result denox_model_load_plan(denox_context context, const void* plan_bytes
     api::require(plan_bytes, "plan_bytes");
     plan::Plan p = plan::deserialize_plan({static_cast<const uint8_t*>(plan_bytes), size});
     api::check_plan_runs_here(*context, p);
+    const bool compiles = std::any_of(p.pipelines.begin(), p.pipelines.end(), [](const plan::Pipeline& q) { return q.spirv.empty(); });
     api::complete_pipelines(*context, p);
+    if (compiles) api::check_plan_runs_here(*context, p);  // (what the SPIR-V compiled just now asks, too)
     const size_t dispatches = p.dispatches.size();
     *out_model = api::release(*context, api::make_model(*context, std::move(p), options,
                                                         api::schedule_report_json(nullptr, {}, "plan file", dispatches), DENOX_PLAN_FROM_FILE));
@@ -319,7 +322,15 @@ denox_result denox_model_memory_requirements(denox_model model, uint32_t width, 
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,
                                      VkBuffer weights, VkDeviceSize weights_offset) {
   return api::guarded(__func__, [&] {
-    bind_target(model).bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
+    auto& target = bind_target(model);
+    // A plan that background work finished takes new buffers while the running plan still
+    // records with its own: an upload over the running plan's weights would change what every
+    // command buffer recorded with it before the swap (submitted again, or not yet) computes.
+    if (&target != &api::model_of(model) && api::model_of(model).weights_overlap(weights, weights_offset, target.weights_bytes()))
+      fail(ErrorCode::InvalidArgument, "bind_memory: that weights range overlaps the running plan's weights, which the command buffers "
+                                       "recorded with it read until it is retired; bind the new plan's weights to other memory (the running "
+                                       "plan's may be reused once it is retired)");
+    target.bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }
 

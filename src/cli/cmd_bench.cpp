@@ -102,7 +102,7 @@ void add_gpu_options(CLI::App* cmd, GpuOptions& g) {
 Action register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Time a model on the GPU (Vulkan timestamp queries)");
   auto o = std::make_shared<BenchOptions>();
-  cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("model", o->model, "ONNX model file, or a plan file from `denox compile --plan`")->required()->check(CLI::ExistingFile);
   cmd->add_option("--size", o->size, "Input extent WxH");
   cmd->add_option("--runs", o->runs, "Timed runs (median reported)")->check(CLI::Range(1, 10000));
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));

@@ -1,4 +1,5 @@
-// `denox run MODEL.onnx --input IN --output OUT [--backend cpu|vulkan]`: one inference.
+// `denox run MODEL.onnx --input IN --output OUT [--backend cpu|vulkan]`: one inference (with
+// --backend vulkan, MODEL may be a plan file: `denox compile --plan`).
 // Inputs and outputs are .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW). Outputs are
 // written only when the whole run succeeded. The vulkan backend goes through the public C API
 // (a headless context) and, with --json, reports what was compiled and what came from the cache.
@@ -83,6 +84,8 @@ int run_vulkan(const RunOptions& o) {
 int run(const RunOptions& o) {
   for (const auto& out : o.outputs) check_output_format(out);
   if (o.backend == "vulkan") return run_vulkan(o);
+  if (is_plan_file(o.model))
+    fail(ErrorCode::InvalidArgument, "'" + o.model + "' is a denox plan, not an ONNX model: the cpu backend runs ONNX models (run a plan with --backend vulkan)");
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   compiler::Graph graph = compiler::import_onnx_file(o.model);
@@ -113,7 +116,9 @@ int run(const RunOptions& o) {
 Action register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a model on inputs from files");
   auto o = std::make_shared<RunOptions>();
-  cmd->add_option("model", o->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("model", o->model, "ONNX model file, or (--backend vulkan) a plan file from `denox compile --plan`")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("-i,--input", o->inputs, "Input file per model input, in order (.npy or .pfm)")->required();
   cmd->add_option("-o,--output", o->outputs, "Output file per model output, in order (.npy or .pfm)")->required();
   cmd->add_option("--backend", o->backend, "Where to run: cpu (the fp32 reference) or vulkan")

@@ -26,6 +26,11 @@ Action register_calibrate(CLI::App& app);
 // "WIDTHxHEIGHT" (or X), each 1 to 65536, nothing else in the string; the error names `option`.
 std::pair<uint32_t, uint32_t> parse_extent(const std::string& s, const std::string& option = "--size");
 
+// Whether `path` holds a denox plan (`denox compile --plan`, denox_model_export_plan: its
+// flatbuffers identifier, plan::looks_like_plan) rather than an ONNX model. The Vulkan commands
+// load such a file with denox_model_load_plan. Errors name the path.
+bool is_plan_file(const std::string& path);
+
 // A tensor file: .npy (float32, NCHW) or .pfm (a color image, 1x3xHxW); errors name the path.
 HostTensor read_tensor(const std::string& path);
 

@@ -5,11 +5,14 @@
 #include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "common/read_file.hpp"
+#include "compiler/plan/plan_serialize.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <array>
+#include <fstream>
 #include <tuple>
 #include <chrono>
 #include <stdexcept>
@@ -82,6 +85,14 @@ std::pair<uint32_t, uint32_t> parse_extent(const std::string& s, const std::stri
   return {w, h};
 }
 
+bool is_plan_file(const std::string& path) {
+  regular_file_size(path);  // (a missing file, a directory or a FIFO fails here, by name)
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 16> head{};
+  in.read(head.data(), head.size());
+  return plan::looks_like_plan({reinterpret_cast<const uint8_t*>(head.data()), static_cast<size_t>(in.gcount())});
+}
+
 GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options) {
   const denox_context_options co = context_options(options);
   ctx_ = Context::headless(options.device, options.validation, &co);
@@ -90,7 +101,12 @@ GpuSession::GpuSession(const std::string& model_path, const GpuOptions& options)
   mo.tuning = tuning_from_name(options.tuning);
   if (mo.tuning != DENOX_TUNING_HEURISTIC) std::tie(mo.tune_width, mo.tune_height) = parse_extent(options.tune_size, "--tune-size");
   const auto t0 = std::chrono::steady_clock::now();
-  model_ = Model::from_file(ctx_, model_path, &mo);
+  if (is_plan_file(model_path)) {
+    const std::string plan = read_regular_file(model_path);
+    model_ = Model::from_plan(ctx_, plan.data(), plan.size(), &mo);
+  } else {
+    model_ = Model::from_file(ctx_, model_path, &mo);
+  }
   load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (model_.input_count() != 1 || model_.output_count() != 1)
     fail(ErrorCode::Unsupported, "model '" + model_path + "' has " + std::to_string(model_.input_count()) + " inputs and " +

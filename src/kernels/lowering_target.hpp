@@ -17,6 +17,8 @@ inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   LoweringTarget t;
   if (!caps.cooperative_matrix || !caps.fp16_usable() || caps.subgroup_size == 0) return t;
   for (const runtime::CoopMatrixShape& s : caps.coop_matrix_shapes) {
+    // The shaders multiply A and B of one type and keep C and the result in one type.
+    if (s.b_type != s.a_type || s.result_type != s.c_type) continue;
     // int8 x int8 -> int32, 16x16x32: conv2d_coopmat_q8 (with shaderInt8 enabled).
     if (s.a_type == VK_COMPONENT_TYPE_SINT8_KHR && s.c_type == VK_COMPONENT_TYPE_SINT32_KHR && s.m == 16 && s.n == 16 && s.k == 32)
       t.coop.int8 = caps.shader_int8;

@@ -2,7 +2,7 @@
 """`denox compile` in three processes sharing one cache file (lavapipe, a small odd extent): the
 first measures every edge, the second measures none (all from the cache) and picks the same
 schedule, the 9-channel model afterwards measures only what it does not share; --plan writes the
-plan file (the C API tests load and run plans); --no-measure and --tuning heuristic measure
+plan file, which run --backend vulkan and bench load (the C API tests load and run plans too); --no-measure and --tuning heuristic measure
 nothing, and tuning flags that disagree are refused; the table names its totals; a bad --size (or
 make-image --size / --channels) is refused by name.
 
@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+
+import numpy as np
 
 
 def run(*args, ok=True):
@@ -44,6 +46,22 @@ def main():
     for key in ("import", "enumerate", "prune", "measure", "select", "lower", "shaders", "total"):
         check(key in first["time_ms"], f"time_ms has {key}")
     check(os.path.getsize(f"{work}/m3.plan") > 1000, "--plan wrote the plan")
+    # The plan file runs through denox_model_load_plan (run --backend vulkan, bench) and computes
+    # what its model computes; the cpu backend refuses it by name.
+    image = f"{work}/in.pfm"
+    run(denox, "make-image", image, "--size", "37x29")
+    run(denox, "run", m3, "-i", image, "-o", f"{work}/out_onnx.npy", "--backend", "vulkan", "--cache", cache, "--precision", "fp32",
+        "--validation")
+    run(denox, "run", f"{work}/m3.plan", "-i", image, "-o", f"{work}/out_plan.npy", "--backend", "vulkan", "--no-cache", "--validation")
+    # (run's heuristic plan and the measured one may fuse differently: fp32 rounding apart.)
+    want, got = np.load(f"{work}/out_onnx.npy"), np.load(f"{work}/out_plan.npy")
+    check(want.shape == got.shape and np.linalg.norm(got - want) <= 1e-5 * np.linalg.norm(want),
+          "the plan file computes what its model computes")
+    cpu = run(denox, "run", f"{work}/m3.plan", "-i", image, "-o", f"{work}/cpu.npy", ok=False)
+    check(cpu.returncode != 0 and "is a denox plan, not an ONNX model" in cpu.stderr, f"cpu backend refuses a plan: {cpu.stderr}")
+    bench = json.loads(run(denox, "bench", f"{work}/m3.plan", "--size", "37x29", "--runs", "2", "--warmup", "1", "--no-cache",
+                           "--validation", "--json").stdout)
+    check(bench["median_ms"] > 0 and bench["precision"] == "fp32", f"bench runs a plan file: {bench}")
     # Measured plans count their distinct pipelines (select's step 7b, share_pipelines.hpp).
     check(0 < first["pipelines"] <= first["dispatches"], f"pipelines counted: {first}")
     check(isinstance(first["pipeline_swaps"], list), f"pipeline_swaps listed: {first}")

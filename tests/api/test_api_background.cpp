@@ -391,6 +391,16 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
   auto s = status_of(model);
   CHECK(s.waiting_for_memory == 1);
   CHECK(s.swaps == 0);
+  // Not over A's weights, which A reads until the swap (frames in flight too): refused, and A
+  // still runs right.
+  {
+    denox_memory_requirements req{};
+    require_ok(denox_model_memory_requirements(model, 31, 23, &req), "memory_requirements of B");
+    CHECK(denox_model_bind_memory(model, memory_a[0]->handle(), 0, req.scratch_size, memory_a[1]->handle(), 0) ==
+          DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("overlaps the running plan's weights"));
+    CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
+  }
   // Memory calls now go to the new plan; A keeps its buffers until it is retired.
   bind_new_memory(memory_b);
   CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);

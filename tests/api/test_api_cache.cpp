@@ -62,6 +62,24 @@ TEST_CASE("a corrupt cache file is set aside and the model still loads", "[api][
   denox_context_destroy(ctx);
 }
 
+namespace {
+
+// A SPIR-V module that only declares `words` 32-bit words of shared memory (uint[words]), as a
+// shader made for a device with more shared memory would: what the load's check reads. Never
+// handed to a driver (the load refuses it first).
+std::vector<uint32_t> shared_memory_module(uint32_t words) {
+  constexpr uint32_t kTypeInt = 21, kConstant = 43, kTypeArray = 28, kTypePointer = 32, kVariable = 59, kWorkgroup = 4;
+  auto op = [](uint32_t count, uint32_t code) { return count << 16 | code; };
+  return {0x07230203, 0x00010600, 0, 6, 0,                 // header: magic, SPIR-V 1.6, generator, id bound, schema
+          op(4, kTypeInt), 1, 32, 0,                        // %1 = uint
+          op(4, kConstant), 1, 2, words,                    // %2 = words
+          op(4, kTypeArray), 3, 1, 2,                       // %3 = uint[%2]
+          op(4, kTypePointer), 4, kWorkgroup, 3,            // %4 = Workgroup pointer to %3
+          op(4, kVariable), 4, 5, kWorkgroup};              // %5 = the shared array
+}
+
+}  // namespace
+
 TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][cache]") {
   TempDir dir;
   const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
@@ -96,6 +114,29 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
     const std::vector<uint8_t> wide_bytes = denox::plan::serialize_plan(wide);
     CHECK(denox_model_load_plan(ctx, wide_bytes.data(), wide_bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
     CHECK(std::string(denox_last_error()).find("shaders run workgroups of 1048576x1x1 invocations") != std::string::npos);
+    CHECK(d == nullptr);
+    // A shader declaring more shared memory than a workgroup may have here (a plan made where
+    // workgroups get 64 KB, loaded where they get 48 KB), named with its dispatch. The check
+    // reads the SPIR-V; a module it cannot read is refused as a bad plan.
+    denox::plan::Plan greedy = denox::plan::deserialize_plan(plan);
+    std::string dispatch;
+    for (const auto& step : greedy.dispatches)
+      if (step.pipeline == 0 && dispatch.empty()) dispatch = step.name;
+    REQUIRE(!dispatch.empty());
+    greedy.pipelines[0].spirv = shared_memory_module(uint32_t{1} << 20);
+    const std::vector<uint8_t> greedy_bytes = denox::plan::serialize_plan(greedy);
+    CHECK(denox_model_load_plan(ctx, greedy_bytes.data(), greedy_bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+    const std::string said = denox_last_error();
+    INFO(said);
+    CHECK(said.find("shader for '" + dispatch + "' declares 4194304 bytes of shared memory") != std::string::npos);
+    CHECK(said.find("maxComputeSharedMemorySize") != std::string::npos);
+    CHECK(d == nullptr);
+    denox::plan::Plan broken = denox::plan::deserialize_plan(plan);
+    broken.pipelines[0].spirv.resize(6);
+    broken.pipelines[0].spirv[5] = 2u << 16 | 21;  // the first instruction (two words) runs past the end
+    const std::vector<uint8_t> broken_bytes = denox::plan::serialize_plan(broken);
+    CHECK(denox_model_load_plan(ctx, broken_bytes.data(), broken_bytes.size(), nullptr, &d) == DENOX_ERROR_INVALID_MODEL);
+    CHECK(std::string(denox_last_error()).find("malformed SPIR-V at word 5") != std::string::npos);
     CHECK(d == nullptr);
   }
   // A damaged plan is refused with a message, never a crash.

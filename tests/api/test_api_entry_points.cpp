@@ -5,7 +5,8 @@
 //    calls no label command where it does not, though the loader hands out the entry points;
 //  - a failing Vulkan call's VkResult reaches the caller as a value (denox_last_vk_result,
 //    denox_model_status::last_error_vk_result), not only inside the message;
-//  - a device lost while measuring stops the tune instead of storing every edge as failed.
+//  - a device lost while measuring stops the tune instead of storing every edge as failed;
+//  - an exception on a measurement worker thread fails the load instead of ending the process.
 // Its own executable: libdenox's volk keeps the first context's vkGetInstanceProcAddr for the
 // device-level entry points, so every context of this process is created through the wrapper.
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
@@ -32,6 +34,7 @@ std::atomic<bool> g_labels_visible{true};       // false: NULL for the label com
 std::atomic<bool> g_fail_allocations{false};    // vkAllocateMemory returns VK_ERROR_OUT_OF_DEVICE_MEMORY
 std::atomic<bool> g_lose_device{false};         // vkWaitForFences returns VK_ERROR_DEVICE_LOST
 std::atomic<bool> g_lose_in_pipelines{false};   // so does vkCreateComputePipelines
+std::atomic<int> g_throw_in_pipelines{0};       // the next n vkCreateComputePipelines throw std::bad_alloc
 std::atomic<int> g_label_lookups{0}, g_allocate_lookups{0};
 std::mutex g_labels_mutex;
 std::vector<std::string> g_label_log;  // "begin <name>" / "end", in call order
@@ -74,6 +77,8 @@ VKAPI_ATTR VkResult VKAPI_CALL maybe_lost_wait(VkDevice device, uint32_t count, 
 VKAPI_ATTR VkResult VKAPI_CALL maybe_lost_create(VkDevice device, VkPipelineCache cache, uint32_t count,
                                                  const VkComputePipelineCreateInfo* infos, const VkAllocationCallbacks* allocator,
                                                  VkPipeline* pipelines) {
+  // (As a driver's C++ allocation failing inside the call, or an engine's throwing allocator.)
+  if (g_throw_in_pipelines.fetch_sub(1) > 0) throw std::bad_alloc();
   if (g_lose_in_pipelines) {
     for (uint32_t i = 0; i < count; ++i) pipelines[i] = VK_NULL_HANDLE;
     return VK_ERROR_DEVICE_LOST;
@@ -142,6 +147,16 @@ denox_model load_fp32(denox_context ctx, const fs::path& model_path) {
   denox_model model = nullptr;
   require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load");
   return model;
+}
+
+// fp32, tuned by measuring at 37x29 (a small extent: lavapipe times every edge in seconds).
+denox_model_options measured_fp32() {
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.tuning = DENOX_TUNING_MEASURE;
+  o.tune_width = 37;
+  o.tune_height = 29;
+  return o;
 }
 
 // Runs OIDN small (3 channels, fp32) at 23x17 on the model and checks it against the CPU reference.
@@ -260,11 +275,7 @@ TEST_CASE("a device lost while measuring ends the tune and stores no edge as fai
   TempDir dir;
   const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
   denox_context ctx = wrapped_context(true, dir / "cache.sqlite3");
-  denox_model_options o{};
-  o.precision = DENOX_PRECISION_FP32;
-  o.tuning = DENOX_TUNING_MEASURE;
-  o.tune_width = 37;
-  o.tune_height = 29;
+  const denox_model_options o = measured_fp32();
   denox_model model = nullptr;
   g_lose_device = true;
   const denox_result r = denox_model_load_file(ctx, model_path.string().c_str(), &o, &model);
@@ -290,4 +301,84 @@ TEST_CASE("a device lost while measuring ends the tune and stores no edge as fai
     CHECK(result.find("DEVICE_LOST") == std::string::npos);
   }
   CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("an exception while measurement pipelines are created on worker threads fails the load", "[entry-points][errors]") {
+  // The pipelines to measure are created on several threads (as many as the machine has cores:
+  // two in CI). An exception other than denox's own used to leave its worker thread
+  // (std::terminate: the engine's process ended) or, thrown on the measuring thread, to unwind
+  // past the unjoined workers (std::terminate too): whichever thread takes it, this tests that.
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = wrapped_context(true, dir / "cache.sqlite3");
+  const denox_model_options o = measured_fp32();
+  denox_model model = nullptr;
+  g_throw_in_pipelines = 1;
+  const denox_result r = denox_model_load_file(ctx, model_path.string().c_str(), &o, &model);
+  const bool thrown = g_throw_in_pipelines.exchange(0) <= 0;
+  INFO(denox_last_error());
+  CHECK(thrown);
+  CHECK(r == DENOX_ERROR_OUT_OF_HOST_MEMORY);
+  CHECK(model == nullptr);
+
+  // Nothing was stored as failed for it: the same load then measures and runs right.
+  for (const auto& [key, result] : measurement_rows(dir / "cache.sqlite3")) {
+    INFO(key);
+    CHECK(result.find("bad_alloc") == std::string::npos);
+  }
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &o, &model), "load after the failure");
+  run_and_check(ctx, model_path, model);
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a bind_memory whose upload fails into the weights buffer handle bound before drops that binding", "[entry-points][errors]") {
+  // An engine that destroyed its weights buffer and made another may get the same handle value
+  // back. Before, a failed upload into it put the earlier binding back: same handle, so record()
+  // and bind_scratch ran on a buffer that held no weights of this plan.
+  auto& dev = engine_device();
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  denox_context ctx = wrapped_context();
+  denox_model_options o{};
+  o.precision = DENOX_PRECISION_FP32;
+  o.external_memory = 1;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &o, &model), "load");
+  denox_memory_requirements req{};
+  require_ok(denox_model_memory_requirements(model, 31, 23, &req), "memory_requirements");
+  denox::vkhost::Buffer scratch(dev, req.scratch_size, true, req.usage);
+  denox::vkhost::Buffer weights(dev, req.weights_size, true, req.usage);
+  denox::vkhost::Buffer other_weights(dev, req.weights_size, true, req.usage);
+  require_ok(denox_model_bind_memory(model, scratch.handle(), 0, req.scratch_size, weights.handle(), 0), "bind_memory");
+  const auto input = random_image(3, 23, 31, 8);
+  const auto want = reference_output(model_path, input);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+
+  // A failed upload into another buffer changes nothing: the earlier binding still holds.
+  g_fail_allocations = true;
+  CHECK(denox_model_bind_memory(model, scratch.handle(), 0, req.scratch_size, other_weights.handle(), 0) == DENOX_ERROR_VULKAN);
+  g_fail_allocations = false;
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+
+  // Into the same handle: the binding is dropped, and record() and bind_scratch say why.
+  g_fail_allocations = true;
+  CHECK(denox_model_bind_memory(model, scratch.handle(), 0, req.scratch_size, weights.handle(), 0) == DENOX_ERROR_VULKAN);
+  CHECK(denox_last_vk_result() == VK_ERROR_OUT_OF_DEVICE_MEMORY);
+  g_fail_allocations = false;
+  denox_result recorded = DENOX_SUCCESS;
+  dev.submit([&](VkCommandBuffer cmd) { recorded = denox_model_record(model, cmd); });
+  CHECK(recorded == DENOX_ERROR_NOT_READY);
+  CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("whose binding it dropped"));
+  CHECK(denox_model_bind_scratch(model, scratch.handle(), 0, req.scratch_size) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("call denox_model_bind_memory again"));
+
+  // A bind_memory that succeeds makes it run right again.
+  require_ok(denox_model_bind_memory(model, scratch.handle(), 0, req.scratch_size, weights.handle(), 0), "bind_memory again");
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want.f32) <= 1e-4);
+  require_ok(denox_model_bind_scratch(model, scratch.handle(), 0, req.scratch_size), "bind_scratch");
+  denox_model_destroy(model);
+  denox_context_destroy(ctx);
+  CHECK(dev.validation_errors() == 0);
 }

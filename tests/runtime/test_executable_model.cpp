@@ -89,7 +89,25 @@ TEST_CASE("caller-provided memory: the caller binds scratch and weights at offse
   model.bind_memory(scratch.handle(), scratch_offset, req.scratch_size, weights.handle(), weights_offset);
 
   const std::vector<HostTensor> inputs = {random_tensor({1, 3, h, w}, 9)};
-  CHECK(relative_l2(run_model(model, inputs).at(0), reference::run_reference(g, inputs).at(0)) <= tolerance(plan::Precision::F16));
+  const HostTensor expected = reference::run_reference(g, inputs).at(0);
+  CHECK(relative_l2(run_model(model, inputs).at(0), expected) <= tolerance(plan::Precision::F16));
+
+  // A bind_memory that fails naming another weights buffer leaves the binding as it was; one that
+  // names the weights buffer bound before drops it (the handle may name a new buffer by now),
+  // and record() says so until a bind_memory succeeds.
+  runtime::Buffer other_weights = device_buffer(weights_offset + req.weights_size);
+  model.fail_next_build_for_testing();
+  CHECK_THROWS_WITH(model.bind_memory(scratch.handle(), scratch_offset, req.scratch_size, other_weights.handle(), weights_offset),
+                    Contains("injected"));
+  CHECK(model.recordable());
+  model.fail_next_build_for_testing();
+  CHECK_THROWS_WITH(model.bind_memory(scratch.handle(), scratch_offset, req.scratch_size, weights.handle(), weights_offset),
+                    Contains("injected"));
+  CHECK_FALSE(model.recordable());
+  CHECK_THAT(model.missing(), Contains("whose binding it dropped"));
+  CHECK_THROWS_WITH(model.bind_scratch(scratch.handle(), scratch_offset, req.scratch_size), Contains("whose binding it dropped"));
+  model.bind_memory(scratch.handle(), scratch_offset, req.scratch_size, weights.handle(), weights_offset);
+  CHECK(relative_l2(run_model(model, inputs).at(0), expected) <= tolerance(plan::Precision::F16));
 
   // A larger extent needs more scratch than is bound: record() says so instead of overrunning.
   model.set_extent(static_cast<uint32_t>(2 * w), static_cast<uint32_t>(2 * h));

@@ -52,6 +52,7 @@ constexpr size_t kBufferAlignment = 16;
 constexpr size_t kPrefixBytes = sizeof(flatbuffers::uoffset_t);
 // size prefix, root offset, identifier
 constexpr size_t kMinPlanBytes = 2 * sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+static_assert(kMinPlanBytes == 12, "looks_like_plan (plan_serialize.hpp) reads the identifier at bytes 8-11");
 
 [[noreturn]] void bad(const std::string& what, ErrorCode code = ErrorCode::InvalidModel) {
   fail(code, "plan: " + what);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,13 @@ namespace denox::plan {
 
 // The flatbuffers file identifier of a serialized plan (4 characters).
 inline constexpr char kPlanFileIdentifier[] = "DNXP";
+
+// Whether `head` (a file's first bytes, at least 12) starts as a serialized plan does: size
+// prefix, root offset, then the identifier (the layout above). For tools that take a plan or an
+// ONNX model; inline, so that they need not link the plan library.
+inline bool looks_like_plan(std::span<const uint8_t> head) {
+  return head.size() >= 12 && std::memcmp(head.data() + 8, kPlanFileIdentifier, 4) == 0;
+}
 
 // Serializes `plan` with format_version = Plan::kFormatVersion. Deterministic: equal plans give
 // equal bytes (the cache may hash them). Does not validate (see validate_plan); throws

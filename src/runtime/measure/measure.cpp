@@ -6,7 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -93,15 +94,45 @@ double as_stored(double ms) {
 
 // One pipeline created into the driver's pipeline cache and dropped: measuring's own creation
 // of it then hits the cache. A failure is reported when the timing creates it again, except a
-// lost device, returned for the caller to throw (this runs on worker threads too).
-std::optional<Error> warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, const plan::Pipeline& p) {
+// lost device, thrown (on a worker thread: carried to the measuring thread by run_on_threads).
+void warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, const plan::Pipeline& p, const std::string& doing) {
   try {
     runtime::ComputePipeline warm(device, p.spirv, std::vector<VkDescriptorType>(p.binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
                                   p.push_constant_count * 4, cache, p.family);
   } catch (const Error& e) {
-    if (runtime::device_lost(e)) return e;
+    if (runtime::device_lost(e)) fail(e, doing + ": " + e.what());
   }
-  return std::nullopt;
+}
+
+// Runs `work` on up to `threads` threads, this one included, and joins them all. An exception
+// leaving a worker thread would end the process (std::terminate): a bad_alloc, a lost device, a
+// test hook's. The first one is kept, `stop` is set so that the other workers leave their loops
+// after their current item, and it is rethrown here once every thread has joined. Where the
+// system has no thread to give, the ones started (and this one) do the work.
+void run_on_threads(unsigned threads, std::atomic<bool>& stop, const std::function<void()>& work) {
+  std::mutex first_mutex;
+  std::exception_ptr first;
+  auto guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard lock(first_mutex);
+      if (!first) first = std::current_exception();
+      stop = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) {
+    try {  // (no thread to be had, or no memory for one: the threads running finish the work)
+      if (pool.empty()) pool.reserve(threads - 1);
+      pool.emplace_back(guarded);
+    } catch (...) {
+      break;
+    }
+  }
+  guarded();
+  for (auto& t : pool) t.join();
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace
@@ -253,17 +284,12 @@ void DeviceMeasurer::compile_pending(Run& run) {
   if (pending.empty()) return;
   const unsigned threads = std::max(1u, std::min<unsigned>(options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency(),
                                                            static_cast<unsigned>(pending.size())));
-  auto on_threads = [&](const auto& work) {
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  };
+  std::atomic<bool> stop{false};  // a worker threw (run_on_threads)
 
   run.report("compile", 0, pending.size(), "");
   std::atomic<size_t> next{0};
-  on_threads([&] {
-    for (size_t j = next++; j < pending.size() && !cancelled(); j = next++) {
+  run_on_threads(threads, stop, [&] {
+    for (size_t j = next++; j < pending.size() && !stop && !cancelled(); j = next++) {
       Pending& p = pending[j];
       if (p.plan && !p.retry) {
         run.compile_edge(p, CrashJournal::Step::Parallel, compiler_);
@@ -285,22 +311,15 @@ void DeviceMeasurer::compile_pending(Run& run) {
         if (users[it->second].empty() || users[it->second].back() != j) users[it->second].push_back(j);
       }
   std::atomic<size_t> next_pipeline{0};
-  std::mutex lost_mutex;
-  std::optional<Error> lost;  // the first lost-device error a worker saw: thrown on this thread
-  on_threads([&] {
-    for (size_t j = next_pipeline++; j < to_create.size() && !cancelled(); j = next_pipeline++) {
+  run_on_threads(threads, stop, [&] {
+    for (size_t j = next_pipeline++; j < to_create.size() && !stop && !cancelled(); j = next_pipeline++) {
       for (size_t u : users[j]) run.journal.begin(pending[u].key, "pipeline", CrashJournal::Step::Parallel);
       for (size_t u : users[j]) run.hook.at("pipeline", true, pending[u].what);
-      std::optional<Error> error = warm_pipeline(device_, pipeline_cache_, *to_create[j]);
+      // (A throw leaves the markers to the journal's destructor.)
+      warm_pipeline(device_, pipeline_cache_, *to_create[j], "creating the pipelines to measure");
       for (size_t u : users[j]) run.journal.end(pending[u].key);
-      if (error) {
-        std::lock_guard lock(lost_mutex);
-        if (!lost) lost = std::move(error);
-        next_pipeline = to_create.size();  // the others stop after their current pipeline
-      }
     }
   });
-  if (lost) fail(*lost, std::string("creating the pipelines to measure: ") + lost->what());
   throw_if_cancelled();
   run.report("compile", pending.size(), pending.size(), "");
 }
@@ -335,9 +354,7 @@ void DeviceMeasurer::time_pending(Run& run) {
         throw_if_cancelled();
         run.journal.begin(p.key, "pipeline", Step::Retry);
         run.hook.at("pipeline", false, p.what);
-        for (const plan::Pipeline& pipe : p.plan->pipelines)
-          if (std::optional<Error> lost = warm_pipeline(device_, pipeline_cache_, pipe))
-            fail(*lost, "creating the pipelines of " + p.what + ": " + lost->what());
+        for (const plan::Pipeline& pipe : p.plan->pipelines) warm_pipeline(device_, pipeline_cache_, pipe, "creating the pipelines of " + p.what);
       }
     }
     if (p.plan) {

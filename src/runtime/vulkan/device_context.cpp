@@ -104,7 +104,7 @@ DeviceCapabilities describe(VkPhysicalDevice pd, const std::vector<VkExtensionPr
     vk_check(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, shapes.data()), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
     for (const auto& s : shapes) {
       if (s.scope != VK_SCOPE_SUBGROUP_KHR) continue;
-      caps.coop_matrix_shapes.push_back({s.MSize, s.NSize, s.KSize, s.AType, s.CType});
+      caps.coop_matrix_shapes.push_back({s.MSize, s.NSize, s.KSize, s.AType, s.BType, s.CType, s.ResultType});
     }
   }
   return caps;

@@ -19,7 +19,7 @@ namespace denox::runtime {
 
 struct CoopMatrixShape {
   uint32_t m = 0, n = 0, k = 0;
-  VkComponentTypeKHR a_type{}, c_type{};
+  VkComponentTypeKHR a_type{}, b_type{}, c_type{}, result_type{};
 };
 
 // What the physical device is and what the device was created with (for the caller's device:

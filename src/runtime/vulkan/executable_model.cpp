@@ -231,26 +231,47 @@ void ExecutableModel::bind_memory(VkBuffer scratch, VkDeviceSize scratch_offset,
   if (!scratch || !weights) fail(ErrorCode::InvalidArgument, "bind_memory: scratch and weights buffers are required");
   if (scratch_offset % alignment || weights_offset % alignment)
     fail(ErrorCode::InvalidArgument, "bind_memory: offsets must be multiples of " + std::to_string(alignment));
-  const auto previous = std::make_tuple(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_);
-  const auto undo = [&] { std::tie(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_) = previous; };
+  const auto previous = std::make_tuple(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_, weights_dropped_);
+  const auto undo = [&] {
+    std::tie(weights_, weights_offset_, scratch_, scratch_offset_, scratch_capacity_, weights_dropped_) = previous;
+    // A failed call that named the weights buffer handle bound before leaves that binding unknown:
+    // the handle may name a new buffer now (a destroyed buffer's handle value handed out again),
+    // and a failed upload may have written part of it. It is dropped, so that nothing records,
+    // or keeps (bind_scratch), weights that may not be this plan's.
+    if (weights == std::get<0>(previous)) {
+      weights_ = VK_NULL_HANDLE;
+      weights_dropped_ = true;
+    }
+  };
   weights_ = weights;
   weights_offset_ = weights_offset;
   scratch_ = scratch;
   scratch_offset_ = scratch_offset;
   scratch_capacity_ = scratch_size;
   // The weights are uploaded on every call, once the binding is known to work: the same handle
-  // may name a new buffer (a destroyed buffer's handle value is often handed out again), whose
-  // contents denox cannot know.
-  rebuild_after_change(undo, [&] { upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size()); });
+  // may name a new buffer, whose contents denox cannot know.
+  rebuild_after_change(undo, [&] {
+    upload(ctx_, weights, weights_offset, plan_.weight_data.data(), plan_.weight_data.size());
+    weights_dropped_ = false;
+  });
 }
+
+bool ExecutableModel::weights_overlap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const {
+  if (!external_memory_ || !weights_ || buffer != weights_) return false;
+  return offset < weights_offset_ + weights_bytes() && weights_offset_ < offset + size;
+}
+
+VkDeviceSize ExecutableModel::weights_bytes() const { return weights_buffer_size(plan_); }
 
 void ExecutableModel::bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
   if (!external_memory_) fail(ErrorCode::InvalidArgument, "bind_scratch needs a model created with caller-provided memory");
-  // weights_ is set only by a bind_memory that succeeded (a failed one is undone), so the
-  // weights it names were uploaded for this plan.
+  // weights_ is set only by a bind_memory that succeeded (a failed one is undone, or drops the
+  // binding), so the weights it names were uploaded for this plan.
   if (!weights_)
-    fail(ErrorCode::InvalidArgument, "bind_scratch: this plan has no weights bound yet; call denox_model_bind_memory first (it "
-                                     "uploads them once)");
+    fail(ErrorCode::InvalidArgument, weights_dropped_ ? "bind_scratch: the last denox_model_bind_memory failed with the weights buffer "
+                                                        "bound before, whose binding it dropped; call denox_model_bind_memory again"
+                                                      : "bind_scratch: this plan has no weights bound yet; call denox_model_bind_memory "
+                                                        "first (it uploads them once)");
   if (!scratch) fail(ErrorCode::InvalidArgument, "bind_scratch: the scratch buffer is VK_NULL_HANDLE");
   if (scratch_offset % scratch_alignment())
     fail(ErrorCode::InvalidArgument, "bind_scratch: the offset must be a multiple of " + std::to_string(scratch_alignment()));

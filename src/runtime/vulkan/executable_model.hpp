@@ -100,6 +100,11 @@ class ExecutableModel {
                    VkDeviceSize weights_offset);
   // A new scratch range with the weights bind_memory bound and uploaded: nothing submitted.
   void bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size);
+  // Whether [offset, offset + size) of `buffer` overlaps the weights bound now (external memory;
+  // false where none are): another plan's bind_memory must not upload over them.
+  bool weights_overlap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const;
+  // The bytes bind_memory uploads into the weights buffer (memory_requirements' weights_size).
+  VkDeviceSize weights_bytes() const;
 
   // Replace all sources of input/output `index` (their channel ranges must cover the tensor's
   // channels exactly once).
@@ -182,6 +187,9 @@ class ExecutableModel {
   Buffer owned_weights_, owned_scratch_;
   VkBuffer weights_ = VK_NULL_HANDLE, scratch_ = VK_NULL_HANDLE;
   VkDeviceSize weights_offset_ = 0, scratch_offset_ = 0, scratch_capacity_ = 0;
+  // A bind_memory that named the weights buffer already bound failed: that binding was dropped
+  // (bind_memory says why), and record() and bind_scratch say so until a bind_memory succeeds.
+  bool weights_dropped_ = false;
   bool fail_next_build_ = false;
 
   Resolution res_;

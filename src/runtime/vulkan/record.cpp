@@ -48,7 +48,8 @@ void ExecutableModel::build_commands() {
     return;
   }
   if (!weights_ || !scratch_) {
-    missing_ = "no memory is bound (bind_memory())";
+    missing_ = weights_dropped_ ? "the last bind_memory() failed with the weights buffer bound before, whose binding it dropped: bind memory again"
+                                : "no memory is bound (bind_memory())";
     return;
   }
   if (scratch_capacity_ < res_.arena_size) {

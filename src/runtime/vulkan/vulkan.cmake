@@ -19,6 +19,7 @@ add_library(denox_vulkan STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/io_adapters.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/executable_model.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/record.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/vulkan/spirv_requirements.cpp
 )
 target_include_directories(denox_vulkan PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(denox_vulkan PUBLIC denox_volk denox_plan denox_reference)

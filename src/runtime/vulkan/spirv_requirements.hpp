@@ -1,0 +1,47 @@
+// What a compute shader's SPIR-V asks of the device beyond what a plan's pipeline says of itself:
+// the shared memory it declares and the cooperative-matrix types it uses. A plan carries its
+// SPIR-V (compiled for the device it was made on); loading it on a device with less shared
+// memory per workgroup or other cooperative-matrix shapes would make pipeline creation
+// undefined behaviour (a driver may crash), so the load checks these first and names what is
+// missing. Read from the words themselves: no SPIR-V library is needed at load time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/vulkan/device_context.hpp"
+
+namespace denox::runtime {
+
+// One OpTypeCooperativeMatrixKHR: rows x cols of `component` for `use` (0 A, 1 B, 2 the
+// accumulator) at `scope` (3: subgroup).
+struct SpirvCoopMatrix {
+  uint32_t rows = 0, cols = 0, use = 0, scope = 0;
+  VkComponentTypeKHR component = VK_COMPONENT_TYPE_MAX_ENUM_KHR;
+  bool operator==(const SpirvCoopMatrix&) const = default;
+};
+
+struct SpirvRequirements {
+  // The Workgroup-storage variables' sizes added up, as the validation layer counts them
+  // (VUID-RuntimeSpirv-Workgroup-06530: no padding between struct members).
+  uint64_t workgroup_bytes = 0;
+  std::vector<SpirvCoopMatrix> coop_matrices;  // each distinct type once, in declaration order
+};
+
+// Reads a module's requirements. Throws Error(InvalidModel) naming `who` and the word where the
+// module is malformed (truncated instructions, an id out of range, a size from a non-constant).
+SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const std::string& who);
+
+// "" where `caps` meets `r`; else what is missing, e.g. "declares 53248 bytes of shared memory,
+// more than the 49152 a workgroup may have (maxComputeSharedMemorySize)" or "uses 16x8 fp16 (A)
+// cooperative matrices, a shape the device does not report (...)". A matrix type passes where
+// some subgroup shape of the device has a matrix of its size and component type as its A, B, C
+// or result, whatever its use (as the Vulkan spec allows).
+std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps);
+
+// "16x8 fp16 (A)": a matrix type for messages.
+std::string describe(const SpirvCoopMatrix& m);
+
+}  // namespace denox::runtime
