@@ -21,7 +21,10 @@ layout(push_constant) uniform Push { uint c, h, w, first, count; } pc;
 void main() {
   const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
   if (x >= pc.w || y >= pc.h) return;
-  const vec4 v = imageLoad(image, ivec2(x, y));
+  // An image smaller than the tensor (the engine's to size) gives zeros there, never a read out
+  // of its bounds (undefined without robustImageAccess).
+  const bool inside = all(lessThan(ivec2(x, y), imageSize(image)));
+  const vec4 v = inside ? imageLoad(image, ivec2(x, y)) : vec4(0.0);
   const uint plane = pc.h * pc.w;
   const uint base = pc.first * plane + y * pc.w + x;
   for (uint i = 0; i < pc.count && i < 4; ++i) tensor_data[base + i * plane] = STYPE(v[i]);

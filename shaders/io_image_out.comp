@@ -22,6 +22,9 @@ layout(push_constant) uniform Push { uint c, h, w, first, count; } pc;
 void main() {
   const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
   if (x >= pc.w || y >= pc.h) return;
+  // An image smaller than the tensor (the engine's to size) keeps what fits: no store out of its
+  // bounds (undefined without robustImageAccess).
+  if (any(greaterThanEqual(ivec2(x, y), imageSize(image)))) return;
   const uint plane = pc.h * pc.w;
   const uint base = pc.first * plane + y * pc.w + x;
   vec4 v = vec4(0.0, 0.0, 0.0, 1.0);

@@ -7,6 +7,7 @@
 
 #include "common/log.hpp"
 #include "runtime/measure/measure.hpp"
+#include "runtime/vulkan/vk_check.hpp"
 
 namespace denox::api {
 
@@ -359,13 +360,14 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   // Null only where nothing is submitted (checked when the job was queued).
   request.measure_device = background_device(ctx);
   CompiledPlan compiled;
+  std::shared_ptr<const ImportedModel> imported = job.imported;
   if (job.kind == DENOX_JOB_TUNE) {
     compiled = compile_plan(ctx, *job.imported, request);
   } else {
     std::string bytes = job.file ? compiler::read_onnx_file(*job.file) : std::move(job.onnx);
     std::optional<std::filesystem::path> base_dir;
     if (job.file) base_dir = job.file->parent_path().empty() ? std::filesystem::path(".") : job.file->parent_path();
-    const auto imported = import_model(bytes.data(), bytes.size(), base_dir, request);
+    imported = import_model(bytes.data(), bytes.size(), base_dir, request);
     auto cached = cached_plan(ctx, *imported, request);
     // A shipped plan made under another driver serves a load, but a model that tunes in the
     // background tunes its reloads for this driver (it is never stored: nothing else would).
@@ -385,9 +387,25 @@ std::unique_ptr<ReadyPlan> BackgroundWorker::build(BackgroundJob& job) {
   const auto cancel_check = [this] {
     if (cancel_) throw measure::Cancelled();
   };
-  ready->model = std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(compiled.plan), ctx.pipeline_cache->handle(),
-                                                            adapter_compiler(ctx), model_.options.external_memory != 0,
-                                                            request.measure_device, cancel_check);
+  auto build_model = [&](plan::Plan plan) {
+    return std::make_unique<runtime::ExecutableModel>(*ctx.device, std::move(plan), ctx.pipeline_cache->handle(), adapter_compiler(ctx),
+                                                      model_.options.external_memory != 0, request.measure_device, cancel_check);
+  };
+  const bool other_driver = compiled.other_driver;
+  try {
+    ready->model = build_model(std::move(compiled.plan));
+  } catch (const Error& e) {
+    // A shipped plan made under another driver passed the load checks, but this driver may still
+    // refuse one of its pipelines: compiled as without it (as a foreground load does), else the
+    // same refusal would end every later reload too.
+    if (!other_driver || runtime::device_lost(e) || dynamic_cast<const measure::Cancelled*>(&e) != nullptr) throw;
+    log::warn("denox: the shipped plan made under another driver does not build here ({}); compiling the model", e.what());
+    compiled = compile_plan(ctx, *imported, request);
+    check_compatible(model_.signature, compiled.plan);
+    if (compiled.plan.model_name.empty()) compiled.plan.model_name = job.model_name;
+    ready->report_json = std::move(compiled.report_json);
+    ready->model = build_model(std::move(compiled.plan));
+  }
   save_pipeline_cache(ctx);
   IoState io;
   {

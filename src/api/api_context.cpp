@@ -113,6 +113,7 @@ runtime::AdapterCompiler adapter_compiler(denox_context_T& ctx) {
 
 void save_pipeline_cache(denox_context_T& ctx) {
   if (!ctx.cache.writable().enabled()) return;
+  log::DeferScope defer;  // (the cache's lines reach a log callback after the lock)
   std::lock_guard lock(ctx.pipeline_cache_mutex);
   ctx.cache.store_pipeline_cache(ctx.identity, ctx.pipeline_cache->data());
 }

@@ -325,11 +325,12 @@ denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDevi
     auto& target = bind_target(model);
     // A plan that background work finished takes new buffers while the running plan still
     // records with its own: an upload over the running plan's weights would change what every
-    // command buffer recorded with it before the swap (submitted again, or not yet) computes.
-    if (&target != &api::model_of(model) && api::model_of(model).weights_overlap(weights, weights_offset, target.weights_bytes()))
-      fail(ErrorCode::InvalidArgument, "bind_memory: that weights range overlaps the running plan's weights, which the command buffers "
-                                       "recorded with it read until it is retired; bind the new plan's weights to other memory (the running "
-                                       "plan's may be reused once it is retired)");
+    // command buffer recorded with it before the swap (submitted again, or not yet) computes,
+    // and the running plan's frames would overwrite weights uploaded into its scratch.
+    if (&target != &api::model_of(model) && api::model_of(model).bound_memory_overlaps(weights, weights_offset, target.weights_bytes()))
+      fail(ErrorCode::InvalidArgument, "bind_memory: that weights range overlaps memory the running plan uses (its weights or scratch) "
+                                       "until it is retired; bind the new plan's weights to other memory (the running plan's may be reused "
+                                       "once it is retired)");
     target.bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }

@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace denox::log {
 
@@ -12,6 +14,10 @@ namespace {
 
 // Set while this thread is inside the sink (forwarding or calling the caller's function).
 thread_local bool in_sink = false;
+
+// DeferScope: how many are alive on this thread, and the lines they hold back.
+thread_local int defer_depth = 0;
+thread_local std::vector<std::pair<spdlog::level::level_enum, std::string>> deferred_lines;
 
 // One line at a time, under the sink's own mutex (base_sink's is null_mutex: a line logged from
 // inside the sink on the same thread is dropped by `in_sink` instead of deadlocking on it).
@@ -30,6 +36,13 @@ class ForwardSink final : public spdlog::sinks::base_sink<spdlog::details::null_
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     if (in_sink) return;
+    if (defer_depth > 0) {
+      try {
+        deferred_lines.emplace_back(msg.level, std::string(msg.payload.begin(), msg.payload.end()));
+      } catch (...) {  // (out of memory: the line is lost, not the caller's work)
+      }
+      return;
+    }
     std::lock_guard lock(mutex_);
     // Reset also if what it calls throws (spdlog swallows it): set() must lock again after.
     struct InSink {
@@ -77,6 +90,20 @@ DenoxLogger& instance() {
 }
 
 }  // namespace
+
+DeferScope::DeferScope() { ++defer_depth; }
+
+DeferScope::~DeferScope() {
+  if (--defer_depth > 0) return;
+  std::vector<std::pair<spdlog::level::level_enum, std::string>> lines;
+  lines.swap(deferred_lines);
+  for (const auto& [level, text] : lines) {
+    try {
+      instance().logger.log(level, "{}", text);
+    } catch (...) {  // (a destructor: nothing may leave it)
+    }
+  }
+}
 
 spdlog::logger& logger() { return instance().logger; }
 

@@ -27,6 +27,18 @@ using Target = void (*)();
 using Forward = void (*)(spdlog::level::level_enum level, const char* text, Target target, void* user);
 void set_forward(Forward fn, Target target, void* user);
 
+// While one is alive on a thread, denox's lines logged on that thread are held back, and logged
+// when the outermost one ends. Code that holds a lock which a log callback's call into denox may
+// need (the cache's, through denox_context_get_info) declares one before taking the lock: a
+// callback then never runs under that lock, on this thread or, waiting for the sink, on another.
+class DeferScope {
+ public:
+  DeferScope();
+  ~DeferScope();
+  DeferScope(const DeferScope&) = delete;
+  DeferScope& operator=(const DeferScope&) = delete;
+};
+
 template <typename... Args>
 void debug(spdlog::format_string_t<Args...> fmt, Args&&... args) {
   logger().debug(fmt, std::forward<Args>(args)...);

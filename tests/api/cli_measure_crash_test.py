@@ -5,8 +5,11 @@ DENOX_TEST_CRASH_MEASURING=<phase>:<edge>) in the middle of measuring one edge, 
 processes on the same cache are checked (src/runtime/measure/crash_journal.hpp):
 
 - a crash while timing the edge (a serial step: only it was in flight) leaves a marker naming
-  the dead process; the next run records the edge as "failed crashed the process while being
-  measured (time)", logs it, and never measures it again;
+  the dead process; one death is not blamed on the edge (the process may have been quit or
+  killed): the next run measures it alone again, under "retry" markers. If that run dies there
+  too (the hook, still set), the run after it records the edge as "failed crashed the process
+  while being measured (time)", logs it, and never measures it again; if it does not (a quit,
+  then a normal run), the edge is measured and used;
 - a crash while compiling shaders on several threads leaves markers the next run cannot blame
   on one edge: it compiles, creates and times those edges one at a time (the hook, still set,
   now fires in the serial compile), and the run after that records the edge as failed;
@@ -134,7 +137,8 @@ def main():
             # (the conv without its fusion, a dispatch more) come back.
             check(r["dispatches"] > base["dispatches"], f"a dispatch more than {base['dispatches']}: {r}")
 
-    # 1. A crash while timing the edge: failed at the next run, never measured again.
+    # 1. A crash while timing the edge, twice: measured alone again after the first, failed after
+    #    the second, never measured again.
     cache = f"{work}/serial.sqlite3"
     first = Run(denox, model, cache, f"time:{target}")
     first.crashed_at("time", "serial", target)
@@ -142,14 +146,31 @@ def main():
     check(len(left) == 1 and left[0]["pid"] == str(first.pid) and left[0]["phase"] == "time" and left[0]["mode"] == "serial",
           f"the dead process's marker is left: {rows(cache)}")
     check(any(r.startswith("ok ") for r in rows(cache)), f"edges timed before the crash are stored: {rows(cache)}")
-    second = Run(denox, model, cache)
-    check(f"{target} crashed process {first.pid}" in second.stderr, f"the conclusion is logged: {second.what}")
-    avoided(second, "time")
+    second = Run(denox, model, cache, f"time:{target}")
+    check(f"process {first.pid} died" in second.stderr and f"while {target} was measured alone (time); measuring it again alone"
+          in second.stderr, f"one death is not blamed: {second.what}")
+    second.crashed_at("time", "serial", target)
+    mine = [m for m in markers(cache) if m["pid"] == str(second.pid)]
+    check(len(mine) == 1 and mine[0]["phase"] == "time" and mine[0]["mode"] == "retry", f"a retry marker: {rows(cache)}")
     third = Run(denox, model, cache)
-    check("crashed process" not in third.stderr, f"concluded once: {third.what}")
+    check(f"{target} crashed process {second.pid}" in third.stderr, f"the conclusion is logged: {third.what}")
     avoided(third, "time")
+    fourth = Run(denox, model, cache)
+    check("crashed process" not in fourth.stderr, f"concluded once: {fourth.what}")
+    avoided(fourth, "time")
     if alternatives:
-        check(third.report()["measured_edges"] == 0, "the third run measures nothing")
+        check(fourth.report()["measured_edges"] == 0, "the fourth run measures nothing")
+
+    # 1b. One death while timing the edge (as a game quit with exit() during a background tune),
+    #     then a normal run: the edge is measured alone, stored and used, not blamed.
+    cache = f"{work}/quit.sqlite3"
+    first = Run(denox, model, cache, f"time:{target}")
+    first.crashed_at("time", "serial", target)
+    second = Run(denox, model, cache)
+    check("measuring it again alone" in second.stderr and "crashed process" not in second.stderr, f"not blamed: {second.what}")
+    r = second.report()
+    check(r["failed_edges"] == 0 and (target in whats(r) or alternatives), f"the edge is measured and used: {whats(r)} {r}")
+    check(all(t.startswith("ok ") for t in rows(cache)), f"only results are left: {rows(cache)}")
 
     # 2. A crash while compiling shaders on several threads: the next run retries the edges that
     #    were in flight alone (and crashes there, the hook still set); the one after records it.
@@ -166,7 +187,7 @@ def main():
           f"the retry is logged: {second.what}")
     second.crashed_at("compile", "serial", target)
     mine = [m for m in markers(cache) if m["pid"] == str(second.pid)]
-    check(len(mine) == 1 and mine[0]["phase"] == "compile" and mine[0]["mode"] == "serial", f"a serial marker: {rows(cache)}")
+    check(len(mine) == 1 and mine[0]["phase"] == "compile" and mine[0]["mode"] == "retry", f"a retry marker: {rows(cache)}")
     third = Run(denox, model, cache)
     check(f"{target} crashed process {second.pid}" in third.stderr, f"the conclusion is logged: {third.what}")
     avoided(third, "compile")

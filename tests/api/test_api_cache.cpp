@@ -2,7 +2,11 @@
 // nothing; a corrupt cache file is set aside and the model still loads; plans round-trip.
 #include <catch2/catch.hpp>
 
+#include <sqlite3.h>
+
+#include <atomic>
 #include <fstream>
+#include <string>
 
 #include "api_test_util.hpp"
 #include "compiler/plan/plan_serialize.hpp"
@@ -148,6 +152,51 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
   CHECK(c == nullptr);
   denox_model_destroy(a);
   denox_model_destroy(b);
+  denox_context_destroy(ctx);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a log callback may call into the context while the cache warns", "[api][cache]") {
+  // The cache logged under its own lock: a log callback that called denox_context_get_info
+  // (which reads the cache) took that lock again on the same thread, and hung; on another thread
+  // it waited for the lock while the cache's thread waited for the callback. Lines logged under
+  // the lock now reach the callback after it is released.
+  TempDir dir;
+  const auto model_path = write_oidn(dir.path(), Size::Small, 3, true);
+  const auto cache_path = dir / "cache.sqlite3";
+  denox_context ctx = make_context(cache_path);
+  denox_model_options options{};
+  options.precision = DENOX_PRECISION_FP32;
+  denox_model model = nullptr;
+  require_ok(denox_model_load_file(ctx, model_path.string().c_str(), &options, &model), "load (stores the plan)");
+  denox_model_destroy(model);
+  {  // Every stored plan's checksum damaged: the next load warns (under the cache's lock) and compiles.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(cache_path.string().c_str(), &db) == SQLITE_OK);
+    const int updated = sqlite3_exec(db, "UPDATE plans SET checksum = 'damaged'", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    REQUIRE(updated == SQLITE_OK);
+  }
+  struct Seen {
+    denox_context ctx = nullptr;
+    std::atomic<int> warnings{0}, infos{0};
+    static void on(denox_log_level, const char* message, void* user) {
+      auto* self = static_cast<Seen*>(user);
+      if (std::string(message).find("fails its checksum") != std::string::npos) self->warnings++;
+      denox_context_info info{};
+      if (denox_context_get_info(self->ctx, &info) == DENOX_SUCCESS) self->infos++;
+    }
+  } seen;
+  seen.ctx = ctx;
+  denox_set_log_callback(Seen::on, &seen, DENOX_LOG_WARN);
+  const denox_result loaded = denox_model_load_file(ctx, model_path.string().c_str(), &options, &model);
+  denox_set_log_callback(nullptr, nullptr, DENOX_LOG_WARN);
+  require_ok(loaded, "load with a damaged plan row");
+  CHECK(seen.warnings >= 1);
+  CHECK(seen.infos >= seen.warnings);
+  const auto input = random_image(3, 21, 19, 4);
+  CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), reference_output(model_path, input).f32) <= 1e-4);
+  denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(engine_device().validation_errors() == 0);
 }

@@ -50,11 +50,14 @@ TEST_CASE("9 channels from three RGBA images into an RGBA output image", "[api][
   out.image_format = VK_FORMAT_R32G32B32A32_SFLOAT;
   require_ok(denox_model_bind_input(model, 0, bindings.data(), 3), "bind_input");
   require_ok(denox_model_bind_output(model, 0, &out, 1), "bind_output");
-  dev.submit([&](VkCommandBuffer cmd) {
-    denox_cmd_input_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT);
-    require_ok(denox_model_record(model, cmd), "record");
-    denox_cmd_output_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_READ_BIT);
-  });
+  const auto run_frame = [&] {
+    dev.submit([&](VkCommandBuffer cmd) {
+      denox_cmd_input_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT);
+      require_ok(denox_model_record(model, cmd), "record");
+      denox_cmd_output_barrier(ctx, cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_READ_BIT);
+    });
+  };
+  run_frame();
   const auto rgba = out_image.download();
   const auto want_q = reference_output(model_path, quantized);
   std::vector<float> got(size_t{3} * w * h);
@@ -63,6 +66,28 @@ TEST_CASE("9 channels from three RGBA images into an RGBA output image", "[api][
   CHECK(relative_l2(got, want_q.f32) <= 1e-4);
   for (int p = 0; p < w * h; ++p) REQUIRE(rgba[size_t(p) * 4 + 3] == 1.0f);
   (void)want;
+
+  // One binding per output image view: two (channels 0-1 and 2) would overwrite each other's
+  // texels, the adapter writing whole ones. Refused, and the binding stays.
+  denox_binding split[2] = {out, out};
+  split[0].channel_count = 2;
+  split[1].first_channel = 2;
+  split[1].channel_count = 1;
+  CHECK(denox_model_bind_output(model, 0, split, 2) == DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("bound by another output binding"));
+  // An output image smaller than the output keeps what fits, with no store past its edge.
+  const int sw = w - 3, sh = h - 2;
+  denox::vkhost::Image small_image(dev, sw, sh, VK_FORMAT_R32G32B32A32_SFLOAT);
+  out.image_view = small_image.view();
+  require_ok(denox_model_bind_output(model, 0, &out, 1), "bind_output (smaller image)");
+  run_frame();
+  const auto small = small_image.download();
+  REQUIRE(small.size() == size_t{4} * sw * sh);
+  int same = 0;
+  for (int y = 0; y < sh; ++y)
+    for (int x = 0; x < sw; ++x)
+      for (int c = 0; c < 4; ++c) same += small[(size_t(y) * sw + x) * 4 + c] == rgba[(size_t(y) * w + x) * 4 + c];
+  CHECK(same == 4 * sw * sh);
   denox_model_destroy(model);
   denox_context_destroy(ctx);
   CHECK(dev.validation_errors() == 0);

@@ -47,7 +47,9 @@ void reap(long pid) {
   waitpid(static_cast<pid_t>(pid), &status, 0);
 }
 
-Marker marker_of(const ProcessStamp& owner, const char* phase, bool parallel) { return Marker{owner, phase, parallel, 1700000000}; }
+Marker marker_of(const ProcessStamp& owner, const char* phase, bool parallel, bool retry = false) {
+  return Marker{owner, phase, parallel, 1700000000, retry};
+}
 
 }  // namespace
 
@@ -57,8 +59,8 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
   CHECK(!self.boot.empty());  // Linux: /proc/sys/kernel/random/boot_id
   CHECK(self.start > 0);
   CHECK(self.pid_namespace.rfind("pid:[", 0) == 0);  // Linux: /proc/self/ns/pid
-  for (bool parallel : {false, true}) {
-    const std::string text = encode_marker(marker_of(self, "pipeline", parallel));
+  for (const auto& [parallel, retry] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+    const std::string text = encode_marker(marker_of(self, "pipeline", parallel, retry));
     CHECK(text.rfind("running pid=", 0) == 0);
     const auto m = decode_marker(text);
     REQUIRE(m);
@@ -68,6 +70,7 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
     CHECK(m->owner.pid_namespace == self.pid_namespace);
     CHECK(m->phase == "pipeline");
     CHECK(m->parallel == parallel);
+    CHECK(m->retry == retry);
     CHECK(m->at == 1700000000);
   }
   // Markers of earlier versions name no namespace.
@@ -133,10 +136,15 @@ TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journ
   const ProcessStamp dead{dead_pid, self.boot, 12345};
   LogCapture log;
 
-  auto crashed = judge_row(encode_marker(marker_of(dead, "time", false)), "conv1 [conv2d a]");
+  // One death with the edge alone in flight: measured alone again (the process may have been
+  // quit or killed); a second one, in that retry, blames it.
+  CHECK(judge_row(encode_marker(marker_of(dead, "time", false)), "conv0 [conv2d z]").verdict == Verdict::MeasureSerially);
+  CHECK(log.text().find("while conv0 [conv2d z] was measured alone (time); measuring it again alone") != std::string::npos);
+  CHECK(log.text().find("conv0 [conv2d z] crashed") == std::string::npos);
+  auto crashed = judge_row(encode_marker(marker_of(dead, "time", false, true)), "conv1 [conv2d a]");
   CHECK(crashed.verdict == Verdict::Crashed);
   CHECK(crashed.failure == "crashed the process while being measured (time)");
-  crashed = judge_row(encode_marker(marker_of(dead, "compile", false)), "conv1 [conv2d a]");
+  crashed = judge_row(encode_marker(marker_of(dead, "compile", false, true)), "conv1 [conv2d a]");
   CHECK(crashed.failure == "crashed the process while being measured (compile)");
   CHECK(log.text().find("conv1 [conv2d a] crashed process " + std::to_string(dead_pid)) != std::string::npos);
 
@@ -159,7 +167,7 @@ TEST_CASE("crash journal: what a later run concludes from a row", "[cache][journ
     REQUIRE(other.slot() >= 0);
     ProcessStamp locked = elsewhere;
     locked.liveness_slot = other.slot();
-    const std::string row = encode_marker(marker_of(locked, "time", false));
+    const std::string row = encode_marker(marker_of(locked, "time", false, true));
     CHECK(decode_marker(row)->owner.liveness_slot == other.slot());
     CHECK(judge_row(row, "conv5 [conv2d e]", database).verdict == Verdict::Measure);  // held: alive
     // A second taker gets the next slot.

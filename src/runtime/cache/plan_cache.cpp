@@ -104,6 +104,7 @@ struct PlanCache::Impl {
   // Returns the payload if the row exists, matches its checksum and its full key text.
   std::optional<std::vector<std::uint8_t>> load(const Table& table, const std::string& key, const std::string& key_text,
                                                 std::uint64_t& hits, std::uint64_t& misses) {
+    log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
     std::lock_guard lock(mutex);
     if (!db) {
       ++misses;
@@ -180,6 +181,7 @@ struct PlanCache::Impl {
 
   bool store(const Table& table, const std::string& key, const std::string& key_text,
              std::span<const std::uint8_t> payload, std::uint64_t& stores) {
+    log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
     std::lock_guard lock(mutex);
     if (!db || read_only) {
       ++stats.write_failures;
@@ -214,8 +216,22 @@ PlanCache::~PlanCache() = default;
 PlanCache::PlanCache(PlanCache&&) noexcept = default;
 PlanCache& PlanCache::operator=(PlanCache&&) noexcept = default;
 
-PlanCache PlanCache::open(const fs::path& path, const CacheOpenOptions& options) {
-  if (path.empty()) return disabled("no cache path");
+namespace {
+
+// Kept absolute: SQLite resolves a relative path once, at open, but the lock file beside it
+// (users and liveness locks, crash-journal slots) is opened again later by name, and a chdir
+// in between would make those another file's.
+fs::path absolute_path(const fs::path& path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : absolute;
+}
+
+}  // namespace
+
+PlanCache PlanCache::open(const fs::path& given, const CacheOpenOptions& options) {
+  if (given.empty()) return disabled("no cache path");
+  const fs::path path = absolute_path(given);
   auto opened = detail::open_cache_file(path, options);
   PlanCache cache;
   cache.impl_->options = options;
@@ -231,7 +247,8 @@ PlanCache PlanCache::open(const fs::path& path, const CacheOpenOptions& options)
   return cache;
 }
 
-PlanCache PlanCache::open_read_only(const fs::path& path, const CacheOpenOptions& options) {
+PlanCache PlanCache::open_read_only(const fs::path& given, const CacheOpenOptions& options) {
+  const fs::path path = absolute_path(given);
   PlanCache cache;
   cache.impl_->db = detail::open_existing_cache(path, detail::OpenMode::Immutable, options.verify_on_open, options.busy_timeout);
   cache.impl_->options = options;
@@ -274,26 +291,31 @@ fs::path PlanCache::default_path() {
 }
 
 bool PlanCache::enabled() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return static_cast<bool>(impl_->db);
 }
 
 fs::path PlanCache::path() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return impl_->db ? impl_->path : fs::path();
 }
 
 std::string PlanCache::disabled_reason() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return impl_->db ? std::string() : impl_->disabled_reason;
 }
 
 std::optional<CacheRecovery> PlanCache::recovery() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return impl_->recovery;
 }
 
 bool PlanCache::read_only() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return impl_->read_only;
 }
@@ -308,6 +330,7 @@ bool PlanCache::store_plan(const CacheKey& key, std::span<const std::uint8_t> pl
 }
 
 std::vector<CacheKey> PlanCache::plan_keys_for_model(std::string_view model_hash) {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   std::vector<CacheKey> keys;
   if (!impl_->db) return keys;
@@ -331,6 +354,7 @@ std::optional<std::vector<std::uint32_t>> PlanCache::load_spirv(std::string_view
   if (bytes->size() % sizeof(std::uint32_t) != 0) {
     // Only a checksummed row gets here, so this means a writer stored a non-word payload.
     log::warn("denox cache: SPIR-V row {} is not a whole number of words; ignoring it", key);
+    log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
     std::lock_guard lock(impl_->mutex);
     --s.spirv_hits;
     ++s.spirv_misses;
@@ -372,6 +396,7 @@ bool PlanCache::store_measurement(const std::string& key_text, std::string_view 
 }
 
 CacheStats PlanCache::stats() const {
+  log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
   std::lock_guard lock(impl_->mutex);
   return impl_->stats;
 }

@@ -106,7 +106,7 @@ bool process_alive(const ProcessStamp& p, const std::filesystem::path& database)
 
 std::string encode_marker(const Marker& m) {
   return "running pid=" + std::to_string(m.owner.pid) + " boot=" + (m.owner.boot.empty() ? "-" : m.owner.boot) +
-         " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : "serial") +
+         " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : m.retry ? "retry" : "serial") +
          " at=" + std::to_string(m.at) + (m.owner.pid_namespace.empty() ? "" : " ns=" + m.owner.pid_namespace) +
          (m.owner.liveness_slot < 0 ? "" : " slot=" + std::to_string(m.owner.liveness_slot));
 }
@@ -126,7 +126,7 @@ std::optional<Marker> decode_marker(std::string_view text) {
       else if (name == "boot") m.owner.boot = value == "-" ? "" : value;
       else if (name == "start") m.owner.start = std::stoull(value);
       else if (name == "phase") m.phase = value;
-      else if (name == "mode") m.parallel = value != "serial", mode = true;  // unknown modes: parallel (no blame)
+      else if (name == "mode") m.parallel = value != "serial" && value != "retry", m.retry = value == "retry", mode = true;  // unknown: parallel (no blame)
       else if (name == "at") m.at = std::stoll(value);
       else if (name == "ns") m.owner.pid_namespace = value;
       else if (name == "slot") m.owner.liveness_slot = std::stoi(value);
@@ -170,9 +170,15 @@ Judgement judge_row(std::string_view text, const std::string& what, const std::f
                  what);
     return {Verdict::MeasureSerially, ""};
   }
-  log::warn("denox: {} crashed process {} ({}) while being measured alone ({}); recorded as failed, not tried again on this device "
-               "(`denox cache clear` forgets it)",
-               what, m.owner.pid, when, m.phase);
+  if (!m.retry) {
+    log::warn("denox: process {} died ({}) while {} was measured alone ({}); measuring it again alone (the process may have ended "
+              "for another reason: quit, killed); if that dies too, it is recorded as failed",
+              m.owner.pid, when, what, m.phase);
+    return {Verdict::MeasureSerially, ""};
+  }
+  log::warn("denox: {} crashed process {} ({}) while being measured alone ({}), a second time; recorded as failed, not tried again "
+            "on this device (`denox cache clear` forgets it)",
+            what, m.owner.pid, when, m.phase);
   return {Verdict::Crashed, "crashed the process while being measured (" + m.phase + ")"};
 }
 
@@ -211,7 +217,7 @@ void CrashJournal::begin(const std::string& key, const char* phase, Step step) {
     open.depth = 1;
     open.retry = step == Step::Retry;
   }
-  write(key, encode_marker(Marker{self_, phase, step == Step::Parallel, unix_now()}));
+  write(key, encode_marker(Marker{self_, phase, step == Step::Parallel, unix_now(), step == Step::Retry}));
 }
 
 void CrashJournal::end(const std::string& key) {

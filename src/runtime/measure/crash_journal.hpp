@@ -7,7 +7,7 @@
 // Before each risky step of an edge (its shader compile, its driver pipeline creation, its
 // timing) the edge's row in the `measurements` table is set to a marker
 //
-//   running pid=<pid> boot=<boot id> start=<start ticks> phase=<compile|pipeline|time> mode=<parallel|serial> at=<unix time> ns=<pid namespace>
+//   running pid=<pid> boot=<boot id> start=<start ticks> phase=<compile|pipeline|time> mode=<parallel|serial|retry> at=<unix time> ns=<pid namespace>
 //
 // and afterwards to the result ("ok <ms>" / "failed <why>", measure::encode_measurement) or,
 // when the edge is not finished yet or the run stops early (cancelled, an exception), to the
@@ -19,14 +19,17 @@
 // - a marker whose process is alive: someone measures the edge right now (another process on
 //   the same cache, or another model of this process tuning at the same time): it is measured
 //   here too, as without the journal (the results agree; last one written wins);
-// - a marker whose process is dead, of a serial step (only this edge was in flight): the edge
-//   killed that process. It is recorded as "failed crashed the process while being measured
-//   (<phase>)" and never tried again on this device and driver (until the cache is cleared);
 // - a marker whose process is dead, of a parallel step (shaders compiled, or driver pipelines
 //   created, on several threads): the crash cannot be blamed on one edge, so every edge whose
 //   marker says so is measured again one at a time (serial compile, pipeline creation and
-//   timing, each with its own serial marker); if it crashes again, the run after that records
-//   it as failed;
+//   timing, each with its own "retry" marker);
+// - a marker whose process is dead, of a serial step (only this edge was in flight): the edge
+//   may have killed that process, or the process may have ended for another reason (a game that
+//   calls exit() while it tunes in the background, its own crash, the OS killing it). One death
+//   is not enough to blame the edge: it is measured alone again, under "retry" markers;
+// - a marker whose process is dead, of a retry step: a second death with this edge alone in
+//   flight. It is recorded as "failed crashed the process while being measured (<phase>)" and
+//   never tried again on this device and driver (until the cache is cleared);
 // - "unmeasured serial": measured one at a time; anything else: measured as usual.
 //
 // Liveness (process_alive): a process is the triple (pid, boot id, start time in clock ticks
@@ -43,9 +46,9 @@
 // file system without such locks) it counts as alive, so its edge is measured again and never
 // blamed. Markers of older denox versions have neither field and are judged as before.
 //
-// Known limits: a process killed from outside (SIGKILL, Ctrl-C of the CLI, an engine killed
-// by the OS) during a serial step blames the edge in flight as a crash; `denox cache clear`
-// forgets it. Two processes measuring one edge at once overwrite each other's markers, so a
+// Known limits: a process that ends for another reason twice in a row while the same edge is
+// measured alone (killed from outside, exit() during a background tune) blames that edge as a
+// crash; `denox cache clear` forgets it. Two processes measuring one edge at once overwrite each other's markers, so a
 // crash of one of them may go unrecorded until it happens again. Without a writable cache
 // (`disable_cache`, or none could be opened) nothing is journalled.
 //
@@ -94,6 +97,7 @@ struct Marker {
   std::string phase;      // compile, pipeline, time
   bool parallel = false;  // other edges were in flight at the same time
   long long at = 0;       // unix time it was written
+  bool retry = false;     // (serial) measured alone again, a process having died with it in flight before
 };
 
 std::string encode_marker(const Marker& m);
@@ -120,7 +124,7 @@ class CrashJournal {
   enum class Step {
     Parallel,  // other edges are in flight too
     Serial,    // only this edge is in flight
-    Retry,     // only this edge, which a dead process left in a parallel step
+    Retry,     // only this edge, which a dead process left in flight (in any step)
   };
 
   explicit CrashJournal(cache::LayeredCache* store);

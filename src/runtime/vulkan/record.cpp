@@ -95,14 +95,25 @@ void ExecutableModel::build_commands() {
     c.pipeline = &adapter_for(s, input);
     c.buffers.resize(2);
     c.images.resize(2);
+    VkDeviceSize range = s.range;
     if (s.is_image) {
       c.images[0] = {VK_NULL_HANDLE, s.view, VK_IMAGE_LAYOUT_GENERAL};
     } else {
-      c.buffers[0] = {s.buffer, s.offset, s.range};
+      // A descriptor's range may not exceed maxStorageBufferRange (128 MiB is all the spec
+      // promises): a VK_WHOLE_SIZE or larger range of a big pooled buffer is bound as what the
+      // adapter reads or writes, and a binding that needs more is refused by name.
+      const uint64_t needed = caller_bytes_needed(s, h, w, ctx_.caps().storage_buffer_16bit);
+      const VkDeviceSize limit = ctx_.caps().max_storage_buffer_range;
+      if (needed > limit)
+        fail(ErrorCode::Unsupported, std::string(input ? "input '" : "output '") + io.name + "': its caller buffer binding needs " +
+                                         std::to_string(needed) + " bytes at " + std::to_string(w) + "x" + std::to_string(h) +
+                                         ", more than the device's maxStorageBufferRange (" + std::to_string(limit) + ")");
+      if (range == VK_WHOLE_SIZE || range > limit) range = needed;
+      c.buffers[0] = {s.buffer, s.offset, range};
     }
     c.buffers[1] = scratch_info(io.scratch);
     const uint64_t begin = s.is_image ? 0 : s.offset;
-    const uint64_t end = s.is_image || s.range == VK_WHOLE_SIZE ? kWholeResource : s.offset + s.range;
+    const uint64_t end = s.is_image ? kWholeResource : s.offset + range;
     c.accesses.push_back({caller_space(s), begin, end, !input});
     // Only this source's channels of the tensor (NCHW, N = 1), so adapters for different
     // channel ranges of one tensor need no barrier between them.
