@@ -519,7 +519,8 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
  * alive until it is retired (retire_after_records record() calls after the swap). The new plan's
  * weights may not overlap the running plan's weights or scratch (DENOX_ERROR_INVALID_ARGUMENT,
  * since 0.4.1: the upload would change what command buffers recorded with the running plan
- * compute, or the running plan's frames would overwrite it); its scratch may.
+ * compute, or the running plan's frames would overwrite it); its scratch may overlap the
+ * running plan's scratch, not its weights (also for denox_model_bind_scratch).
  * Accesses: the weights range is written once per bind (a transfer on the context's queue,
  * waited for) and then only read, by compute shaders; the scratch range is read and written by
  * denox's compute shaders, in the work record() records. Scratch holds nothing from one record()
@@ -558,7 +559,8 @@ typedef enum denox_dtype { DENOX_DTYPE_F32 = 0, DENOX_DTYPE_F16 = 1 } denox_dtyp
  *    and keeps the output that fits, instead of undefined behaviour); components 0 ..
  *    channel_count-1 (channel_count <= 4) are read (input) or written (output: the whole texel
  *    is written; components past channel_count are 0, alpha 1). One output binding per image
- *    (since 0.4.1 a second binding of the same view is refused, DENOX_ERROR_INVALID_ARGUMENT).
+ *    (since 0.4.1 two bindings of one output on the same view are refused,
+ *    DENOX_ERROR_INVALID_ARGUMENT; across outputs it is not checked).
  *  A buffer binding's range (VK_WHOLE_SIZE included) larger than maxStorageBufferRange is bound
  *  as the bytes the tensor needs; a tensor that needs more is refused (DENOX_ERROR_UNSUPPORTED).
  * A 9-channel network takes three bindings: color (0..2), albedo (3..5), normal (6..8). */

@@ -327,16 +327,27 @@ denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDevi
     // records with its own: an upload over the running plan's weights would change what every
     // command buffer recorded with it before the swap (submitted again, or not yet) computes,
     // and the running plan's frames would overwrite weights uploaded into its scratch.
-    if (&target != &api::model_of(model) && api::model_of(model).bound_memory_overlaps(weights, weights_offset, target.weights_bytes()))
+    const auto& running = api::model_of(model);
+    if (&target != &running && running.bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
       fail(ErrorCode::InvalidArgument, "bind_memory: that weights range overlaps memory the running plan uses (its weights or scratch) "
                                        "until it is retired; bind the new plan's weights to other memory (the running plan's may be reused "
                                        "once it is retired)");
+    if (&target != &running && running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
+      fail(ErrorCode::InvalidArgument, "bind_memory: that scratch range overlaps the running plan's weights, which command buffers "
+                                       "recorded with it read until it is retired; bind the new plan's scratch to other memory");
     target.bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }
 
 denox_result denox_model_bind_scratch(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
-  return api::guarded(__func__, [&] { bind_target(model).bind_scratch(scratch, scratch_offset, scratch_size); });
+  return api::guarded(__func__, [&] {
+    auto& target = bind_target(model);
+    const auto& running = api::model_of(model);
+    if (&target != &running && running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
+      fail(ErrorCode::InvalidArgument, "bind_scratch: that scratch range overlaps the running plan's weights, which command buffers "
+                                       "recorded with it read until it is retired; bind the new plan's scratch to other memory");
+    target.bind_scratch(scratch, scratch_offset, scratch_size);
+  });
 }
 
 denox_result denox_model_bind_input(denox_model model, uint32_t index, const denox_binding* bindings, uint32_t count) {

@@ -15,9 +15,12 @@ namespace {
 // Set while this thread is inside the sink (forwarding or calling the caller's function).
 thread_local bool in_sink = false;
 
-// DeferScope: how many are alive on this thread, and the lines they hold back.
+// DeferScope: how many are alive on this thread, and the lines they hold back. A pointer (trivially
+// destructible, allocated only while a scope is alive): a thread_local vector would be destroyed
+// at thread exit before static destructors that may still log through a scope.
+using Lines = std::vector<std::pair<spdlog::level::level_enum, std::string>>;
 thread_local int defer_depth = 0;
-thread_local std::vector<std::pair<spdlog::level::level_enum, std::string>> deferred_lines;
+thread_local Lines* deferred_lines = nullptr;
 
 // One line at a time, under the sink's own mutex (base_sink's is null_mutex: a line logged from
 // inside the sink on the same thread is dropped by `in_sink` instead of deadlocking on it).
@@ -38,7 +41,8 @@ class ForwardSink final : public spdlog::sinks::base_sink<spdlog::details::null_
     if (in_sink) return;
     if (defer_depth > 0) {
       try {
-        deferred_lines.emplace_back(msg.level, std::string(msg.payload.begin(), msg.payload.end()));
+        if (deferred_lines == nullptr) deferred_lines = new Lines();
+        deferred_lines->emplace_back(msg.level, std::string(msg.payload.begin(), msg.payload.end()));
       } catch (...) {  // (out of memory: the line is lost, not the caller's work)
       }
       return;
@@ -94,10 +98,9 @@ DenoxLogger& instance() {
 DeferScope::DeferScope() { ++defer_depth; }
 
 DeferScope::~DeferScope() {
-  if (--defer_depth > 0) return;
-  std::vector<std::pair<spdlog::level::level_enum, std::string>> lines;
-  lines.swap(deferred_lines);
-  for (const auto& [level, text] : lines) {
+  if (--defer_depth > 0 || deferred_lines == nullptr) return;
+  const std::unique_ptr<Lines> lines(std::exchange(deferred_lines, nullptr));
+  for (const auto& [level, text] : *lines) {
     try {
       instance().logger.log(level, "{}", text);
     } catch (...) {  // (a destructor: nothing may leave it)

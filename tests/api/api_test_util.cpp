@@ -83,7 +83,7 @@ double relative_l2(const std::vector<float>& got, const std::vector<float>& want
 }
 
 std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
-                                  denox_layout layout, vkhost::Device* device) {
+                                  denox_layout layout, vkhost::Device* device, VkDeviceSize input_buffer_bytes) {
   auto& dev = device != nullptr ? *device : engine_device();
   const uint32_t c = static_cast<uint32_t>(input.shape[1]), h = static_cast<uint32_t>(input.shape[2]),
                  w = static_cast<uint32_t>(input.shape[3]);
@@ -92,7 +92,8 @@ std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const Ho
   require_ok(denox_model_get_tensor_info(model, DENOX_OUTPUT, 0, &out_info), "output info");
   const uint32_t oc = out_info.channels, oh = out_info.height, ow = out_info.width;
   const size_t elem = dtype == DENOX_DTYPE_F16 ? 2 : 4;
-  vkhost::Buffer in_buf(dev, input.element_count() * elem), out_buf(dev, size_t{oc} * oh * ow * elem);
+  vkhost::Buffer in_buf(dev, input_buffer_bytes != 0 ? input_buffer_bytes : input.element_count() * elem),
+      out_buf(dev, size_t{oc} * oh * ow * elem);
 
   // Caller layout: CHW as given, or HWC interleaved.
   std::vector<float> in_values(input.element_count());
@@ -113,11 +114,12 @@ std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const Ho
   in.first_channel = 0;
   in.channel_count = c;
   in.buffer = in_buf.handle();
-  in.range = VK_WHOLE_SIZE;
+  in.range = input_buffer_bytes != 0 ? input_buffer_bytes : VK_WHOLE_SIZE;
   in.layout = layout;
   in.dtype = dtype;
   in.pixel_channels = c;
   out = in;
+  out.range = VK_WHOLE_SIZE;
   out.channel_count = oc;
   out.buffer = out_buf.handle();
   out.pixel_channels = oc;

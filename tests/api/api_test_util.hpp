@@ -62,8 +62,11 @@ nlohmann::json report_of(denox_model model);
 // Binds `input` (CHW) from one caller buffer of `dtype` and the output to another, records
 // input barrier + model + output barrier, submits, waits, reads back (CHW fp32). `device`: the
 // device ctx runs on (null: engine_device(); a headless context's through vkhost::Device::wrap).
+// `input_buffer_bytes` (0: the input's size): a larger input buffer, bound with that range, as
+// an engine binding part of a pooled buffer would.
 std::vector<float> run_on_buffers(denox_context ctx, denox_model model, const HostTensor& input, denox_dtype dtype,
-                                  denox_layout layout = DENOX_LAYOUT_CHW, vkhost::Device* device = nullptr);
+                                  denox_layout layout = DENOX_LAYOUT_CHW, vkhost::Device* device = nullptr,
+                                  VkDeviceSize input_buffer_bytes = 0);
 
 // Collects denox's log lines at `min_level` and above (from any thread) while alive.
 struct LogLines {

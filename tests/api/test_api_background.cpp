@@ -404,6 +404,11 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
     own_scratch.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req.scratch_size, true, req.usage));
     CHECK(denox_model_bind_memory(model, own_scratch[0]->handle(), 0, req.scratch_size, memory_a[0]->handle(), 0) ==
           DENOX_ERROR_INVALID_ARGUMENT);
+    // And B's scratch not over A's weights, which command buffers recorded with A read.
+    own_scratch.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req.weights_size, true, req.usage));
+    CHECK(denox_model_bind_memory(model, memory_a[1]->handle(), 0, req.scratch_size, own_scratch[1]->handle(), 0) ==
+          DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("scratch range overlaps the running plan's weights"));
     CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_a.f32) <= 1e-4);
   }
   // Memory calls now go to the new plan; A keeps its buffers until it is retired.

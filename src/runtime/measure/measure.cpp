@@ -43,7 +43,7 @@ struct Pending {
   std::string what;             // "<name> [<family> <config>]", for logs
   std::optional<plan::Plan> plan;
   std::string failure;
-  bool retry = false;           // a process died while it was in a parallel phase: one step at a time
+  bool retry = false;           // a process died with it in flight: one step at a time (crash_journal.hpp)
 };
 
 }  // namespace

@@ -25,11 +25,12 @@
 // shader compiler aborting, a device loss the driver answers with abort()) cannot be contained,
 // only remembered. Before each risky step of an edge (compile, pipeline, time) its store row is
 // set to a marker naming this process and the step, replaced by the result as soon as it is
-// known. A later measure() that finds the marker of a dead process concludes: a serial step
-// (timing, or a retry) had only that edge in flight, so it is recorded as "failed crashed the
-// process while being measured (<phase>)"; a parallel step (shaders compiled, driver pipelines
-// created on several threads) cannot be blamed on one edge, so each such edge is retried alone
-// (its compile, pipelines and timing one at a time, each marked serial). A live process's
+// known. A later measure() that finds the marker of a dead process concludes: a retry step had
+// only that edge in flight a second time, so it is recorded as "failed crashed the process
+// while being measured (<phase>)"; a serial step (timing) had only that edge in flight once, and
+// a parallel step (shaders compiled, driver pipelines created on several threads) cannot be
+// blamed on one edge, so such edges are retried alone (compile, pipelines and timing one at a
+// time, each with a retry marker). A live process's
 // marker means the edge is being measured elsewhere now: it is measured here too. A run that is
 // cancelled or throws clears its markers on the way out. (A second timing of an edge timed with
 // the GPU's clock down, measure.cpp step 4, writes no marker: the edge has a result already.)

@@ -100,9 +100,10 @@ class ExecutableModel {
                    VkDeviceSize weights_offset);
   // A new scratch range with the weights bind_memory bound and uploaded: nothing submitted.
   void bind_scratch(VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size);
-  // Whether [offset, offset + size) of `buffer` overlaps the weights or the scratch bound now
-  // (external memory; false where none are): another plan's weights must not go there.
-  bool bound_memory_overlaps(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const;
+  // Whether [offset, offset + size) of `buffer` overlaps the weights bound now, or with
+  // `scratch_too` the scratch (external memory; false where none are): another plan's weights
+  // must go to neither, its scratch not over the weights.
+  bool bound_memory_overlaps(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, bool scratch_too) const;
   // The bytes bind_memory uploads into the weights buffer (memory_requirements' weights_size).
   VkDeviceSize weights_bytes() const;
 

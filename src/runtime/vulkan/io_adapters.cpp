@@ -29,6 +29,7 @@ AdapterShader adapter_shader(const IoSource& source, bool input, bool f16_tensor
 
 uint64_t caller_bytes_needed(const IoSource& s, uint32_t height, uint32_t width, bool caller_16bit) {
   const uint64_t pixels = uint64_t{height} * width, channels_end = uint64_t{s.source_first_channel} + s.channel_count;
+  if (pixels == 0) return 0;  // (an empty tensor: nothing is read or written)
   const uint64_t elements = s.layout == TensorLayout::CHW ? channels_end * pixels : (pixels - 1) * s.pixel_channels + channels_end;
   if (s.type == ElementType::F32) return 4 * elements;
   return caller_16bit ? 2 * elements : 4 * ((elements + 1) / 2);

@@ -108,7 +108,7 @@ void ExecutableModel::build_commands() {
         fail(ErrorCode::Unsupported, std::string(input ? "input '" : "output '") + io.name + "': its caller buffer binding needs " +
                                          std::to_string(needed) + " bytes at " + std::to_string(w) + "x" + std::to_string(h) +
                                          ", more than the device's maxStorageBufferRange (" + std::to_string(limit) + ")");
-      if (range == VK_WHOLE_SIZE || range > limit) range = needed;
+      if ((range == VK_WHOLE_SIZE || range > limit) && needed > 0) range = needed;  // (a range must not be 0)
       c.buffers[0] = {s.buffer, s.offset, range};
     }
     c.buffers[1] = scratch_info(io.scratch);
