@@ -319,22 +319,30 @@ denox_result denox_model_memory_requirements(denox_model model, uint32_t width, 
   });
 }
 
+// A plan that background work finished (`target`, not the running plan) takes new buffers while
+// the running plan still records with its own: its scratch may not go over the running plan's
+// weights, which every command buffer recorded with it before the swap (submitted again, or not
+// yet) reads, and its weights (`weights` non-null) over neither the running plan's weights nor
+// its scratch, which the running plan's frames write.
+static void refuse_running_plans_memory(denox_model model, const runtime::ExecutableModel& target, const char* call, VkBuffer scratch,
+                                        VkDeviceSize scratch_offset, VkDeviceSize scratch_size, VkBuffer weights = VK_NULL_HANDLE,
+                                        VkDeviceSize weights_offset = 0) {
+  const auto& running = api::model_of(model);
+  if (&target == &running) return;
+  if (weights != VK_NULL_HANDLE && running.bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
+    fail(ErrorCode::InvalidArgument, std::string(call) + ": that weights range overlaps memory the running plan uses (its weights or "
+                                                         "scratch) until it is retired; bind the new plan's weights to other memory (the "
+                                                         "running plan's may be reused once it is retired)");
+  if (running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
+    fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the running plan's weights, which command buffers "
+                                                         "recorded with it read until it is retired; bind the new plan's scratch to other memory");
+}
+
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,
                                      VkBuffer weights, VkDeviceSize weights_offset) {
   return api::guarded(__func__, [&] {
     auto& target = bind_target(model);
-    // A plan that background work finished takes new buffers while the running plan still
-    // records with its own: an upload over the running plan's weights would change what every
-    // command buffer recorded with it before the swap (submitted again, or not yet) computes,
-    // and the running plan's frames would overwrite weights uploaded into its scratch.
-    const auto& running = api::model_of(model);
-    if (&target != &running && running.bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
-      fail(ErrorCode::InvalidArgument, "bind_memory: that weights range overlaps memory the running plan uses (its weights or scratch) "
-                                       "until it is retired; bind the new plan's weights to other memory (the running plan's may be reused "
-                                       "once it is retired)");
-    if (&target != &running && running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
-      fail(ErrorCode::InvalidArgument, "bind_memory: that scratch range overlaps the running plan's weights, which command buffers "
-                                       "recorded with it read until it is retired; bind the new plan's scratch to other memory");
+    refuse_running_plans_memory(model, target, "bind_memory", scratch, scratch_offset, scratch_size, weights, weights_offset);
     target.bind_memory(scratch, scratch_offset, scratch_size, weights, weights_offset);
   });
 }
@@ -342,10 +350,7 @@ denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDevi
 denox_result denox_model_bind_scratch(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size) {
   return api::guarded(__func__, [&] {
     auto& target = bind_target(model);
-    const auto& running = api::model_of(model);
-    if (&target != &running && running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
-      fail(ErrorCode::InvalidArgument, "bind_scratch: that scratch range overlaps the running plan's weights, which command buffers "
-                                       "recorded with it read until it is retired; bind the new plan's scratch to other memory");
+    refuse_running_plans_memory(model, target, "bind_scratch", scratch, scratch_offset, scratch_size);
     target.bind_scratch(scratch, scratch_offset, scratch_size);
   });
 }

@@ -6,11 +6,11 @@
 #include <glslang/build_info.h>
 
 #include <algorithm>
-#include <exception>
 #include <mutex>
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/run_on_threads.hpp"
 #include "kernels/shader_source.hpp"
 #include "runtime/cache/content_hash.hpp"
 
@@ -205,35 +205,16 @@ void compile_pipelines(plan::Plan& plan, ShaderCompiler& compiler, unsigned thre
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<size_t>(threads, todo.size()));
-  // Each worker takes the next pipeline; the first error is rethrown after all have joined.
+  // Each thread takes the next pipeline; the first error is rethrown after all have joined.
   std::atomic<size_t> next{0};
-  std::mutex error_mutex;
-  std::exception_ptr error;
   std::atomic<bool> failed{false};
-  auto work = [&] {
+  run_on_threads(threads, failed, [&] {
     for (size_t k; !failed && (k = next++) < todo.size();) {
       auto& p = plan.pipelines[todo[k]];
-      try {
-        if (before_each) before_each();
-        p.spirv = compiler.compile(p.family, p.defines, plan.precision);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
+      if (before_each) before_each();
+      p.spirv = compiler.compile(p.family, p.defines, plan.precision);
     }
-  };
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < threads; ++t) {
-    try {
-      workers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones running (and this one) finish the list
-    }
-  }
-  work();
-  for (auto& w : workers) w.join();
-  if (error) std::rethrow_exception(error);
+  });
 }
 
 }  // namespace denox::kernels

@@ -128,6 +128,11 @@ struct WarningLog {
       if (l.find(part) != std::string::npos) return l;
     return {};
   }
+  std::string all() const {  // (for INFO)
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    return text;
+  }
 };
 
 }  // namespace
@@ -208,7 +213,7 @@ TEST_CASE("a shipped cache made for another device warns and the model is compil
   CHECK(stats.shipped_plan_hits == 0);
   denox_context_destroy(ctx);
   const std::string warning = log.containing("has no plan of this model for this device");
-  INFO("warnings:\n" << [&] { std::string all; for (const auto& l : log.lines) all += l + "\n"; return all; }());
+  INFO("warnings:\n" << log.all());
   CHECK(warning.find(forged.string()) != std::string::npos);
   CHECK(warning.find("ForgedDriver") != std::string::npos);       // what it was made for
   CHECK(warning.find("device 0x2684") != std::string::npos);
@@ -237,7 +242,7 @@ TEST_CASE("after a driver update, the shipped plan made under the old driver run
     denox_context_destroy(ctx);
   }
   const std::string warning = log.containing("using its plan made on this GPU");
-  INFO("warnings:\n" << [&] { std::string all; for (const auto& l : log.lines) all += l + "\n"; return all; }());
+  INFO("warnings:\n" << log.all());
   CHECK(warning.find(forged.string()) != std::string::npos);
   CHECK(warning.find("the driver changed") != std::string::npos);
   // Not copied to the writable cache: once the driver's own plan is there (a tune), it wins.

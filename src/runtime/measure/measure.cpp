@@ -6,14 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/run_on_threads.hpp"
 #include "compiler/cost_model/cost_model.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
 #include "runtime/measure/clock_keeper.hpp"
@@ -102,37 +101,6 @@ void warm_pipeline(const runtime::DeviceContext& device, VkPipelineCache cache, 
   } catch (const Error& e) {
     if (runtime::device_lost(e)) fail(e, doing + ": " + e.what());
   }
-}
-
-// Runs `work` on up to `threads` threads, this one included, and joins them all. An exception
-// leaving a worker thread would end the process (std::terminate): a bad_alloc, a lost device, a
-// test hook's. The first one is kept, `stop` is set so that the other workers leave their loops
-// after their current item, and it is rethrown here once every thread has joined. Where the
-// system has no thread to give, the ones started (and this one) do the work.
-void run_on_threads(unsigned threads, std::atomic<bool>& stop, const std::function<void()>& work) {
-  std::mutex first_mutex;
-  std::exception_ptr first;
-  auto guarded = [&] {
-    try {
-      work();
-    } catch (...) {
-      std::lock_guard lock(first_mutex);
-      if (!first) first = std::current_exception();
-      stop = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) {
-    try {  // (no thread to be had, or no memory for one: the threads running finish the work)
-      if (pool.empty()) pool.reserve(threads - 1);
-      pool.emplace_back(guarded);
-    } catch (...) {
-      break;
-    }
-  }
-  guarded();
-  for (auto& t : pool) t.join();
-  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace

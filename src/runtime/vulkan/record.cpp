@@ -113,7 +113,7 @@ void ExecutableModel::build_commands() {
     }
     c.buffers[1] = scratch_info(io.scratch);
     const uint64_t begin = s.is_image ? 0 : s.offset;
-    const uint64_t end = s.is_image ? kWholeResource : s.offset + range;
+    const uint64_t end = s.is_image || range == VK_WHOLE_SIZE ? kWholeResource : s.offset + range;
     c.accesses.push_back({caller_space(s), begin, end, !input});
     // Only this source's channels of the tensor (NCHW, N = 1), so adapters for different
     // channel ranges of one tensor need no barrier between them.

@@ -43,16 +43,16 @@ class Reader {
     bound_ = words_[3];
     std::vector<uint32_t> workgroup_variables;  // their pointer types
     for (size_t at = kHeaderWords; at < words_.size();) {
-      const uint32_t count = words_[at] >> 16, op = words_[at] & 0xffffu;
+      const uint32_t count = words_[at] >> 16, opcode = words_[at] & 0xffffu;
       if (count == 0 || at + count > words_.size()) bad(at, "an instruction runs past the end of the module");
       const std::span<const uint32_t> ins = words_.subspan(at, count);
-      switch (op) {
+      switch (opcode) {
         case op::TypeVoid: case op::TypeBool: case op::TypeInt: case op::TypeFloat: case op::TypeVector:
         case op::TypeMatrix: case op::TypeArray: case op::TypeRuntimeArray: case op::TypeStruct:
         case op::TypePointer: case op::TypeCooperativeMatrixKHR:
           if (count < 2) bad(at, "a type without a result id");
-          types_[id(ins[1], at)] = Type{op, std::vector<uint32_t>(ins.begin() + 2, ins.end()), types_.size() + 1};
-          if (op == op::TypeCooperativeMatrixKHR) coop_types_.push_back(ins[1]);
+          types_[id(ins[1], at)] = Type{opcode, std::vector<uint32_t>(ins.begin() + 2, ins.end()), types_.size() + 1};
+          if (opcode == op::TypeCooperativeMatrixKHR) coop_types_.push_back(ins[1]);
           break;
         case op::Constant: case op::SpecConstant:  // (a spec constant counts at its default)
           if (count < 4) bad(at, "a constant without a value");
@@ -213,7 +213,7 @@ SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const
 }
 
 std::string describe(const SpirvCoopMatrix& m) {
-  const char* use = m.use == 0 ? "A" : m.use == 1 ? "B" : m.use == 2 ? "accumulator" : "unknown use";
+  const char* use = m.use == kUseA ? "A" : m.use == kUseB ? "B" : m.use == kUseAccumulator ? "accumulator" : "unknown use";
   std::string s = std::to_string(m.rows) + "x" + std::to_string(m.cols) + " " + component_name(m.component) + " (" + use + ")";
   if (m.scope != kScopeSubgroup) s += " at scope " + std::to_string(m.scope) + ", not subgroup";
   return s;
