@@ -4,7 +4,9 @@
 // an error naming the path rather than something to set aside.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -256,6 +258,59 @@ TEST_CASE("a copy taken while a writer had the cache open is refused, naming its
   INFO(message);
   CHECK(message.find("'" + copy.string() + "-wal'") != std::string::npos);
   CHECK(message.find("rows in it would be missing") != std::string::npos);
+}
+
+// Whether a process other than this one sees a read lock in SQLite's SHARED range of `db`
+// (what a connection in WAL mode holds for as long as it is open). Asked from a forked child:
+// POSIX locks are per process, so this process cannot see its own, and the child's descriptor
+// must not be closed here, where closing it would drop them.
+bool shared_lock_seen_from_another_process(const fs::path& db) {
+  const std::vector<int> status = run_children(1, [&](int) {
+    const int fd = ::open(db.c_str(), O_RDONLY);
+    if (fd < 0) return 2;
+    struct flock range {};
+    range.l_type = F_WRLCK;
+    range.l_whence = SEEK_SET;
+    range.l_start = 0x40000000 + 2;  // SQLite's PENDING_BYTE + 2: its SHARED range
+    range.l_len = 510;
+    if (::fcntl(fd, F_GETLK, &range) != 0) return 3;
+    return range.l_type == F_UNLCK ? 1 : 0;
+  });
+  REQUIRE(status.size() == 1);
+  REQUIRE(status[0] >= 0);
+  REQUIRE(status[0] <= 1);
+  return status[0] == 0;
+}
+
+TEST_CASE("opening a process's own writable cache as its shipped cache keeps the writer's file locks", "[cache][shipped]") {
+  // Closing any descriptor of a file drops every POSIX lock this process holds on it. A header
+  // check that opened the file by itself dropped the writable connection's SHARED lock: then
+  // another process closing its last connection could checkpoint and delete the -wal and -shm
+  // this one still uses. SQLite's own descriptors are tracked per file and closed only once no
+  // lock needs them.
+  TempDir dir;
+  const fs::path path = dir / "cache.sqlite3";
+  PlanCache writer = PlanCache::open(path);
+  REQUIRE(writer.store_plan(sample_key("a"), sample_bytes(300, 1)));
+  REQUIRE(writer.load_plan(sample_key("a")).has_value());
+  REQUIRE(shared_lock_seen_from_another_process(path));
+  SECTION("shipped with its log folded in") {
+    // A clean WAL (as after a checkpoint) is opened; the check itself must not cost the lock.
+    raw_exec(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+    PlanCache shipped = PlanCache::open_read_only(path);
+    CHECK(shipped.enabled());
+    CHECK(shipped.load_plan(sample_key("a")) == sample_bytes(300, 1));
+  }
+  SECTION("refused for its write-ahead log") {
+    CHECK_FALSE(open_error(path).empty());
+  }
+  SECTION("not an SQLite file beside it") {
+    // (The same check on another file: no lock of this file is involved.)
+    write_file(dir / "garbage.sqlite3", sample_bytes(4096, 3));
+    CHECK(open_error(dir / "garbage.sqlite3").find("not an SQLite database") != std::string::npos);
+  }
+  CHECK(shared_lock_seen_from_another_process(path));
+  CHECK(writer.load_plan(sample_key("a")) == sample_bytes(300, 1));
 }
 
 TEST_CASE("export and import never move aside a file that is not a cache", "[cache][shipped]") {

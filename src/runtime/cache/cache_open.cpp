@@ -29,7 +29,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -171,21 +170,16 @@ class OpenLock {
   std::string error_;
 };
 
-// Looks at the first bytes before sqlite does: sqlite happily "opens" any file and only fails
+// Looks at the first bytes before any query: sqlite happily "opens" any file and only fails
 // on first use, and a file shorter than the 100-byte header is garbage we want named as such.
-void check_header(const fs::path& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || size == 0) return;  // missing or empty: sqlite creates it; unreadable: sqlite reports it
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
+// Read through the connection's own handle (see Db::read_file_prefix): the file may be this
+// process's writable cache too, whose locks a descriptor of our own would drop when closed.
+void check_header(const Db& db) {
   static constexpr char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  char header[16] = {};
-  in.read(header, sizeof header);
-  if (size < 100 || in.gcount() != static_cast<std::streamsize>(sizeof header) ||
-      std::memcmp(header, kMagic, sizeof header) != 0) {
-    throw CorruptFile{"not an SQLite database (" + std::to_string(size) + " bytes without an SQLite header)"};
-  }
+  const Db::FilePrefix header = db.read_file_prefix(sizeof kMagic);
+  if (header.file_size == 0) return;  // empty: the callers' inspect() names it
+  if (header.file_size < 100 || header.bytes != std::string_view(kMagic, sizeof kMagic))
+    throw CorruptFile{"not an SQLite database (" + std::to_string(header.file_size) + " bytes without an SQLite header)"};
 }
 
 // Returns true if the database holds no schema at all (fresh), false if it is a valid denox
@@ -276,10 +270,8 @@ struct Attempt {
 Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
   Attempt result;
   try {
-    // No check_header here: its descriptor's close would drop the POSIX locks that another
-    // connection of this process (another context's cache) holds on the file. SQLite's own
-    // descriptors are tracked per inode; a file that is not SQLite fails its first query with
-    // SQLITE_NOTADB, named below.
+    // No check_header here: a file that is not SQLite fails its first query with SQLITE_NOTADB,
+    // named below, and is set aside like any other unusable file.
     result.db = Db::open(path.string());
     result.db.set_busy_timeout(static_cast<int>(options.busy_timeout.count()));
     // sqlite silently opens a file it may not write read-only; stores would then fail one by
@@ -398,7 +390,6 @@ Db open_existing_cache(const fs::path& path, OpenMode mode, bool quick_check, st
   // sqlite's "unable to open database file" does not say why; the OS does.
   if (::access(path.c_str(), R_OK) != 0) throw failure(std::string("cannot be read: ") + std::strerror(errno));
   try {
-    check_header(path);
     // Immutable opening never reads a -wal beside the file: rows still in it (a copy taken while
     // a process had the cache open) would be missing without a word.
     if (mode == OpenMode::Immutable) {
@@ -411,6 +402,7 @@ Db open_existing_cache(const fs::path& path, OpenMode mode, bool quick_check, st
       ec.clear();
     }
     Db db = Db::open(path.string(), mode);
+    check_header(db);
     db.set_busy_timeout(static_cast<int>(busy_timeout.count()));
     if (inspect(db, quick_check)) throw failure("is not a denox cache (an empty database)");
     return db;

@@ -92,6 +92,26 @@ bool Db::read_only() const {
   return rc == 1;
 }
 
+Db::FilePrefix Db::read_file_prefix(std::size_t count) const {
+  sqlite3_file* file = nullptr;
+  const int rc = sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+  if (rc != SQLITE_OK) raise(rc, "getting the database file's handle");
+  if (file == nullptr || file->pMethods == nullptr) raise(SQLITE_CANTOPEN, "getting the database file's handle");
+  FilePrefix out;
+  sqlite3_int64 size = 0;
+  if (const int size_rc = file->pMethods->xFileSize(file, &size); size_rc != SQLITE_OK)
+    throw SqliteError(size_rc, std::string("reading the database file's size failed (") + sqlite3_errstr(size_rc) + ")");
+  out.file_size = static_cast<std::uint64_t>(size);
+  out.bytes.resize(static_cast<std::size_t>(std::min<sqlite3_int64>(static_cast<sqlite3_int64>(count), size)));
+  if (out.bytes.empty()) return out;
+  // (A file that shrank in between reads short: SQLite fills the rest with zeros, which no
+  // header matches.)
+  const int read_rc = file->pMethods->xRead(file, out.bytes.data(), static_cast<int>(out.bytes.size()), 0);
+  if (read_rc != SQLITE_OK && read_rc != SQLITE_IOERR_SHORT_READ)
+    throw SqliteError(read_rc, std::string("reading the database file's header failed (") + sqlite3_errstr(read_rc) + ")");
+  return out;
+}
+
 void Db::exec(const std::string& sql) {
   char* message = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);

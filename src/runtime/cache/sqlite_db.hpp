@@ -67,6 +67,15 @@ class Db {
 
   void set_busy_timeout(int milliseconds);
   bool read_only() const;
+  // The first bytes of the main database file (count at most) and its size, read through
+  // SQLite's own handle, without taking a lock. Never open the file beside SQLite instead:
+  // closing any descriptor of a file drops every POSIX lock this process holds on it, those of
+  // other connections included, while SQLite closes its own only once no lock needs them.
+  struct FilePrefix {
+    std::string bytes;
+    std::uint64_t file_size = 0;
+  };
+  FilePrefix read_file_prefix(std::size_t count) const;
   // Runs SQL without results (may hold several statements).
   void exec(const std::string& sql);
   // Throws SqliteError for rc, naming what failed and sqlite's message for this connection.
