@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "cache_test_util.hpp"
+#include "wal_sync_counter.hpp"
 #include "runtime/cache/layered_cache.hpp"
 #include "runtime/cache/liveness_lock.hpp"
 #include "runtime/measure/crash_journal.hpp"
@@ -240,6 +241,39 @@ TEST_CASE("crash journal: the rows one journal writes", "[cache][journal]") {
     CHECK(journal.finish("a", "ok 1"));
     CrashJournal null_store(nullptr);
     CHECK(!null_store.enabled());
+  }
+}
+
+TEST_CASE("crash journal: a timing marker is on the disk before the edge runs on the GPU", "[cache][journal]") {
+  // A GPU hang can freeze the whole machine, which loses what is only in the OS's page cache.
+  TempDir dir;
+  WalSyncCounter counter;
+  {
+    LayeredCache store(PlanCache::open(dir / "cache.sqlite3"), PlanCache());
+    REQUIRE(store.writable().enabled());
+    using Step = CrashJournal::Step;
+    CrashJournal journal(&store);
+    const int before = counter.syncs();
+    // Steps on the host, and results: written, not synced one by one.
+    journal.begin("c", "compile", Step::Parallel);
+    journal.end("c");
+    journal.begin("p", "pipeline", Step::Serial);
+    journal.end("p");
+    REQUIRE(journal.finish("p", "ok 0.5"));
+    CHECK(counter.syncs() == before);
+    journal.begin("t", "time", Step::Serial);
+    const int after_marker = counter.syncs();
+    CHECK(after_marker > before);
+    CHECK(decode_marker(store.load_measurement("t").value_or("")).has_value());
+    REQUIRE(journal.finish("t", "ok 1.0"));
+    journal.begin("c2", "compile", Step::Retry);
+    CHECK(counter.syncs() == after_marker);  // synchronous=NORMAL again after the synced commit
+    journal.begin("r", "time", Step::Retry);
+    CHECK(counter.syncs() > after_marker);
+    const int synced = counter.syncs();
+    CHECK(store.store_measurement("plain", "ok 2"));
+    CHECK(store.store_measurement("synced", "ok 3", PlanCache::Durability::Synced));
+    CHECK(counter.syncs() > synced);
   }
 }
 

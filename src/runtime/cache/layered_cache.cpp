@@ -64,8 +64,8 @@ bool LayeredCache::store_pipeline_cache(const DeviceIdentity& device, std::span<
   return writable_.enabled() && writable_.store_pipeline_cache(device, data);
 }
 
-bool LayeredCache::store_measurement(const std::string& key_text, std::string_view result) {
-  return writable_.enabled() && writable_.store_measurement(key_text, result);
+bool LayeredCache::store_measurement(const std::string& key_text, std::string_view result, PlanCache::Durability durability) {
+  return writable_.enabled() && writable_.store_measurement(key_text, result, durability);
 }
 
 std::optional<LayeredCache::OtherDriverPlan> LayeredCache::load_shipped_for_other_driver(const CacheKey& wanted) {

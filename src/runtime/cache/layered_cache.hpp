@@ -58,7 +58,8 @@ class LayeredCache {
   bool store_plan(const CacheKey& key, std::span<const std::uint8_t> plan);
   bool store_spirv(std::string_view source_hash, std::span<const std::uint32_t> words);
   bool store_pipeline_cache(const DeviceIdentity& device, std::span<const std::uint8_t> data);
-  bool store_measurement(const std::string& key_text, std::string_view result);
+  bool store_measurement(const std::string& key_text, std::string_view result,
+                         PlanCache::Durability durability = PlanCache::Durability::Normal);
 
   // Why the shipped cache had no plan for `wanted` although it holds plans of the same model:
   // each of its other keys for the model, described by what differs from `wanted` (the device

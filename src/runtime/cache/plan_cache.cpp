@@ -180,7 +180,7 @@ struct PlanCache::Impl {
   }
 
   bool store(const Table& table, const std::string& key, const std::string& key_text,
-             std::span<const std::uint8_t> payload, std::uint64_t& stores) {
+             std::span<const std::uint8_t> payload, std::uint64_t& stores, bool synced = false) {
     log::DeferScope defer;  // (lines logged under the lock reach a callback after it)
     std::lock_guard lock(mutex);
     if (!db || read_only) {
@@ -189,6 +189,21 @@ struct PlanCache::Impl {
     }
     const std::string checksum = row_checksum(key, payload);
     try {
+      // In WAL mode FULL syncs the log at this commit; the log is appended in order, so the
+      // sync covers every earlier commit too. NORMAL comes back even when the write fails.
+      if (synced) db.exec("PRAGMA synchronous=FULL");
+      struct BackToNormal {
+        Db& db;
+        bool on;
+        ~BackToNormal() {
+          if (!on) return;
+          try {
+            db.exec("PRAGMA synchronous=NORMAL");
+          } catch (const SqliteError& e) {
+            log::debug("denox cache: restoring synchronous=NORMAL failed: {}", e.what());
+          }
+        }
+      } back_to_normal{db, synced};
       detail::write_transaction(db, options.busy_timeout, [&] {
         Statement insert(db, table.insert_sql);
         insert.bind(1, key).bind(2, key_text).bind_blob(3, payload.data(), payload.size());
@@ -389,10 +404,10 @@ std::optional<std::string> PlanCache::load_measurement(const std::string& key_te
   return std::string(bytes->begin(), bytes->end());
 }
 
-bool PlanCache::store_measurement(const std::string& key_text, std::string_view result) {
+bool PlanCache::store_measurement(const std::string& key_text, std::string_view result, Durability durability) {
   const auto* p = reinterpret_cast<const std::uint8_t*>(result.data());
   return impl_->store(kMeasurements, ContentHasher().field(key_text).hex(), key_text, std::span<const std::uint8_t>(p, result.size()),
-                      impl_->stats.measurement_stores);
+                      impl_->stats.measurement_stores, durability == Durability::Synced);
 }
 
 CacheStats PlanCache::stats() const {

@@ -132,7 +132,11 @@ class PlanCache {
   // short text (measure::MeasurementResult's encoding); a failed configuration is stored as
   // such so it is never tried again on this device and driver.
   std::optional<std::string> load_measurement(const std::string& key_text);
-  bool store_measurement(const std::string& key_text, std::string_view result);
+  // Durability::Synced commits with synchronous=FULL: the row, and everything committed
+  // before it, is on the disk when this returns, not only in the OS's page cache (one fsync).
+  // For crash-journal markers of steps that can hang the whole machine.
+  enum class Durability { Normal, Synced };
+  bool store_measurement(const std::string& key_text, std::string_view result, Durability durability = Durability::Normal);
 
   CacheStats stats() const;
 

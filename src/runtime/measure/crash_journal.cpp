@@ -200,9 +200,10 @@ CrashJournal::~CrashJournal() {
   }
 }
 
-bool CrashJournal::write(const std::string& key, const std::string& value) {
+bool CrashJournal::write(const std::string& key, const std::string& value, bool synced) {
   if (store_ == nullptr) return true;
-  if (store_->store_measurement(key, value)) return true;
+  if (store_->store_measurement(key, value, synced ? cache::PlanCache::Durability::Synced : cache::PlanCache::Durability::Normal))
+    return true;
   log::debug("denox: could not store '{}' in the measurement store", value);
   return false;
 }
@@ -217,7 +218,8 @@ void CrashJournal::begin(const std::string& key, const char* phase, Step step) {
     open.depth = 1;
     open.retry = step == Step::Retry;
   }
-  write(key, encode_marker(Marker{self_, phase, step == Step::Parallel, unix_now(), step == Step::Retry}));
+  const bool on_the_gpu = std::string_view(phase) == "time";  // (see the header comment)
+  write(key, encode_marker(Marker{self_, phase, step == Step::Parallel, unix_now(), step == Step::Retry}), on_the_gpu);
 }
 
 void CrashJournal::end(const std::string& key) {

@@ -13,7 +13,12 @@
 // when the edge is not finished yet or the run stops early (cancelled, an exception), to the
 // neutral "unmeasured" ("unmeasured serial" for an edge that must be retried one at a time).
 // SQLite's WAL is written with write() at each commit, so a marker is in the file (the OS
-// page cache) before the step starts, whatever happens to the process afterwards.
+// page cache) before the step starts, whatever happens to the process afterwards. The cache
+// runs synchronous=NORMAL, so the page cache reaches the disk later; a machine that freezes or
+// panics before that would lose the marker, and the edge would hang it again at the next tune.
+// Only the timing step runs the edge on the GPU, the step that can take the whole machine
+// down, so its marker is committed synced (PlanCache::Durability::Synced): one fsync per timed
+// edge, which also puts every earlier row on the disk.
 //
 // What a later process concludes from a row that is not a result (judge_row):
 // - a marker whose process is alive: someone measures the edge right now (another process on
@@ -152,7 +157,7 @@ class CrashJournal {
     int depth = 0;
     bool retry = false;
   };
-  bool write(const std::string& key, const std::string& value);
+  bool write(const std::string& key, const std::string& value, bool synced = false);
 
   cache::LayeredCache* store_;
   std::filesystem::path database_;
