@@ -54,7 +54,7 @@ extern "C" {
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 4
-#define DENOX_VERSION_PATCH 1
+#define DENOX_VERSION_PATCH 2
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,

@@ -60,6 +60,8 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
   CHECK(!self.boot.empty());  // Linux: /proc/sys/kernel/random/boot_id
   CHECK(self.start > 0);
   CHECK(self.pid_namespace.rfind("pid:[", 0) == 0);  // Linux: /proc/self/ns/pid
+  CHECK(!self.host.empty());
+  CHECK(self.host.find(' ') == std::string::npos);
   for (const auto& [parallel, retry] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
     const std::string text = encode_marker(marker_of(self, "pipeline", parallel, retry));
     CHECK(text.rfind("running pid=", 0) == 0);
@@ -69,6 +71,7 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
     CHECK(m->owner.boot == self.boot);
     CHECK(m->owner.start == self.start);
     CHECK(m->owner.pid_namespace == self.pid_namespace);
+    CHECK(m->owner.host == self.host);
     CHECK(m->phase == "pipeline");
     CHECK(m->parallel == parallel);
     CHECK(m->retry == retry);
@@ -78,6 +81,7 @@ TEST_CASE("crash journal: markers and neutral rows round-trip, results are neith
   const auto older = decode_marker("running pid=12 boot=b start=3 phase=time mode=serial at=5");
   REQUIRE(older);
   CHECK(older->owner.pid_namespace.empty());
+  CHECK(older->owner.host.empty());
   CHECK(older->owner.start == 3);
   CHECK(decode_unmeasured(encode_unmeasured(false)) == false);
   CHECK(decode_unmeasured(encode_unmeasured(true)) == true);
@@ -128,6 +132,39 @@ TEST_CASE("crash journal: which processes count as dead", "[cache][journal]") {
     CHECK(process_alive(ProcessStamp{pid, self.boot, 1, "pid:[1]"}));
     // The boot id still tells a marker from before a reboot, whatever its namespace.
     CHECK(!process_alive(ProcessStamp{pid, "00000000-0000-0000-0000-000000000000", 1, "pid:[1]"}));
+  }
+  SECTION("another machine (a cache on a network mount): judged by its liveness lock, never by the boot id") {
+    REQUIRE(!self.host.empty());
+    TempDir dir;
+    const fs::path db = dir / "cache.sqlite3";
+    const std::string other_boot = "00000000-0000-0000-0000-000000000000";
+    ProcessStamp remote{self.pid, other_boot, 1, "pid:[1]", -1, "another-machine"};
+    CHECK(process_alive(remote, db));  // no slot: cannot be told dead
+    const LivenessLock theirs = LivenessLock::take(db);
+    REQUIRE(theirs.slot() >= 0);
+    remote.liveness_slot = theirs.slot();
+    CHECK(process_alive(remote, db));
+    // The slot is free (its holder died) or held by the judging process itself: dead.
+    remote.liveness_slot = theirs.slot() + 1;
+    CHECK(!process_alive(remote, db));
+    remote.liveness_slot = theirs.slot();
+    CHECK(!process_alive(remote, db, theirs.slot()));
+    // The same machine with another boot id rebooted since, whatever its lock says.
+    ProcessStamp rebooted = remote;
+    rebooted.host = self.host;
+    CHECK(!process_alive(rebooted, db));
+    // Markers of older versions name no machine: another boot id is a reboot, as before.
+    rebooted.host.clear();
+    CHECK(!process_alive(rebooted, db));
+  }
+  SECTION("another PID namespace whose slot the judging process holds now: dead") {
+    TempDir dir;
+    const fs::path db = dir / "cache.sqlite3";
+    const LivenessLock mine = LivenessLock::take(db);
+    REQUIRE(mine.slot() >= 0);
+    const ProcessStamp other{12345, self.boot, 1, "pid:[1]", mine.slot(), self.host};
+    CHECK(process_alive(other, db));
+    CHECK(!process_alive(other, db, mine.slot()));
   }
 }
 

@@ -1,9 +1,11 @@
 // PlanCache basics: round trips, persistence, stats, default_path().
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <thread>
 
 #include "cache_test_util.hpp"
+#include "runtime/cache/cache_open.hpp"
 #include "runtime/cache/plan_cache.hpp"
 
 using namespace denox::cache;
@@ -188,4 +190,54 @@ TEST_CASE("a relative cache path starting with 'file:' is a file name, not a URI
     CHECK(cache.store_plan(sample_key("a"), sample_bytes(100, 1)));
   }
   CHECK(fs::exists(dir / "file:x?mode=memory"));
+}
+
+TEST_CASE("a cache on a network file system uses the rollback journal, every commit synced", "[cache]") {
+  // (What statfs says here: CI's temporary directory is local.)
+  CHECK(denox::cache::detail::network_file_system(fs::temp_directory_path()).empty());
+  TempDir dir;
+  const fs::path path = dir / "cache.sqlite3";
+  CacheOpenOptions network;
+  network.assume_network_file_system_for_testing = "nfs";
+  SECTION("a new file") {
+    LogCapture log;
+    {
+      PlanCache cache = PlanCache::open(path, network);
+      REQUIRE(cache.enabled());
+      CHECK(cache.store_plan(sample_key("a"), sample_bytes(300, 1)));
+      CHECK(cache.store_measurement("m", "ok 1", PlanCache::Durability::Synced));
+      CHECK(cache.load_plan(sample_key("a")) == sample_bytes(300, 1));
+      CHECK(cache.load_measurement("m") == std::optional<std::string>("ok 1"));
+      CHECK(!fs::exists(path.string() + "-wal"));
+      CHECK(!fs::exists(path.string() + "-shm"));
+    }
+    CHECK(log.text().find("lies on a network file system (nfs)") != std::string::npos);
+    CHECK(read_file(path).at(18) == 1);  // the header says: rollback journal
+  }
+  SECTION("a file left in WAL mode leaves it, its log folded in") {
+    {
+      PlanCache local = PlanCache::open(path);
+      REQUIRE(local.store_plan(sample_key("a"), sample_bytes(300, 1)));
+    }
+    REQUIRE(read_file(path).at(18) == 2);
+    PlanCache cache = PlanCache::open(path, network);
+    REQUIRE(cache.enabled());
+    CHECK(cache.load_plan(sample_key("a")) == sample_bytes(300, 1));
+    CHECK(read_file(path).at(18) == 1);
+  }
+  SECTION("a file in WAL mode that another connection has open: no cache, and no waiting for it") {
+    PlanCache local = PlanCache::open(path);
+    REQUIRE(local.store_plan(sample_key("a"), sample_bytes(300, 1)));
+    const auto start = std::chrono::steady_clock::now();
+    PlanCache cache = PlanCache::open(path, network);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // (the busy timeout is 10 s)
+    CHECK(!cache.enabled());
+    INFO(cache.disabled_reason());
+    CHECK(cache.disabled_reason().find("network file system (nfs)") != std::string::npos);
+    CHECK(cache.disabled_reason().find("WAL mode while another process has it open") != std::string::npos);
+    // The file and its user are untouched.
+    CHECK(local.load_plan(sample_key("a")) == sample_bytes(300, 1));
+    CHECK(local.store_plan(sample_key("b"), sample_bytes(30, 2)));
+    CHECK(read_file(path).at(18) == 2);
+  }
 }

@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,6 +239,29 @@ bool inspect(const Db& db, bool quick_check) {
   return false;
 }
 
+// A cache on a network file system (see network_file_system): the rollback journal instead of
+// WAL, and every commit synced (NORMAL there may leave a damaged file after a power loss of the
+// server or a dropped connection). A file left in WAL mode can only leave it while no other
+// connection has it open; then this process runs without a cache rather than join it.
+void use_rollback_journal(Db& db, const fs::path& path, const std::string& file_system, std::chrono::milliseconds busy_timeout) {
+  std::string mode;
+  db.set_busy_timeout(0);  // (another process's connection stays open: waiting does not help)
+  try {
+    mode = query_text(db, "PRAGMA journal_mode=DELETE");
+  } catch (const SqliteError& e) {
+    if (e.is_corruption()) throw;
+    mode = e.what();
+  }
+  db.set_busy_timeout(static_cast<int>(busy_timeout.count()));
+  if (mode != "delete")
+    throw Error(ErrorCode::Io, "it lies on a network file system (" + file_system +
+                                   "), where SQLite's write-ahead log is unsafe, and is in WAL mode while another process has it "
+                                   "open, so it cannot leave that mode now (" + mode + ")");
+  db.exec("PRAGMA synchronous=FULL");
+  log::warn("denox cache: '{}' lies on a network file system ({}): using SQLite's rollback journal, as its write-ahead log is "
+            "unsafe there; processes using the cache wait for each other's writes", path.string(), file_system);
+}
+
 void enable_wal(Db& db) {
   // WAL lets readers run while another process writes; the mode is stored in the file, so
   // this is a no-op read after the first time. File systems without shared memory (some
@@ -267,7 +291,7 @@ struct Attempt {
   std::string cause;
 };
 
-Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
+Attempt try_open(const fs::path& path, const CacheOpenOptions& options, const std::string& network_fs) {
   Attempt result;
   try {
     // No check_header here: a file that is not SQLite fails its first query with SQLITE_NOTADB,
@@ -281,7 +305,8 @@ Attempt try_open(const fs::path& path, const CacheOpenOptions& options) {
       return result;
     }
     const bool fresh = inspect(result.db, options.verify_on_open);
-    enable_wal(result.db);
+    if (network_fs.empty()) enable_wal(result.db);
+    else use_rollback_journal(result.db, path, network_fs, options.busy_timeout);
     if (fresh) {
       create_schema(result.db, options.busy_timeout);
       // Check what is there now: another process (of another denox version, not holding our
@@ -343,6 +368,30 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 }
 
 }  // namespace
+
+std::string network_file_system(const fs::path& directory) {
+  struct statfs info {};
+  if (::statfs(directory.c_str(), &info) != 0) return {};
+  // Magic numbers of linux/magic.h and the file systems' own headers (not all are in the
+  // former). FUSE is not among them: most FUSE file systems are local, and sshfs-like ones
+  // have no shared memory, so SQLite refuses WAL there by itself.
+  switch (static_cast<std::uint32_t>(info.f_type)) {
+    case 0x6969: return "nfs";
+    case 0x517B: return "smb";
+    case 0xFF534D42: return "cifs";
+    case 0xFE534D42: return "smb2";
+    case 0x00C36400: return "ceph";
+    case 0x5346414F: return "afs";
+    case 0x6B414653: return "kafs";
+    case 0x73757245: return "coda";
+    case 0x564C: return "ncp";
+    case 0x01021997: return "9p";
+    case 0x47504653: return "gpfs";
+    case 0x0BD00BD0: return "lustre";
+    case 0x013111A8: return "ibrix";
+    default: return {};
+  }
+}
 
 UsersLock UsersLock::shared(const fs::path& database) {
   UsersLock lock;
@@ -423,8 +472,11 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     OpenLock lock(path, options.busy_timeout);
     if (!lock.locked()) return disabled(path, lock.error());
 
-    Attempt first = try_open(path, options);
-    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(path), {}, {}};
+    const std::string network_fs = !options.assume_network_file_system_for_testing.empty()
+                                       ? options.assume_network_file_system_for_testing
+                                       : network_file_system(path.has_parent_path() ? path.parent_path() : fs::path("."));
+    Attempt first = try_open(path, options, network_fs);
+    if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(path), {}, {}, !network_fs.empty()};
     if (first.verdict == Verdict::Unusable) return disabled(path, first.cause);
     if (UsersLock::held_by_others(path))
       return disabled(path, "the cache file is unusable (" + first.cause + "), and another process has it open, so it is left in place");
@@ -440,7 +492,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     log::warn("denox cache: '{}' is unusable ({}); moved it to '{}' and started a fresh cache", path.string(),
                  first.cause, out.recovery->set_aside_path.string());
 
-    Attempt second = try_open(path, options);
+    Attempt second = try_open(path, options, network_fs);
     if (second.verdict != Verdict::Ok) {
       auto result = disabled(path, "cannot create a fresh cache: " + second.cause);
       result.recovery = out.recovery;
@@ -448,6 +500,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
     }
     out.db = std::move(second.db);
     out.users = UsersLock::shared(path);
+    out.always_synced = !network_fs.empty();
     return out;
   } catch (const std::bad_alloc&) {
     throw;

@@ -46,7 +46,15 @@ struct OpenedCache {
   UsersLock users;                        // held while db is open
   std::string disabled_reason;            // set when db is empty
   std::optional<CacheRecovery> recovery;  // set when a previous file was moved aside
+  bool always_synced = false;             // synchronous=FULL for every commit (a network file system)
 };
+
+// The network file system `directory` lies on ("nfs", "smb", "ceph", ...), or empty for a local
+// one (or where statfs cannot tell). SQLite's write-ahead log keeps its index in shared memory
+// (the -shm file, mapped by every process using the cache), which processes on two hosts of one
+// network mount do not share: their writes would corrupt the file. There the cache uses the
+// rollback journal, which needs only the file locks the network file system forwards.
+std::string network_file_system(const std::filesystem::path& directory);
 
 // Never throws (except std::bad_alloc): every failure ends in a disabled result with a
 // warning logged.

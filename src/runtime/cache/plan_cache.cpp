@@ -83,6 +83,7 @@ struct PlanCache::Impl {
   CacheStats stats;
   bool write_failure_logged = false;
   bool read_only = false;  // open_read_only(): nothing is written, nothing is deleted
+  bool always_synced = false;  // synchronous=FULL for every commit (on a network file system)
 
   // What happens after a failed sqlite call during normal use. Corruption found mid-run
   // disables the cache for this process (other processes may still be using the file, so it
@@ -191,6 +192,7 @@ struct PlanCache::Impl {
     try {
       // In WAL mode FULL syncs the log at this commit; the log is appended in order, so the
       // sync covers every earlier commit too. NORMAL comes back even when the write fails.
+      synced = synced && !always_synced;
       if (synced) db.exec("PRAGMA synchronous=FULL");
       struct BackToNormal {
         Db& db;
@@ -257,6 +259,7 @@ PlanCache PlanCache::open(const fs::path& given, const CacheOpenOptions& options
   }
   cache.impl_->db = std::move(opened.db);
   cache.impl_->users = std::move(opened.users);
+  cache.impl_->always_synced = opened.always_synced;
   cache.impl_->path = path;
   cache.impl_->disabled_reason.clear();
   return cache;

@@ -54,6 +54,8 @@ struct CacheOpenOptions {
   // Run PRAGMA quick_check at open. It reads the whole file (~1 s per GB), which catches
   // damage in pages that individual loads would otherwise only meet later.
   bool verify_on_open = true;
+  // Tests only: treat the file as lying on this network file system ("nfs"), as statfs would.
+  std::string assume_network_file_system_for_testing;
 };
 
 // What open() did with a file it could not use.

@@ -26,6 +26,21 @@ std::string read_boot_id() {
   return id;
 }
 
+// The machine: systemd's machine id, else D-Bus's, else the host name. Empty where unknown.
+std::string read_host() {
+  for (const char* file : {"/etc/machine-id", "/var/lib/dbus/machine-id"}) {
+    std::ifstream f(file);
+    std::string id;
+    if (f >> id && !id.empty()) return id;
+  }
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return {};
+  std::string host = name;
+  for (char& c : host)
+    if (c == ' ' || c == '=' || static_cast<unsigned char>(c) < 0x21) c = '_';  // (markers are space-separated fields)
+  return host;
+}
+
 // "pid:[4026531836]": the PID namespace that `pid` numbers live in. Empty where unknown.
 std::string read_pid_namespace(const std::string& pid) {
   std::error_code error;
@@ -78,25 +93,34 @@ ProcessStamp ProcessStamp::self() {
   p.boot = read_boot_id();
   if (const auto s = read_stat(p.pid)) p.start = s->start;
   p.pid_namespace = read_pid_namespace("self");
+  p.host = read_host();
   return p;
 }
 
 std::optional<ProcessStamp> ProcessStamp::of(long pid) {
   const auto s = read_stat(pid);
   if (!s) return std::nullopt;
-  return ProcessStamp{pid, read_boot_id(), s->start, read_pid_namespace(std::to_string(pid))};
+  return ProcessStamp{pid, read_boot_id(), s->start, read_pid_namespace(std::to_string(pid)), -1, read_host()};
 }
 
-bool process_alive(const ProcessStamp& p, const std::filesystem::path& database) {
+bool process_alive(const ProcessStamp& p, const std::filesystem::path& database, int own_slot) {
   if (p.pid <= 0) return false;  // not a process id (kill(0 or -n) would signal groups)
-  const std::string boot = read_boot_id();
-  if (!p.boot.empty() && !boot.empty() && p.boot != boot) return false;  // rebooted since
-  // Another PID namespace (another container on a shared cache): its pids cannot be looked up
-  // from here. Its liveness lock tells; without one it cannot be told dead.
-  if (!p.pid_namespace.empty() && p.pid_namespace != read_pid_namespace("self")) {
+  // Where the pid cannot be looked up from here, the liveness lock tells; without one the
+  // process cannot be told dead.
+  const auto by_liveness_lock = [&] {
     if (p.liveness_slot < 0 || database.empty()) return true;
+    if (p.liveness_slot == own_slot) return false;  // this process holds it: the marker's process is gone
     return cache::LivenessLock::held(database, p.liveness_slot).value_or(true);
+  };
+  const std::string boot = read_boot_id();
+  if (!p.boot.empty() && !boot.empty() && p.boot != boot) {
+    // Another kernel: this machine rebooted since, or another machine sharing the cache.
+    if (p.host.empty() || p.host == read_host()) return false;  // rebooted since
+    return by_liveness_lock();
   }
+  // Another PID namespace (another container on a shared cache): its pids cannot be looked up
+  // from here.
+  if (!p.pid_namespace.empty() && p.pid_namespace != read_pid_namespace("self")) return by_liveness_lock();
   if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return false;
   const auto s = read_stat(p.pid);
   if (!s) return true;  // /proc cannot tell (not Linux, hidepid): never blame a live process
@@ -108,7 +132,8 @@ std::string encode_marker(const Marker& m) {
   return "running pid=" + std::to_string(m.owner.pid) + " boot=" + (m.owner.boot.empty() ? "-" : m.owner.boot) +
          " start=" + std::to_string(m.owner.start) + " phase=" + m.phase + " mode=" + (m.parallel ? "parallel" : m.retry ? "retry" : "serial") +
          " at=" + std::to_string(m.at) + (m.owner.pid_namespace.empty() ? "" : " ns=" + m.owner.pid_namespace) +
-         (m.owner.liveness_slot < 0 ? "" : " slot=" + std::to_string(m.owner.liveness_slot));
+         (m.owner.liveness_slot < 0 ? "" : " slot=" + std::to_string(m.owner.liveness_slot)) +
+         (m.owner.host.empty() ? "" : " host=" + m.owner.host);
 }
 
 std::optional<Marker> decode_marker(std::string_view text) {
@@ -130,6 +155,7 @@ std::optional<Marker> decode_marker(std::string_view text) {
       else if (name == "at") m.at = std::stoll(value);
       else if (name == "ns") m.owner.pid_namespace = value;
       else if (name == "slot") m.owner.liveness_slot = std::stoi(value);
+      else if (name == "host") m.owner.host = value;
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -146,18 +172,20 @@ std::optional<bool> decode_unmeasured(std::string_view text) {
   return std::nullopt;
 }
 
-Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database) {
+Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database, int own_slot) {
   using Verdict = Judgement::Verdict;
   if (const auto serial = decode_unmeasured(text)) return {*serial ? Verdict::MeasureSerially : Verdict::Measure, ""};
   const auto marker = decode_marker(text);
   if (!marker) return {};  // neither a result nor a marker (a damaged row): measured again
   const Marker& m = *marker;
-  if (process_alive(m.owner, database)) {
+  if (process_alive(m.owner, database, own_slot)) {
     const ProcessStamp self = ProcessStamp::self();
+    const std::string lock_says = m.owner.liveness_slot >= 0 ? " (its liveness lock is held)" : " (alive or not: cannot be told from here)";
     const std::string who = same_process(m.owner, self) ? "another model of this process"
+                            : !m.owner.host.empty() && m.owner.host != self.host && m.owner.boot != self.boot
+                                ? "process " + std::to_string(m.owner.pid) + " of machine " + m.owner.host + lock_says
                             : !m.owner.pid_namespace.empty() && m.owner.pid_namespace != self.pid_namespace
-                                ? "process " + std::to_string(m.owner.pid) + " of another PID namespace" +
-                                      (m.owner.liveness_slot >= 0 ? " (its liveness lock is held)" : " (alive or not: cannot be told from here)")
+                                ? "process " + std::to_string(m.owner.pid) + " of another PID namespace" + lock_says
                                 : "process " + std::to_string(m.owner.pid);
     log::info("denox: {} is being measured by {} at the same time (since {} s); measuring it here too", what, who, unix_now() - m.at);
     return {};

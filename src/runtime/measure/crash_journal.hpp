@@ -38,18 +38,22 @@
 // - "unmeasured serial": measured one at a time; anything else: measured as usual.
 //
 // Liveness (process_alive): a process is the triple (pid, boot id, start time in clock ticks
-// since boot, /proc/<pid>/stat field 22). It is dead when the boot id differs (the machine was
-// rebooted since, possibly by the crash itself), when kill(pid, 0) fails with ESRCH, or when the
-// pid belongs to a process that started at another time (the pid was reused). Where this cannot
+// since boot, /proc/<pid>/stat field 22). It is dead when the boot id differs and the marker
+// names this machine (rebooted since, possibly by the crash itself), when kill(pid, 0) fails
+// with ESRCH, or when the pid belongs to a process that started at another time (the pid was
+// reused). A marker naming another machine (a cache in a home directory on a network mount
+// that several hosts use) is judged by its liveness lock, below, as the kernel boot id tells
+// nothing there. Where this cannot
 // be told (no /proc, hidepid), the process counts as alive: a live process is never blamed.
 // Pids only mean something inside one PID namespace: two containers sharing a cache directory
 // (and the kernel's boot id) see each other's pids as free or as unrelated processes. A marker
 // therefore names its namespace (the inode of /proc/self/ns/pid) and the slot of the liveness
 // lock its process holds while measuring (cache/liveness_lock.hpp: a byte of `<cache>.lock`
 // that the kernel unlocks when the process dies, seen from any namespace). A marker from another
-// namespace is judged by that lock: held, alive; free, dead. Without a slot (no lock file, or a
-// file system without such locks) it counts as alive, so its edge is measured again and never
-// blamed. Markers of older denox versions have neither field and are judged as before.
+// namespace is judged by that lock: held, alive; free, dead; held by the judging process itself
+// (a slot is reused once free), dead. Without a slot (no lock file, or a file system without
+// such locks) it counts as alive, so its edge is measured again and never blamed. Markers of
+// older denox versions lack these fields (and the machine's) and are judged as before.
 //
 // Known limits: a process that ends for another reason twice in a row while the same edge is
 // measured alone (killed from outside, exit() during a background tune) blames that edge as a
@@ -86,6 +90,7 @@ struct ProcessStamp {
   unsigned long long start = 0;  // start time in clock ticks since boot; 0 where unknown
   std::string pid_namespace;     // "pid:[<inode>]" of /proc/<pid>/ns/pid; empty where unknown
   int liveness_slot = -1;        // the cache::LivenessLock slot it holds while measuring; -1: none
+  std::string host;              // the machine: /etc/machine-id (else the host name); empty where unknown
   static ProcessStamp self();
   // The stamp of a running process `pid` (its boot id is this machine's); nullopt when no such
   // process can be read.
@@ -94,7 +99,9 @@ struct ProcessStamp {
 
 // False only where the process is known to be gone (see the header comment).
 // `database`: the cache whose lock file holds the liveness slots (empty: slots are not read).
-bool process_alive(const ProcessStamp& p, const std::filesystem::path& database = {});
+// `own_slot`: the slot the asking process holds (-1: none): a marker naming it is another
+// process's, which cannot hold it any more.
+bool process_alive(const ProcessStamp& p, const std::filesystem::path& database = {}, int own_slot = -1);
 
 // One risky step of one edge in flight.
 struct Marker {
@@ -120,7 +127,7 @@ struct Judgement {
 };
 // Judges `text` (the stored row of the edge described by `what`) and logs what it concluded
 // (log::warn for a dead process's marker).
-Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database = {});
+Judgement judge_row(std::string_view text, const std::string& what, const std::filesystem::path& database = {}, int own_slot = -1);
 
 // The markers one measure() call writes to `store`'s writable cache. Thread-safe. A null store,
 // or one without a writable cache, journals nothing.
@@ -135,6 +142,8 @@ class CrashJournal {
   explicit CrashJournal(cache::LayeredCache* store);
   // The cache file whose lock file holds the liveness slots; empty when nothing is journalled.
   const std::filesystem::path& database() const { return database_; }
+  // The liveness slot this journal holds (-1: none), for judge_row.
+  int liveness_slot() const { return liveness_.slot(); }
   // Every marker still standing is replaced by the neutral value: a run that stops early
   // (cancelled, an exception) leaves nothing that a later run would take for a crash.
   ~CrashJournal();

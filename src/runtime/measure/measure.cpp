@@ -223,7 +223,7 @@ void DeviceMeasurer::look_up_stored(Run& run) {
       if (auto text = store_->load_measurement(p.key)) {
         if (decode_measurement(*text, run.results[i])) continue;
         run.results[i] = {};
-        const Judgement judged = judge_row(*text, p.what, run.journal.database());
+        const Judgement judged = judge_row(*text, p.what, run.journal.database(), run.journal.liveness_slot());
         if (judged.verdict == Judgement::Verdict::Crashed) {
           run.results[i].failure = judged.failure;
           run.store(p, run.results[i]);
