@@ -33,12 +33,18 @@ PY
 tune() {  # name, then the load mode ("" for none)
   local name=$1 load=$2 pid=""
   export DENOX_CACHE_DIR="$work/cache-$name"
-  if [ -n "$load" ]; then python3 bench/gpu_load.py 120 "$load" > "$out/load-$name.txt" 2>&1 & pid=$!; sleep 8; fi
+  if [ -n "$load" ]; then
+    python3 bench/gpu_load.py 400 "$load" > "$out/load-$name.txt" 2>&1 & pid=$!
+    for _ in $(seq 60); do grep -q started "$out/load-$name.txt" 2>/dev/null && break; sleep 0.5; done
+    if ! kill -0 "$pid" 2>/dev/null || ! grep -q started "$out/load-$name.txt"; then
+      echo "$name: the GPU load did not start: $(tail -c 400 "$out/load-$name.txt")"; kill "$pid" 2>/dev/null; return 1
+    fi
+  fi
   local t0; t0=$(date +%s.%N)
-  timeout 200 denox compile "$model" --size "$size" --tuning measure --json --quiet > "$out/compile-$name.json" 2> "$out/compile-$name.log" ||
+  timeout 150 denox compile "$model" --size "$size" --tuning measure --json --quiet > "$out/compile-$name.json" 2> "$out/compile-$name.log" ||
     echo "$name: compile failed: $(tail -c 400 "$out/compile-$name.log")"
   local t1; t1=$(date +%s.%N)
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; tail -1 "$out/load-$name.txt" | tee -a "$out/tunes.txt"; fi
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=r["time_ms"]; print("%-10s tune: edges %4d measured %4d failed %3d predicted %.3f ms  measure %.1f s  process %.1f s" % (sys.argv[2], r["edges"], r["measured_edges"], r["failed_edges"], r["total_ms"], t["measure"]/1000, float(sys.argv[3])))' \
     "$out/compile-$name.json" "$name" "$(python3 -c "print($t1 - $t0)")" | tee -a "$out/tunes.txt"
 }
@@ -56,10 +62,20 @@ for round in 1 2; do  # (twice, interleaved: drift shows as a difference between
       echo "$name: bench failed: $(tail -c 300 "$out/bench-$name-$round.err")" | tee -a "$out/plans.txt"
   done
 done
-# Which layers' choices differ from the quiet tune's.
+# Which dispatches' configurations differ from the quiet tune's (names and configurations only).
 for name in quiet full frames; do
-  DENOX_CACHE_DIR="$work/cache-$name" denox compile "$model" --size "$size" --tuning measure --quiet > "$out/schedule-$name.txt" 2>&1
+  DENOX_CACHE_DIR="$work/cache-$name" denox compile "$model" --size "$size" --tuning measure --json --quiet > "$out/schedule-$name.json" 2>/dev/null
 done
-diff "$out/schedule-quiet.txt" "$out/schedule-full.txt" > "$out/schedule-diff-full.txt"
-diff "$out/schedule-quiet.txt" "$out/schedule-frames.txt" > "$out/schedule-diff-frames.txt"
-echo "schedule lines differing from the quiet tune: full $(grep -c '^>' "$out/schedule-diff-full.txt"), frames $(grep -c '^>' "$out/schedule-diff-frames.txt")" | tee -a "$out/plans.txt"
+python3 - "$out" <<'PY' | tee -a "$out/plans.txt"
+import json, sys
+def choices(name):
+    s = json.load(open(f"{sys.argv[1]}/schedule-{name}.json"))["schedule"]
+    return [(d["name"], d.get("config", "")) for d in s]
+quiet = choices("quiet")
+for name in ("full", "frames"):
+    other = choices(name)
+    differ = [o for q, o in zip(quiet, other) if q != o]
+    print(f"{name}: {len(differ)} of {len(other)} dispatches chose otherwise than the quiet tune" + ("" if len(other) == len(quiet) else f" (the quiet plan has {len(quiet)})"))
+    for d in differ:
+        print(f"  {d[0][:70]}  {d[1]}")
+PY

@@ -9,7 +9,10 @@
 set -u
 out=$1; mkdir -p "$out"
 start=$(date +%s)
-timeout 330 bash bench/tune_under_load.sh "$out/load" > "$out/tune-under-load.txt" 2>&1
+timeout 400 bash bench/tune_under_load.sh "$out/load" > "$out/tune-under-load.txt" 2>&1
 echo "tune under load rc=$? wall_s=$(( $(date +%s) - start ))" | tee "$out/wall.txt"
-OUT=$out/hd ARCHS=balanced SIZES="1920x1088" timeout "${TIMEOUT:-220}" bash bench/run_gpu.sh > "$out/run-1920x1088.txt" 2>&1
+# (the device tool brings back a limited number of files: the summaries, and the rest packed)
+cp "$out"/load/{fsync,tunes,plans}.txt "$out/" 2>/dev/null
+tar czf "$out/load.tgz" -C "$out" load && rm -rf "$out/load"
+OUT=$out/hd ARCHS=balanced SIZES="1920x1088" timeout "${TIMEOUT:-180}" bash bench/run_gpu.sh > "$out/run-1920x1088.txt" 2>&1
 echo "1920x1088 rc=$? wall_s=$(( $(date +%s) - start ))" | tee -a "$out/wall.txt"

@@ -30,6 +30,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -249,7 +251,7 @@ void use_rollback_journal(Db& db, const fs::path& path, const std::string& file_
   try {
     mode = query_text(db, "PRAGMA journal_mode=DELETE");
   } catch (const SqliteError& e) {
-    if (e.is_corruption()) throw;
+    if (!e.is_busy()) throw;  // (corruption and I/O errors are judged as at any other step)
     mode = e.what();
   }
   db.set_busy_timeout(static_cast<int>(busy_timeout.count()));
@@ -369,12 +371,70 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
 
 }  // namespace
 
-std::string network_file_system(const fs::path& directory) {
+namespace {
+
+// FUSE file systems that reach other machines, by the subtype /proc/self/mountinfo names
+// ("fuse.sshfs"). FUSE without a lock operation gets local kernel locks and a local page cache,
+// so SQLite's WAL runs there, unsafely across hosts.
+bool networked_fuse(std::string_view subtype) {
+  static constexpr std::string_view kNetworked[] = {"sshfs",   "glusterfs", "ceph-fuse", "rclone",    "s3fs",       "gcsfuse",
+                                                    "goofys",  "juicefs",   "mfs",       "lizardfs",  "seaweedfs",  "gvfsd-fuse",
+                                                    "smbnetfs", "curlftpfs", "davfs",     "blobfuse",  "blobfuse2",  "cvmfs"};
+  return std::find(std::begin(kNetworked), std::end(kNetworked), subtype) != std::end(kNetworked);
+}
+
+// A mount point as mountinfo writes it: space, tab, newline and backslash as octal escapes.
+std::string unescape_mount_point(std::string_view text) {
+  const auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 3 < text.size() && octal(text[i + 1]) && octal(text[i + 2]) && octal(text[i + 3])) {
+      out += static_cast<char>((text[i + 1] - '0') * 64 + (text[i + 2] - '0') * 8 + (text[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string mount_type(const fs::path& path) {
+  std::error_code ec;
+  const std::string target = fs::weakly_canonical(path, ec).string();
+  if (ec) return {};
+  std::ifstream info("/proc/self/mountinfo");
+  std::string line, best_type;
+  size_t best_length = 0;
+  while (std::getline(info, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, mount_point, field;
+    if (!(fields >> id >> parent >> device >> root >> mount_point)) continue;
+    while (fields >> field && field != "-") {
+    }
+    std::string type;
+    if (field != "-" || !(fields >> type)) continue;
+    const std::string point = unescape_mount_point(mount_point);
+    const bool contains = target == point || point == "/" ||
+                          (target.size() > point.size() && target.compare(0, point.size(), point) == 0 && target[point.size()] == '/');
+    if (contains && point.size() >= best_length) {
+      best_length = point.size();
+      best_type = type;
+    }
+  }
+  return best_type;
+}
+
+std::string network_file_system(const fs::path& path) {
+  // The file itself where it exists (statfs follows a symbolic link into another mount), else
+  // its directory.
+  std::error_code ec;
+  const fs::path probe = fs::exists(path, ec) ? path : path.has_parent_path() ? path.parent_path() : fs::path(".");
   struct statfs info {};
-  if (::statfs(directory.c_str(), &info) != 0) return {};
+  if (::statfs(probe.c_str(), &info) != 0) return {};
   // Magic numbers of linux/magic.h and the file systems' own headers (not all are in the
-  // former). FUSE is not among them: most FUSE file systems are local, and sshfs-like ones
-  // have no shared memory, so SQLite refuses WAL there by itself.
+  // former).
   switch (static_cast<std::uint32_t>(info.f_type)) {
     case 0x6969: return "nfs";
     case 0x517B: return "smb";
@@ -389,6 +449,14 @@ std::string network_file_system(const fs::path& directory) {
     case 0x47504653: return "gpfs";
     case 0x0BD00BD0: return "lustre";
     case 0x013111A8: return "ibrix";
+    case 0x19830326: return "beegfs";
+    case 0x20030528: return "orangefs";
+    case 0xAAD7AAEA: return "panfs";
+    case 0x65735546: {  // FUSE: most are local; the mount's subtype tells
+      const std::string type = mount_type(probe);
+      const std::string_view subtype = std::string_view(type).substr(type.rfind("fuse.", 0) == 0 ? 5 : type.size());
+      return networked_fuse(subtype) ? type : std::string();
+    }
     default: return {};
   }
 }
@@ -474,7 +542,7 @@ OpenedCache open_cache_file(const fs::path& path, const CacheOpenOptions& option
 
     const std::string network_fs = !options.assume_network_file_system_for_testing.empty()
                                        ? options.assume_network_file_system_for_testing
-                                       : network_file_system(path.has_parent_path() ? path.parent_path() : fs::path("."));
+                                       : network_file_system(path);
     Attempt first = try_open(path, options, network_fs);
     if (first.verdict == Verdict::Ok) return OpenedCache{std::move(first.db), UsersLock::shared(path), {}, {}, !network_fs.empty()};
     if (first.verdict == Verdict::Unusable) return disabled(path, first.cause);

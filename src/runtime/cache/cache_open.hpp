@@ -49,12 +49,16 @@ struct OpenedCache {
   bool always_synced = false;             // synchronous=FULL for every commit (a network file system)
 };
 
-// The network file system `directory` lies on ("nfs", "smb", "ceph", ...), or empty for a local
-// one (or where statfs cannot tell). SQLite's write-ahead log keeps its index in shared memory
+// The network file system the file at `path` (or, while it does not exist, its directory) lies
+// on ("nfs", "smb", "ceph", "fuse.sshfs", ...), or empty for a local one (or where statfs cannot
+// tell). SQLite's write-ahead log keeps its index in shared memory
 // (the -shm file, mapped by every process using the cache), which processes on two hosts of one
 // network mount do not share: their writes would corrupt the file. There the cache uses the
 // rollback journal, which needs only the file locks the network file system forwards.
-std::string network_file_system(const std::filesystem::path& directory);
+std::string network_file_system(const std::filesystem::path& path);
+// The file system type of the mount holding `path` ("fuse.sshfs", "ext4"), from
+// /proc/self/mountinfo: the longest mount point that contains it. Empty where unknown.
+std::string mount_type(const std::filesystem::path& path);
 
 // Never throws (except std::bad_alloc): every failure ends in a disabled result with a
 // warning logged.

@@ -84,6 +84,16 @@ struct PlanCache::Impl {
   bool write_failure_logged = false;
   bool read_only = false;  // open_read_only(): nothing is written, nothing is deleted
   bool always_synced = false;  // synchronous=FULL for every commit (on a network file system)
+  bool full_left_on = false;   // restoring synchronous=NORMAL after a synced store failed: retried
+
+  // On a network file system the file must stay in the rollback journal; another process (an
+  // older denox, or one on the file server, whose statfs says local) may switch it back to WAL
+  // between our transactions, and this connection would follow it at the next one. Header
+  // byte 18 is 2 in WAL mode.
+  bool left_rollback_journal() {
+    const Db::FilePrefix header = db.read_file_prefix(20);
+    return header.bytes.size() == 20 && header.bytes[18] == 2;
+  }
 
   // What happens after a failed sqlite call during normal use. Corruption found mid-run
   // disables the cache for this process (other processes may still be using the file, so it
@@ -190,22 +200,38 @@ struct PlanCache::Impl {
     }
     const std::string checksum = row_checksum(key, payload);
     try {
+      if (always_synced && left_rollback_journal()) {
+        log::warn("denox cache: '{}' lies on a network file system and another process switched it back to SQLite's write-ahead log "
+                  "(an older denox, or one running on the file server); not writing to it any more in this process",
+                  path.string());
+        db.close();
+        users = {};
+        disabled_reason = "another process switched the cache on a network file system back to its write-ahead log, unsafe there";
+        ++stats.write_failures;
+        return false;
+      }
       // In WAL mode FULL syncs the log at this commit; the log is appended in order, so the
-      // sync covers every earlier commit too. NORMAL comes back even when the write fails.
+      // sync covers every earlier commit too. NORMAL comes back even when the write fails (or
+      // at a later store, where it cannot).
       synced = synced && !always_synced;
+      if (!synced && full_left_on && !always_synced) {
+        db.exec("PRAGMA synchronous=NORMAL");
+        full_left_on = false;
+      }
       if (synced) db.exec("PRAGMA synchronous=FULL");
       struct BackToNormal {
-        Db& db;
+        Impl& impl;
         bool on;
         ~BackToNormal() {
           if (!on) return;
           try {
-            db.exec("PRAGMA synchronous=NORMAL");
-          } catch (const SqliteError& e) {
-            log::debug("denox cache: restoring synchronous=NORMAL failed: {}", e.what());
+            impl.db.exec("PRAGMA synchronous=NORMAL");
+            impl.full_left_on = false;
+          } catch (...) {
+            impl.full_left_on = true;
           }
         }
-      } back_to_normal{db, synced};
+      } back_to_normal{*this, synced};
       detail::write_transaction(db, options.busy_timeout, [&] {
         Statement insert(db, table.insert_sql);
         insert.bind(1, key).bind(2, key_text).bind_blob(3, payload.data(), payload.size());

@@ -26,19 +26,16 @@ std::string read_boot_id() {
   return id;
 }
 
-// The machine: systemd's machine id, else D-Bus's, else the host name. Empty where unknown.
+// The machine: systemd's machine id, else D-Bus's. Empty where neither exists. Not the host
+// name: a container started anew (after the machine rebooted, say) gets a new one, and would
+// take its own machine for another.
 std::string read_host() {
   for (const char* file : {"/etc/machine-id", "/var/lib/dbus/machine-id"}) {
     std::ifstream f(file);
     std::string id;
-    if (f >> id && !id.empty()) return id;
+    if (f >> id && id.size() <= 64 && id.find('=') == std::string::npos) return id;  // (one token of a marker)
   }
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return {};
-  std::string host = name;
-  for (char& c : host)
-    if (c == ' ' || c == '=' || static_cast<unsigned char>(c) < 0x21) c = '_';  // (markers are space-separated fields)
-  return host;
+  return {};
 }
 
 // "pid:[4026531836]": the PID namespace that `pid` numbers live in. Empty where unknown.

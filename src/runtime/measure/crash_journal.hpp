@@ -14,7 +14,8 @@
 // neutral "unmeasured" ("unmeasured serial" for an edge that must be retried one at a time).
 // SQLite's WAL is written with write() at each commit, so a marker is in the file (the OS
 // page cache) before the step starts, whatever happens to the process afterwards. The cache
-// runs synchronous=NORMAL, so the page cache reaches the disk later; a machine that freezes or
+// runs synchronous=NORMAL (FULL on a network file system, where every commit is synced), so
+// the page cache reaches the disk later; a machine that freezes or
 // panics before that would lose the marker, and the edge would hang it again at the next tune.
 // Only the timing step runs the edge on the GPU, the step that can take the whole machine
 // down, so its marker is committed synced (PlanCache::Durability::Synced): one fsync per timed
@@ -43,21 +44,26 @@
 // with ESRCH, or when the pid belongs to a process that started at another time (the pid was
 // reused). A marker naming another machine (a cache in a home directory on a network mount
 // that several hosts use) is judged by its liveness lock, below, as the kernel boot id tells
-// nothing there. Where this cannot
-// be told (no /proc, hidepid), the process counts as alive: a live process is never blamed.
+// nothing there. Where this cannot be told (no /proc, hidepid), the process counts as alive: a
+// live process is never blamed.
 // Pids only mean something inside one PID namespace: two containers sharing a cache directory
 // (and the kernel's boot id) see each other's pids as free or as unrelated processes. A marker
 // therefore names its namespace (the inode of /proc/self/ns/pid) and the slot of the liveness
 // lock its process holds while measuring (cache/liveness_lock.hpp: a byte of `<cache>.lock`
 // that the kernel unlocks when the process dies, seen from any namespace). A marker from another
-// namespace is judged by that lock: held, alive; free, dead; held by the judging process itself
+// namespace is judged by that lock: held, alive; free, dead; the judging journal's own slot
 // (a slot is reused once free), dead. Without a slot (no lock file, or a file system without
 // such locks) it counts as alive, so its edge is measured again and never blamed. Markers of
 // older denox versions lack these fields (and the machine's) and are judged as before.
 //
 // Known limits: a process that ends for another reason twice in a row while the same edge is
 // measured alone (killed from outside, exit() during a background tune) blames that edge as a
-// crash; `denox cache clear` forgets it. Two processes measuring one edge at once overwrite each other's markers, so a
+// crash; `denox cache clear` forgets it. A network mount whose locks stay local to each client
+// (NFS `nolock` or `local_lock=all`, SMB `nobrl`) shows another host's slot free: its live
+// process counts as dead, as every other-boot marker did before 0.4.2. Machine ids come only
+// from /etc/machine-id and D-Bus's; containers without one judge another boot id as a reboot,
+// and two containers of different images on one machine judge each other's markers from before
+// a reboot by the lock (a slot reused since by a live process reads as alive: measured again). Two processes measuring one edge at once overwrite each other's markers, so a
 // crash of one of them may go unrecorded until it happens again. Without a writable cache
 // (`disable_cache`, or none could be opened) nothing is journalled.
 //
@@ -90,7 +96,7 @@ struct ProcessStamp {
   unsigned long long start = 0;  // start time in clock ticks since boot; 0 where unknown
   std::string pid_namespace;     // "pid:[<inode>]" of /proc/<pid>/ns/pid; empty where unknown
   int liveness_slot = -1;        // the cache::LivenessLock slot it holds while measuring; -1: none
-  std::string host;              // the machine: /etc/machine-id (else the host name); empty where unknown
+  std::string host;              // the machine: /etc/machine-id (or D-Bus's); empty where neither exists
   static ProcessStamp self();
   // The stamp of a running process `pid` (its boot id is this machine's); nullopt when no such
   // process can be read.
