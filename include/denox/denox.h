@@ -405,6 +405,9 @@ typedef struct denox_model_options {
    * denox_model_record() after it is ready records the tuned plan (see "Frame boundary" at
    * denox_model_record); denox_model_get_status reports progress and errors (running_job says
    * whether the tune still runs). A tune that fails leaves the plan it started with running.
+   * Its timings include the engine's own GPU work; they are stored as they are. On an H200
+   * beside another process keeping the GPU busy, a tune took 7-8x longer than on a quiet GPU and
+   * its plan ran as fast as the quiet tune's (bench/RESULTS.md, 2026-12-01).
    * Ignored with DENOX_TUNING_HEURISTIC. */
   int tune_in_background;
   /* How many further denox_model_record() calls a replaced plan is kept for after a swap (its
@@ -520,7 +523,8 @@ DENOX_API denox_result denox_model_memory_requirements(denox_model model, uint32
  * weights may not overlap the running plan's weights or scratch (DENOX_ERROR_INVALID_ARGUMENT,
  * since 0.4.1: the upload would change what command buffers recorded with the running plan
  * compute, or the running plan's frames would overwrite it); its scratch may overlap the
- * running plan's scratch, not its weights (also for denox_model_bind_scratch).
+ * running plan's scratch, not its weights (also for denox_model_bind_scratch). The same holds
+ * for plans replaced earlier and not yet released (since 0.4.2; denox_model_status::retired_plans).
  * Accesses: the weights range is written once per bind (a transfer on the context's queue,
  * waited for) and then only read, by compute shaders; the scratch range is read and written by
  * denox's compute shaders, in the work record() records. Scratch holds nothing from one record()

@@ -336,6 +336,19 @@ static void refuse_running_plans_memory(denox_model model, const runtime::Execut
   if (running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
     fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the running plan's weights, which command buffers "
                                                          "recorded with it read until it is retired; bind the new plan's scratch to other memory");
+  // Plans replaced earlier but not yet released (retire_after_records): frames recorded with
+  // them may still be in flight, or be submitted again.
+  for (const api::RetiredPlan& retired : model->retired) {
+    const std::string left = std::to_string(retired.records_left) + " more record() call" + (retired.records_left == 1 ? "" : "s");
+    if (weights != VK_NULL_HANDLE && retired.model->bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
+      fail(ErrorCode::InvalidArgument, std::string(call) + ": that weights range overlaps memory a replaced plan uses (its weights or "
+                                                           "scratch) until it is released, " + left + " from now (retire_after_records); "
+                                                           "bind the new plan's weights to other memory");
+    if (retired.model->bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
+      fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the weights of a replaced plan, which command "
+                                                           "buffers recorded with it read until it is released, " + left +
+                                                           " from now (retire_after_records); bind the new plan's scratch to other memory");
+  }
 }
 
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,

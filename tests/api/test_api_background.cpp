@@ -433,6 +433,23 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
   require_ok(denox_model_bind_memory(model, memory_b2[0]->handle(), 0, req_b.scratch_size, memory_b2[1]->handle(), 0), "bind B again");
   CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);  // C waits for its memory
   CHECK(status_of(model).waiting_for_memory == 1);
+  // Nor over the memory of A, replaced by B but not released yet: frames recorded with A may
+  // still be in flight.
+  {
+    REQUIRE(status_of(model).retired_plans == 1);
+    denox_memory_requirements req_c{};
+    require_ok(denox_model_memory_requirements(model, 31, 23, &req_c), "memory_requirements of C");
+    std::vector<std::unique_ptr<denox::vkhost::Buffer>> own;
+    own.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_c.scratch_size, true, req_c.usage));
+    own.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_c.weights_size, true, req_c.usage));
+    CHECK(denox_model_bind_memory(model, own[0]->handle(), 0, req_c.scratch_size, memory_a[0]->handle(), 0) ==
+          DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("overlaps memory a replaced plan uses"));
+    CHECK(denox_model_bind_memory(model, memory_a[1]->handle(), 0, req_c.scratch_size, own[1]->handle(), 0) ==
+          DENOX_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("overlaps the weights of a replaced plan"));
+    CHECK(status_of(model).waiting_for_memory == 1);
+  }
   std::vector<std::unique_ptr<denox::vkhost::Buffer>> memory_c;
   bind_new_memory(memory_c);
   CHECK(memory_c.back()->size() > req_b.weights_size);
