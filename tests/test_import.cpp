@@ -777,3 +777,91 @@ TEST_CASE("import: functions that fan out past 2^20 inlined nodes are refused") 
   CHECK(contains(error_of([&] { import_model(through); }, &code), "function 'K' nests function calls more than 17 levels deep"));
   CHECK(code == ErrorCode::InvalidModel);
 }
+
+TEST_CASE("import: repeated axes, dimensions past the limit after a 0, amplifying Concats and out-of-range doubles") {
+  // Pad and Slice with an axis named twice: an invalid model, not "the last one wins".
+  {
+    auto m = single_input_model(18);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "pads", {4}, {1, 1, 1, 1});
+    add_int64_initializer(g, "axes", {2}, {2, 2});
+    add_node(g, "Pad", {"x", "pads", "", "axes"}, {"y"}, "pad_twice");
+    add_output(m, "y");
+    CHECK(contains(error_of([&] { import_model(m); }), "node 'pad_twice' (Pad, opset 18): axes names axis 2 twice"));
+  }
+  {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "starts", {2}, {0, 1});
+    add_int64_initializer(g, "ends", {2}, {4, 5});
+    add_int64_initializer(g, "axes", {2}, {3, -1});
+    add_node(g, "Slice", {"x", "starts", "ends", "axes"}, {"y"}, "slice_twice");
+    add_output(m, "y");
+    CHECK(contains(error_of([&] { import_model(m); }), "node 'slice_twice' (Slice, opset 17): axes names axis 3 twice"));
+  }
+  // A dimension past the tensor limit after a 0 (the product is 0, but sums and strides of such
+  // dimensions would overflow).
+  {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    auto& e = add_float_initializer(g, "e", {0}, {});
+    e.clear_dims();
+    for (int64_t d : {int64_t{0}, int64_t{1} << 62, int64_t{1} << 62}) e.add_dims(d);
+    add_node(g, "Concat", {"e", "e"}, {"ee"}, "cat_empty");
+    set_int_attribute(g.mutable_node()->at(g.node_size() - 1), "axis", 1);
+    add_node(g, "Shape", {"ee"}, {"s"}, "shape_of_it");
+    add_node(g, "Relu", {"x"}, {"y"}, "relu");
+    add_output(m, "y");
+    add_output(m, "s");
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(m); }, &code);
+    CHECK(code == ErrorCode::InvalidModel);
+    CHECK(contains(msg, "has a dimension of 4611686018427387904"));
+  }
+  // One initializer listed 1024 times: 2^26 elements from a 256 KiB file.
+  {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_float_initializer(g, "w", {1 << 16}, std::vector<float>(1 << 16, 0.25f));
+    auto& cat = add_node(g, "Concat", std::vector<std::string>(1024, "w"), {"big"}, "amplify");
+    set_int_attribute(cat, "axis", 0);
+    add_node(g, "Shape", {"big"}, {"s"}, "shape_of_big");
+    add_node(g, "Relu", {"x"}, {"y"}, "relu");
+    add_output(m, "y");
+    add_output(m, "s");
+    ErrorCode code{};
+    const std::string msg = error_of([&] { import_model(m); }, &code);
+    CHECK(code == ErrorCode::Unsupported);
+    CHECK(contains(msg, "node 'amplify' (Concat, opset 17): concatenates its inputs into a constant of"));
+  }
+  // An empty constant sliced backwards stays empty; Clip bounds and a Pad value beyond float's
+  // range become infinities (a plain conversion is undefined behaviour).
+  {
+    auto m = single_input_model(17);
+    auto& g = *m.mutable_graph();
+    add_int64_initializer(g, "empty", {0}, {});
+    add_int64_initializer(g, "start", {1}, {0});
+    add_int64_initializer(g, "end", {1}, {-10});
+    add_int64_initializer(g, "axis0", {1}, {0});
+    add_int64_initializer(g, "back", {1}, {-1});
+    add_node(g, "Slice", {"empty", "start", "end", "axis0", "back"}, {"none"}, "slice_empty");
+    add_int64_initializer(g, "base", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    add_node(g, "Concat", {"base", "none"}, {"pads"}, "pads");
+    set_int_attribute(g.mutable_node()->at(g.node_size() - 1), "axis", 0);
+    auto& huge = add_float_initializer(g, "huge", {}, {0.0f});
+    huge.set_data_type(onnx::TensorProto::DOUBLE);
+    huge.clear_float_data();
+    huge.clear_raw_data();
+    huge.add_double_data(1e300);
+    auto& tiny = add_float_initializer(g, "minus_huge", {}, {0.0f});
+    tiny.set_data_type(onnx::TensorProto::DOUBLE);
+    tiny.clear_float_data();
+    tiny.clear_raw_data();
+    tiny.add_double_data(-1e300);
+    add_node(g, "Clip", {"x", "minus_huge", "huge"}, {"c"}, "clip_wide");
+    add_node(g, "Pad", {"c", "pads"}, {"y"}, "pad");
+    add_output(m, "y");
+    const Graph graph = import_model(m);
+    CHECK(extents(graph, graph.outputs.at(0), 9, 11) == std::vector<int64_t>{1, 3, 11, 13});
+  }
+}

@@ -432,7 +432,10 @@ DENOX_API denox_result denox_model_load_file(denox_context context, const char* 
 DENOX_API denox_result denox_model_load_memory(denox_context context, const void* onnx_bytes, size_t size,
                                                const denox_model_options* options, denox_model* out_model);
 /* A serialized plan (denox_model_export_plan, `denox compile --plan`): needs no ONNX, and
- * compiles none of the plan's shaders (it carries their SPIR-V). The io adapters are not in the
+ * compiles none of the plan's shaders (it carries their SPIR-V). A plan carries no checksum and
+ * is trusted like code: the load checks its structure, that it fits the device and what its
+ * SPIR-V declares, not every value (a damaged or forged plan may make the GPU read or write out
+ * of bounds); ship it as you ship executables. The io adapters are not in the
  * plan: denox_model_bind_input / _bind_output compile the ones their bindings need with glslang,
  * on the calling thread, unless the writable or shipped cache holds their SPIR-V (a cache that
  * `denox cache export` wrote where those bindings ran has them). The plan's precision wins

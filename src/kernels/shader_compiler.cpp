@@ -6,6 +6,7 @@
 #include <glslang/build_info.h>
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <thread>
 
@@ -102,9 +103,12 @@ Defines effective_defines(const Defines& defines, plan::Precision precision) {
   for (size_t i = 0; i < out.size(); ++i) {
     const auto& [name, value] = out[i];
     if (!is_identifier(name)) fail(ErrorCode::InvalidArgument, "shader define name '" + name + "' is not an identifier");
-    if (value.find_first_of("\r\n\\") != std::string::npos) {
-      fail(ErrorCode::InvalidArgument, "shader define " + name + " has a value with a line break or backslash");
-    }
+    // Values are numbers or names (every define denox makes is); a value of several tokens
+    // could make a plan file's defines expand exponentially inside glslang ("A1 A1", "A2 A2", ...).
+    const bool token = value.size() <= 64 && std::all_of(value.begin(), value.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-';
+                       });
+    if (!token) fail(ErrorCode::InvalidArgument, "shader define " + name + " has a value that is not one number or name of at most 64 characters");
     if (name == kPrecisionDefine) {
       fail(ErrorCode::InvalidArgument, std::string(kPrecisionDefine) + " is set from the plan's precision, not by a define");
     }

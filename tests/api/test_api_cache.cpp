@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -118,6 +119,20 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
     const std::vector<uint8_t> wide_bytes = denox::plan::serialize_plan(wide);
     CHECK(denox_model_load_plan(ctx, wide_bytes.data(), wide_bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
     CHECK(std::string(denox_last_error()).find("shaders run workgroups of 1048576x1x1 invocations") != std::string::npos);
+    CHECK(d == nullptr);
+    // The tests' plain-arithmetic stand-in for cooperative matrices (COOP_EMULATE) excuses a
+    // pipeline from nothing outside those tests (before 0.4.2 a plan naming it skipped every
+    // check below the SPIR-V's).
+    REQUIRE(std::getenv("DENOX_TEST_COOP_EMULATE") == nullptr);
+    wide.pipelines[0].defines.emplace_back("COOP_EMULATE", "1");
+    wide.pipelines[0].defines.emplace_back("SUBGROUP_SIZE", "7");
+    const std::vector<uint8_t> excused = denox::plan::serialize_plan(wide);
+    CHECK(denox_model_load_plan(ctx, excused.data(), excused.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+    CHECK(std::string(denox_last_error()).find("shaders run workgroups of 1048576x1x1 invocations") != std::string::npos);
+    wide.pipelines[0].local_size = other.pipelines[0].local_size;
+    const std::vector<uint8_t> excused_narrow = denox::plan::serialize_plan(wide);
+    CHECK(denox_model_load_plan(ctx, excused_narrow.data(), excused_narrow.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+    CHECK(std::string(denox_last_error()).find("made for subgroups of 7 invocations") != std::string::npos);
     CHECK(d == nullptr);
     // A shader declaring more shared memory than a workgroup may have here (a plan made where
     // workgroups get 64 KB, loaded where they get 48 KB), named with its dispatch. The check

@@ -135,6 +135,11 @@ TEST_CASE("shader hashes follow source, defines and precision, and STORAGE_F16 i
   CHECK(shader_source_hash("unary", d) != shader_source_hash("binary", d));
   CHECK(shader_source_hash("unary", d).size() == 32);
   CHECK_THROWS_WITH(effective_defines({{"STORAGE_F16", "1"}}, plan::Precision::F32), Contains("precision"));
+  // Values are one number or name: a plan file's defines cannot make glslang expand
+  // exponentially ("A1 A1", "A2 A2", ...), nor carry a line break into the preamble.
+  CHECK(effective_defines({{"Y_ZP", "-3"}, {"SCALE", "1.5e-3"}, {"FORMAT", "rgba16f"}}, plan::Precision::F32).size() == 3);
+  for (const char* value : {"A1 A1", "1\n#error", "x\\", "(1)", "0123456789012345678901234567890123456789012345678901234567890123456789"})
+    CHECK_THROWS_WITH(effective_defines({{"HAS_BIAS", value}}, plan::Precision::F32), Contains("not one number or name"));
   const auto [rest, precision] = split_storage_define({{"FORMAT", "rgba16f"}, {"STORAGE_F16", "1"}});
   CHECK(rest == Defines{{"FORMAT", "rgba16f"}});
   CHECK(precision == plan::Precision::F16);

@@ -200,6 +200,14 @@ TEST_CASE("semantic violations are rejected with what is wrong and where") {
       {[](Plan& p) { p.pipelines[0].spirv = {0x07230203, 0x00010300}; },
        "pipeline 0 ('conv2d') has 2 SPIR-V words, less than a SPIR-V header"},
       {[](Plan& p) { p.pipelines[1].local_size[1] = 0; }, "pipeline 1 ('maxpool') has a zero workgroup size"},
+      // Counts the runtime allocates for, checked on a pipeline no dispatch uses too (before,
+      // 2^32 - 1 bindings built a 16 GiB vector).
+      {[](Plan& p) {
+         p.pipelines.push_back(p.pipelines[1]);
+         p.pipelines.back().binding_count = 0xFFFFFFFFu;
+       },
+       "pipeline 3 ('maxpool') has 4294967295 bindings, more than 256"},
+      {[](Plan& p) { p.pipelines[0].push_constant_count = 0x40000001u; }, "push constant words, more than 1024"},
       {[](Plan& p) { p.precision = static_cast<Precision>(3); }, "plan: unknown precision 3"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {

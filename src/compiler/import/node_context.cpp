@@ -22,6 +22,19 @@ int64_t normalize_axis(const NodeContext& ctx, int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
+// (Unsqueeze with a repeated axis read past its input's dimensions.)
+std::vector<size_t> distinct_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, size_t rank, const char* what) {
+  std::vector<size_t> out;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    const auto k = static_cast<size_t>(normalize_axis(ctx, a, rank));
+    if (seen[k]) ctx.invalid(std::string(what) + " names axis " + std::to_string(k) + " twice");
+    seen[k] = true;
+    out.push_back(k);
+  }
+  return out;
+}
+
 size_t NodeContext::input_count() const { return static_cast<size_t>(node_.input_size()); }
 
 bool NodeContext::has_input(size_t i) const {
@@ -90,7 +103,9 @@ TensorId NodeContext::materialize(const StaticTensor& value, const std::string& 
   if (value.dense) {
     if (value.numbers.is_float) {
       t.dtype = DType::F32;
-      t.f32_data.emplace(value.numbers.f.begin(), value.numbers.f.end());
+      t.f32_data.emplace();
+      t.f32_data->reserve(value.numbers.f.size());
+      for (const double v : value.numbers.f) t.f32_data->push_back(saturate_to_float(v));
     } else {
       t.dtype = DType::I64;
       t.i64_data = value.numbers.i;

@@ -105,6 +105,9 @@ std::string node_label(const onnx::NodeProto& node, int64_t opset);
 
 // Normalizes a possibly negative axis against `rank`, with an error naming the node.
 int64_t normalize_axis(const NodeContext& ctx, int64_t axis, size_t rank);
+// `axes` normalized against `rank`, each at most once (ONNX requires it; a repeated axis is an
+// invalid model, not "the last one wins").
+std::vector<size_t> distinct_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, size_t rank, const char* what);
 
 using Converter = std::function<void(NodeContext&)>;
 // Ops computed at import time when none of their inputs is a data tensor.

@@ -110,7 +110,7 @@ bool is_integer_type(int32_t t) { return !onnx_type_is_float(t); }
 // without it Cast to float16/bfloat16 would keep double precision.
 double round_to_float_type(double v, int32_t type) {
   if (!std::isfinite(v) || v == 0.0) return v;
-  if (type == TP::FLOAT) return static_cast<float>(v);
+  if (type == TP::FLOAT) return saturate_to_float(v);
   if (type == TP::FLOAT16) {
     double a = std::fabs(v);
     if (a >= 65520.0) return std::copysign(HUGE_VAL, v);  // beyond the largest half (65504) after rounding
@@ -247,19 +247,6 @@ std::vector<int64_t> squeeze_axes(NodeContext& ctx) {
   return ctx.attr_ints("axes");
 }
 
-// `axes` normalized against `rank`, each at most once (ONNX requires it; Unsqueeze with a
-// repeated axis read past its input's dimensions).
-std::vector<size_t> distinct_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, size_t rank, const char* what) {
-  std::vector<size_t> out;
-  std::vector<bool> seen(rank, false);
-  for (int64_t a : axes) {
-    const auto k = static_cast<size_t>(normalize_axis(ctx, a, rank));
-    if (seen[k]) ctx.invalid(std::string(what) + " names axis " + std::to_string(k) + " twice");
-    seen[k] = true;
-    out.push_back(k);
-  }
-  return out;
-}
 
 void convert_squeeze(NodeContext& ctx) {
   const StaticTensor& in = ctx.static_input(0, "data");
@@ -371,6 +358,20 @@ void convert_concat(NodeContext& ctx) {
     }
     dims[axis] += ins.back()->dims[axis];
   }
+  // Listing one input many times makes a small file ask for a huge constant: beyond the cap on
+  // computed constants, the output may hold no more elements than its distinct inputs do.
+  {
+    std::vector<const StaticTensor*> distinct(ins.begin(), ins.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    double given = 0, count = 1;
+    for (const auto* t : distinct) given += static_cast<double>(t->size());
+    for (const int64_t d : dims) count *= static_cast<double>(d);
+    if (count > std::max(given, static_cast<double>(kMaxComputedElements)))
+      ctx.unsupported("concatenates its inputs into a constant of " + format_double(count) + " elements at import; denox computes at most " +
+                      std::to_string(kMaxComputedElements) + " (or as many as its distinct inputs hold)");
+    checked_element_count(dims, ctx.where());
+  }
   SymMath m = ctx.math();
   std::vector<SymScalar> out;
   int64_t outer = 1;
@@ -404,12 +405,18 @@ void convert_slice(NodeContext& ctx) {
     ctx.invalid("starts, ends, axes and steps have different lengths");
   }
   std::vector<int64_t> first(in.rank(), 0), step(in.rank(), 1), dims = in.dims;
+  const std::vector<size_t> slice_axes = distinct_axes(ctx, axes, in.rank(), "axes");
   for (size_t k = 0; k < axes.size(); ++k) {
-    auto a = static_cast<size_t>(normalize_axis(ctx, axes[k], in.rank()));
+    const size_t a = slice_axes[k];
     int64_t dim = in.dims[a], s = steps[k];
     if (s == 0) ctx.invalid("slice step 0");
     // Any step past the extent takes one element; clamped so that e - b + s cannot overflow.
     s = std::clamp<int64_t>(s, -(int64_t{1} << 40), int64_t{1} << 40);
+    if (dim == 0) {  // an empty axis stays empty (std::clamp's bounds below would cross)
+      step[a] = s;
+      dims[a] = 0;
+      continue;
+    }
     auto clamp_index = [&](int64_t v, bool is_end) {
       if (v < 0) v = v < -dim ? -1 : v + dim;  // avoid overflow for INT64_MIN
       if (s > 0) return std::clamp<int64_t>(v, 0, dim);

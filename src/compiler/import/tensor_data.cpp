@@ -60,6 +60,10 @@ int64_t checked_element_count(const std::vector<int64_t>& dims, const std::strin
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0) fail(ErrorCode::InvalidModel, what + " has a negative dimension (" + std::to_string(d) + ")");
+    // (Each dimension on its own too: after a 0 the product stays 0, and sums or strides of
+    // such dimensions would overflow later.)
+    if (d > kMaxTensorElements)
+      fail(ErrorCode::InvalidModel, what + " has a dimension of " + std::to_string(d) + ", more than " + std::to_string(kMaxTensorElements));
     if (d != 0 && n > kMaxTensorElements / d) {
       fail(ErrorCode::InvalidModel, what + " claims more than " + std::to_string(kMaxTensorElements) + " elements");
     }

@@ -4,7 +4,9 @@
 // must stay inside the model's directory.
 #pragma once
 
+#include <cfloat>
 #include <cstdint>
+#include <limits>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,6 +21,15 @@ namespace denox::compiler {
 // The largest tensor denox will decode from a model (elements). A header that claims more is
 // lying or not a denoiser; either way it must not become a huge allocation.
 constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+// A double as a float: beyond float's range it is an infinity of its sign, as rounding gives
+// (a plain conversion of an out-of-range double is undefined behaviour); NaN stays NaN.
+inline float saturate_to_float(double v) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  if (v > static_cast<double>(FLT_MAX)) return v < static_cast<double>(FLT_MAX) * (1.0 + 0x1p-24) ? FLT_MAX : inf;
+  if (v < -static_cast<double>(FLT_MAX)) return v > -static_cast<double>(FLT_MAX) * (1.0 + 0x1p-24) ? -FLT_MAX : -inf;
+  return static_cast<float>(v);
+}
 
 struct DecodedTensor {
   int32_t onnx_type = 0;  // onnx::TensorProto::DataType

@@ -171,8 +171,8 @@ void convert_activation(NodeContext& ctx) {
       a.min = ctx.attr_float("min", a.min);
       a.max = ctx.attr_float("max", a.max);
     }
-    if (ctx.has_input(1)) a.min = static_cast<float>(m.constant_double(m.element(ctx.static_input(1, "min"), 0)));
-    if (ctx.has_input(2)) a.max = static_cast<float>(m.constant_double(m.element(ctx.static_input(2, "max"), 0)));
+    if (ctx.has_input(1)) a.min = saturate_to_float(m.constant_double(m.element(ctx.static_input(1, "min"), 0)));
+    if (ctx.has_input(2)) a.max = saturate_to_float(m.constant_double(m.element(ctx.static_input(2, "max"), 0)));
   }
   ctx.add_op(a, {x}, tensor_of(ctx, x).shape);
 }
@@ -252,12 +252,12 @@ void convert_pad(NodeContext& ctx) {
     pads = ctx.symbolic_ints(1, "pads");
     if (ctx.has_input(2)) {
       SymMath m = ctx.math();
-      a.value = static_cast<float>(m.constant_double(m.element(ctx.static_input(2, "constant_value"), 0)));
+      a.value = saturate_to_float(m.constant_double(m.element(ctx.static_input(2, "constant_value"), 0)));
     }
   }
   std::vector<int64_t> axes;
   if (ctx.has_input(3)) {
-    for (int64_t v : ctx.constant_ints(3, "axes")) axes.push_back(normalize_axis(ctx, v, rank));
+    for (size_t v : distinct_axes(ctx, ctx.constant_ints(3, "axes"), rank, "axes")) axes.push_back(static_cast<int64_t>(v));
   } else {
     for (size_t k = 0; k < rank; ++k) axes.push_back(static_cast<int64_t>(k));
   }
@@ -300,8 +300,9 @@ void convert_slice(NodeContext& ctx) {
   a.start.assign(xs.size(), p.constant(0));
   a.step.assign(xs.size(), 1);
   std::vector<ValueId> shape = xs;
+  const std::vector<size_t> slice_axes = distinct_axes(ctx, axes, xs.size(), "axes");
   for (size_t k = 0; k < axes.size(); ++k) {
-    auto axis = static_cast<size_t>(normalize_axis(ctx, axes[k], xs.size()));
+    const size_t axis = slice_axes[k];
     // A step beyond any extent takes one element, as 2^40 does (and -INT64_MIN would overflow).
     const int64_t step = std::clamp(steps[k], -(int64_t{1} << 40), int64_t{1} << 40);
     if (step == 0) ctx.invalid("slice step 0");
@@ -372,7 +373,10 @@ void convert_resize(NodeContext& ctx) {
   }
   std::vector<int64_t> axes = ctx.attr_ints("axes");
   if (axes.empty()) axes = {0, 1, 2, 3};
-  for (auto& ax : axes) ax = normalize_axis(ctx, ax, 4);
+  {
+    const auto checked = distinct_axes(ctx, axes, 4, "axes");
+    axes.assign(checked.begin(), checked.end());
+  }
   // Per-axis integer factors, from scales (float) or sizes (integers, maybe symbolic).
   std::vector<int64_t> factor(4, 1);
   size_t scales_input = is_upsample ? 1 : (ctx.opset() < 11 ? 1 : 2);

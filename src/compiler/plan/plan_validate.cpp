@@ -12,6 +12,8 @@ namespace denox::plan {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
+constexpr uint32_t kMaxBindings = 256;
+constexpr uint32_t kMaxPushConstantWords = 1024;
 constexpr size_t kSpirvHeaderWords = 5;  // magic, version, generator, bound, schema
 constexpr uint64_t kWeightAlignment = 256;
 
@@ -70,6 +72,13 @@ class Validator {
     }
     for (size_t k = 0; k < 3; ++k)
       if (p.local_size[k] == 0) bad(who + " has a zero workgroup size");
+    // Counts the runtime allocates for before any device limit is compared (pipelines no
+    // dispatch uses included): far above what a denox shader has (a few dozen), far below what
+    // would cost memory.
+    if (p.binding_count > kMaxBindings)
+      bad(who + " has " + std::to_string(p.binding_count) + " bindings, more than " + std::to_string(kMaxBindings));
+    if (p.push_constant_count > kMaxPushConstantWords)
+      bad(who + " has " + std::to_string(p.push_constant_count) + " push constant words, more than " + std::to_string(kMaxPushConstantWords));
   }
 
   void weight_range(size_t i) const {

@@ -80,6 +80,7 @@ std::optional<int64_t> apply(IntOp op, int64_t a, int64_t b, int64_t c, int64_t 
       int64_t index = a, dim = b;
       if (dim < 0) return std::nullopt;  // no valid index (a forged plan): clamp bounds would cross
       if (index < 0 && __builtin_add_overflow(index, dim, &index)) return std::nullopt;
+      if (dim == 0) return imm == 2 ? -1 : 0;  // an empty axis (std::clamp's bounds would cross)
       if (imm == 0) return std::clamp<int64_t>(index, 0, dim);
       if (imm == 1) return std::clamp<int64_t>(index, 0, dim - 1);
       return std::clamp<int64_t>(index, -1, dim - 1);
@@ -142,6 +143,7 @@ ShapeProgram ShapeProgram::from_parts(std::vector<Instr> instrs, std::vector<std
     if (a.condition >= instrs.size()) fail(ErrorCode::InvalidModel, "shape program assertion refers to a missing value");
   p.symbol_names_ = std::move(symbol_names);
   p.assertions_ = std::move(assertions);
+  for (const auto& a : p.assertions_) p.asserted_.insert(a.condition);
   return p;
 }
 
@@ -364,9 +366,7 @@ void ShapeProgram::require(ValueId condition, const std::string& message) {
     if (constant_value(condition) == 0) fail(ErrorCode::ShapeMismatch, message);
     return;
   }
-  for (const auto& a : assertions_) {
-    if (a.condition == condition) return;
-  }
+  if (!asserted_.insert(condition).second) return;
   assertions_.push_back({condition, message});
 }
 
@@ -490,6 +490,8 @@ std::vector<ValueId> ShapeProgram::compact(const std::vector<ValueId>& roots) {
   for (size_t i = 0; i < instrs_.size(); ++i) interned_.emplace(instrs_[i], static_cast<ValueId>(i));
   for (auto& [name, id] : symbols_by_name_) id = remap[id];
   for (auto& a : assertions_) a.condition = remap[a.condition];
+  asserted_.clear();
+  for (const auto& a : assertions_) asserted_.insert(a.condition);
   return remap;
 }
 

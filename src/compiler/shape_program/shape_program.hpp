@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace denox::compiler {
@@ -120,6 +121,7 @@ class ShapeProgram {
   std::vector<std::string> symbol_names_;
   std::unordered_map<std::string, ValueId> symbols_by_name_;
   std::vector<Assertion> assertions_;
+  std::unordered_set<ValueId> asserted_;  // assertions_' conditions: require() stays linear in a long import
 };
 
 // Integer helpers with the program's semantics (also used by the constant folder).

@@ -125,13 +125,16 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   // (NHWC_Q8, one byte an element), and a forged plan may say anything. So each io tensor
   // takes at least the adapters' footprint (before, a measured int8 edge's input adapter wrote
   // twice its tensor's bytes); a negative or overflowing extent is refused.
+  // The adapters copy one image (N = 1) of C x H x W with 32-bit extents, whatever the batch
+  // extent says, so a batch of 0 (a footprint of 0 bytes) must not pass either.
   const auto check_io = [&](const plan::IoTensor& io, const char* kind) {
     uint64_t bytes = element_size;
-    for (const auto v : io.shape) {
-      const int64_t extent = r.values.at(v);
-      if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes))
-        fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has extent " + std::to_string(extent) + " at " +
-                                          std::to_string(width) + "x" + std::to_string(height));
+    for (size_t k = 0; k < io.shape.size(); ++k) {
+      const int64_t extent = r.values.at(io.shape[k]);
+      if (extent < 0 || extent > INT32_MAX || (k == 0 && extent != 1) || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes))
+        fail(ErrorCode::InvalidModel, std::string("plan: ") + kind + " '" + io.name + "' has extent " + std::to_string(extent) + " in dimension " +
+                                          std::to_string(k) + " at " + std::to_string(width) + "x" + std::to_string(height) +
+                                          (k == 0 ? " (denox runs a batch of 1)" : ""));
     }
     if (bytes <= r.sizes.at(io.scratch)) return;
     if (bytes > tensor_limit)

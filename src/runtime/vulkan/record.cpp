@@ -122,6 +122,12 @@ void ExecutableModel::build_commands() {
     c.accesses.push_back({kScratchSpace, t0, t0 + s.channel_count * plane, input});
     c.push = adapter_push_constants(s, channels, h, w);
     c.groups = adapter_groups(s, h, w);
+    for (int k = 0; k < 3; ++k)
+      if (c.groups[k] > caps.max_workgroup_count[k])
+        fail(ErrorCode::Unsupported, std::string(input ? "input '" : "output '") + io.name + "': its adapter needs " +
+                                         std::to_string(c.groups[k]) + " workgroups along axis " + std::to_string(k) + " at " +
+                                         std::to_string(w) + "x" + std::to_string(h) + "; the device allows " +
+                                         std::to_string(caps.max_workgroup_count[k]));
     commands_.push_back(std::move(c));
   };
 
