@@ -686,6 +686,13 @@ TEST_CASE("import: model-local functions are inlined") {
   Graph graph = import_model(m);
   REQUIRE(graph.ops.size() == 2);
   CHECK(extents(graph, graph.outputs[0], 9, 11) == std::vector<int64_t>{1, 4, 9, 11});
+  // A body written for another opset of the default domain is refused, not converted at the
+  // model's opset (where it could mean something else: Clip's attributes, say).
+  opset->set_version(6);
+  ErrorCode code{};
+  CHECK(contains(error_of([&] { import_model(m); }, &code),
+                 "function 'ConvRelu' (called by node 'call0') imports opset 6 of the default ONNX domain, the model opset 17"));
+  CHECK(code == ErrorCode::Unsupported);
 }
 
 // A function of domain "custom" from input "a" to output "out", its body left to the caller.
@@ -864,4 +871,19 @@ TEST_CASE("import: repeated axes, dimensions past the limit after a 0, amplifyin
     const Graph graph = import_model(m);
     CHECK(extents(graph, graph.outputs.at(0), 9, 11) == std::vector<int64_t>{1, 3, 11, 13});
   }
+}
+
+TEST_CASE("import: a Constant's value must be a tensor") {
+  auto m = single_input_model(17);
+  auto& g = *m.mutable_graph();
+  auto& c = add_node(g, "Constant", {}, {"k"}, "not_a_tensor");
+  auto* value = c.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::FLOAT);
+  value->set_f(2.0f);
+  add_node(g, "Mul", {"x", "k"}, {"y"}, "scale");
+  add_output(m, "y");
+  ErrorCode code{};
+  CHECK(contains(error_of([&] { import_model(m); }, &code), "node 'not_a_tensor' (Constant, opset 17): attribute 'value' is not a tensor"));
+  CHECK(code == ErrorCode::InvalidModel);
 }

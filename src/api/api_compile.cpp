@@ -234,6 +234,14 @@ uint32_t int8_dispatches(const plan::Plan& plan) {
 }
 
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
+  // Each weight range is bound as one storage buffer descriptor: a plan made where descriptors
+  // may span more (4 GB on many desktop GPUs) must not bind more than this device allows.
+  for (const auto& w : plan.weights)
+    if (w.size > ctx.device->caps().max_storage_buffer_range)
+      fail(ErrorCode::MissingFeature, "the plan's weight range '" + w.name + "' takes " + std::to_string(w.size) +
+                                          " bytes, more than one storage buffer may span on device '" + ctx.device->caps().device_name +
+                                          "' (maxStorageBufferRange " + std::to_string(ctx.device->caps().max_storage_buffer_range) +
+                                          "); compile the plan on this device");
   for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     const plan::Pipeline& p = plan.pipelines[i];
     // What the SPIR-V itself asks: a plan made where a workgroup may have more shared memory (64

@@ -144,12 +144,26 @@ void check_expansion(const onnx::GraphProto& graph, const FunctionMap& functions
 }
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
-            size_t& call_counter);
+            size_t& call_counter, int64_t model_opset);
+
+// The opset of the default ONNX domain in `imports` (-1: not imported).
+template <typename Imports>
+int64_t default_domain_opset(const Imports& imports) {
+  for (const auto& o : imports)
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return -1;
+}
 
 void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, const FunctionMap& functions, int depth,
-                 std::vector<onnx::NodeProto>& out, size_t& call_counter) {
+                 std::vector<onnx::NodeProto>& out, size_t& call_counter, int64_t model_opset) {
   // check_expansion bounded the depth and the calls before anything was expanded.
   if (depth > kMaxDepth || call_counter >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
+  // Inlined nodes are converted at the model's opset: a body written for another one could
+  // mean something else there (Clip's min and max attributes are ignored from opset 11 on).
+  if (const int64_t own = default_domain_opset(fn.opset_import()); own >= 0 && model_opset >= 0 && own != model_opset)
+    fail(ErrorCode::Unsupported, "function '" + fn.name() + "' (called by node '" + call.name() + "') imports opset " + std::to_string(own) +
+                                     " of the default ONNX domain, the model opset " + std::to_string(model_opset) +
+                                     "; denox inlines functions at the model's opset");
   const std::string prefix = (call.name().empty() ? fn.name() : call.name()) + "/" + std::to_string(call_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i) rename[fn.input(i)] = i < call.input_size() ? call.input(i) : "";
@@ -183,19 +197,19 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
       copy.set_name(a.name());
       *n.add_attribute() = copy;
     }
-    expand(n, functions, depth + 1, out, call_counter);
+    expand(n, functions, depth + 1, out, call_counter, model_opset);
   }
 }
 
 void expand(const onnx::NodeProto& node, const FunctionMap& functions, int depth, std::vector<onnx::NodeProto>& out,
-            size_t& call_counter) {
+            size_t& call_counter, int64_t model_opset) {
   const onnx::FunctionProto* fn = called_function(node, functions);
   if (fn == nullptr) {
     if (out.size() >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
     out.push_back(node);
     return;
   }
-  expand_call(node, *fn, functions, depth, out, call_counter);
+  expand_call(node, *fn, functions, depth, out, call_counter, model_opset);
 }
 
 }  // namespace
@@ -206,7 +220,8 @@ std::vector<onnx::NodeProto> inline_functions(const onnx::ModelProto& model) {
   check_expansion(model.graph(), functions);
   std::vector<onnx::NodeProto> out;
   size_t call_counter = 0;
-  for (const auto& node : model.graph().node()) expand(node, functions, 0, out, call_counter);
+  const int64_t model_opset = default_domain_opset(model.opset_import());
+  for (const auto& node : model.graph().node()) expand(node, functions, 0, out, call_counter, model_opset);
   return out;
 }
 

@@ -73,6 +73,8 @@ class NodeContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> attr_floats(const std::string& name) const;
   const onnx::AttributeProto* attr(const std::string& name) const;
+  // Where the model's external data lies (a Constant's value may be stored there too).
+  const ExternalDataContext& external() const { return state_.external; }
   // Rejects attributes this converter does not implement when they are set to a non-default.
   void require_attr_default(const std::string& name, int64_t default_value) const;
 

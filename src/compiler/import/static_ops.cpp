@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 
 #include "compiler/import/node_context.hpp"
 
@@ -447,13 +448,23 @@ void convert_expand(NodeContext& ctx) {
   ctx.set_static_output(0, take(in, dims, index));
 }
 
+// The "value" attribute of Constant and ConstantOfShape: a tensor, possibly stored as external
+// data beside the model; absent: nullopt.
+std::optional<DecodedTensor> value_attribute(const NodeContext& ctx) {
+  const auto* a = ctx.attr("value");
+  if (a == nullptr) return std::nullopt;
+  const bool tensor = a->type() == onnx::AttributeProto::TENSOR || (a->type() == onnx::AttributeProto::UNDEFINED && a->has_t());
+  if (!tensor) ctx.invalid("attribute 'value' is not a tensor (attribute type " + std::to_string(static_cast<int>(a->type())) + ")");
+  return decode_tensor(a->t(), ctx.external(), ctx.where() + " value");
+}
+
 void convert_constant_of_shape(NodeContext& ctx) {
   auto dims = ctx.constant_ints(0, "shape");
   DecodedTensor value;
   value.onnx_type = TP::FLOAT;
   value.is_float = true;
   value.f = {0.0};
-  if (const auto* a = ctx.attr("value")) value = decode_tensor(a->t(), {}, ctx.where() + " value");
+  if (auto given = value_attribute(ctx)) value = std::move(*given);
   if (value.size() != 1) ctx.invalid("value must hold exactly one element");
   DecodedTensor out;
   out.onnx_type = value.onnx_type;
@@ -467,8 +478,8 @@ void convert_constant_of_shape(NodeContext& ctx) {
 
 void convert_constant(NodeContext& ctx) {
   DecodedTensor d;
-  if (const auto* a = ctx.attr("value")) {
-    d = decode_tensor(a->t(), {}, ctx.where() + " value");
+  if (auto given = value_attribute(ctx)) {
+    d = std::move(*given);
   } else if (ctx.has_attr("value_float") || ctx.has_attr("value_floats")) {
     d.onnx_type = TP::FLOAT;
     d.is_float = true;
