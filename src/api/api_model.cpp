@@ -323,10 +323,25 @@ denox_result denox_model_memory_requirements(denox_model model, uint32_t width, 
 // the running plan still records with its own: its scratch may not go over the running plan's
 // weights, which every command buffer recorded with it before the swap (submitted again, or not
 // yet) reads, and its weights (`weights` non-null) over neither the running plan's weights nor
-// its scratch, which the running plan's frames write.
+// its scratch, which the running plan's frames write. The same holds against plans replaced
+// earlier and not yet released, for any plan's new memory (the running plan's included).
 static void refuse_running_plans_memory(denox_model model, const runtime::ExecutableModel& target, const char* call, VkBuffer scratch,
                                         VkDeviceSize scratch_offset, VkDeviceSize scratch_size, VkBuffer weights = VK_NULL_HANDLE,
                                         VkDeviceSize weights_offset = 0) {
+  // Plans replaced earlier but not yet released (retire_after_records): frames recorded with
+  // them may still be in flight, or be submitted again.
+  for (const api::RetiredPlan& retired : model->retired) {
+    const std::string left = std::to_string(retired.records_left) + " more record() call" + (retired.records_left == 1 ? "" : "s");
+    if (weights != VK_NULL_HANDLE && retired.model->bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
+      fail(ErrorCode::InvalidArgument, std::string(call) + ": that weights range overlaps memory a replaced plan uses (its weights or "
+                                                           "scratch) until it is released, " + left + " from now (retire_after_records); "
+                                                           "bind these weights to other memory");
+    if (retired.model->bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
+      fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the weights of a replaced plan, which command "
+                                                           "buffers recorded with it read until it is released, " + left +
+                                                           " from now (retire_after_records); bind this scratch to other memory");
+  }
+  // (Rebinding the running plan's own memory is the engine's business, as without background work.)
   const auto& running = api::model_of(model);
   if (&target == &running) return;
   if (weights != VK_NULL_HANDLE && running.bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
@@ -336,19 +351,6 @@ static void refuse_running_plans_memory(denox_model model, const runtime::Execut
   if (running.bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
     fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the running plan's weights, which command buffers "
                                                          "recorded with it read until it is retired; bind the new plan's scratch to other memory");
-  // Plans replaced earlier but not yet released (retire_after_records): frames recorded with
-  // them may still be in flight, or be submitted again.
-  for (const api::RetiredPlan& retired : model->retired) {
-    const std::string left = std::to_string(retired.records_left) + " more record() call" + (retired.records_left == 1 ? "" : "s");
-    if (weights != VK_NULL_HANDLE && retired.model->bound_memory_overlaps(weights, weights_offset, target.weights_bytes(), true))
-      fail(ErrorCode::InvalidArgument, std::string(call) + ": that weights range overlaps memory a replaced plan uses (its weights or "
-                                                           "scratch) until it is released, " + left + " from now (retire_after_records); "
-                                                           "bind the new plan's weights to other memory");
-    if (retired.model->bound_memory_overlaps(scratch, scratch_offset, scratch_size, false))
-      fail(ErrorCode::InvalidArgument, std::string(call) + ": that scratch range overlaps the weights of a replaced plan, which command "
-                                                           "buffers recorded with it read until it is released, " + left +
-                                                           " from now (retire_after_records); bind the new plan's scratch to other memory");
-  }
 }
 
 denox_result denox_model_bind_memory(denox_model model, VkBuffer scratch, VkDeviceSize scratch_offset, VkDeviceSize scratch_size,

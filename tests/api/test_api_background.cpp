@@ -430,6 +430,12 @@ TEST_CASE("hot reload with external memory: the swap waits for the new plan's me
   std::vector<std::unique_ptr<denox::vkhost::Buffer>> memory_b2;
   memory_b2.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_b.scratch_size, true, req_b.usage));
   memory_b2.push_back(std::make_unique<denox::vkhost::Buffer>(dev, req_b.weights_size, true, req_b.usage));
+  // Not even the running plan's own new memory over the replaced plan A's, whose frames may
+  // still be in flight.
+  REQUIRE(status_of(model).retired_plans == 1);
+  CHECK(denox_model_bind_memory(model, memory_a[1]->handle(), 0, req_b.scratch_size, memory_b2[1]->handle(), 0) ==
+        DENOX_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(denox_last_error(), Catch::Matchers::Contains("overlaps the weights of a replaced plan"));
   require_ok(denox_model_bind_memory(model, memory_b2[0]->handle(), 0, req_b.scratch_size, memory_b2[1]->handle(), 0), "bind B again");
   CHECK(relative_l2(run_on_buffers(ctx, model, input, DENOX_DTYPE_F32), want_b.f32) <= 1e-4);  // C waits for its memory
   CHECK(status_of(model).waiting_for_memory == 1);

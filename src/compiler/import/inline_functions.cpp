@@ -1,5 +1,6 @@
 #include "compiler/import/inline_functions.hpp"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <google/protobuf/unknown_field_set.h>
@@ -158,12 +159,33 @@ void expand_call(const onnx::NodeProto& call, const onnx::FunctionProto& fn, con
                  std::vector<onnx::NodeProto>& out, size_t& call_counter, int64_t model_opset) {
   // check_expansion bounded the depth and the calls before anything was expanded.
   if (depth > kMaxDepth || call_counter >= kMaxInlinedNodes) fail(ErrorCode::Internal, "inlining passed the limits checked before it");
-  // Inlined nodes are converted at the model's opset: a body written for another one could
-  // mean something else there (Clip's min and max attributes are ignored from opset 11 on).
-  if (const int64_t own = default_domain_opset(fn.opset_import()); own >= 0 && model_opset >= 0 && own != model_opset)
-    fail(ErrorCode::Unsupported, "function '" + fn.name() + "' (called by node '" + call.name() + "') imports opset " + std::to_string(own) +
-                                     " of the default ONNX domain, the model opset " + std::to_string(model_opset) +
-                                     "; denox inlines functions at the model's opset");
+  // Inlined nodes are converted at the model's opset. A body written for another one is right
+  // there only where each of its operators has the same schema at both opsets (what ONNX's
+  // checker asks too); otherwise a node could mean something else (Clip's min and max
+  // attributes are ignored from opset 11 on). Beyond the opsets libonnx knows, that cannot be
+  // told.
+  if (const int64_t own = default_domain_opset(fn.opset_import()); own >= 0 && model_opset >= 0 && own != model_opset) {
+    const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    const auto domain = known.find(onnx::ONNX_DOMAIN);
+    const int64_t newest = domain == known.end() ? -1 : domain->second.second;
+    for (const auto& body_node : fn.node()) {
+      if (!body_node.domain().empty() && body_node.domain() != "ai.onnx") continue;
+      if (called_function(body_node, functions) != nullptr) continue;  // (a call: checked when it is expanded)
+      const auto schema_at = [&](int64_t opset) {
+        return opset > newest ? nullptr : onnx::OpSchemaRegistry::Schema(body_node.op_type(), static_cast<int>(opset));
+      };
+      const onnx::OpSchema* a = schema_at(own);
+      const onnx::OpSchema* b = schema_at(model_opset);
+      if (a == nullptr || b == nullptr || a->since_version() != b->since_version())
+        fail(ErrorCode::Unsupported, "function '" + fn.name() + "' (called by node '" + call.name() + "') imports opset " + std::to_string(own) +
+                                         " of the default ONNX domain, the model opset " + std::to_string(model_opset) + ", and its node '" +
+                                         body_node.name() + "' (" + body_node.op_type() + ") " +
+                                         (a == nullptr || b == nullptr ? "cannot be compared between them (an opset or operator libonnx does not know)"
+                                                                       : "differs between them (versions " + std::to_string(a->since_version()) +
+                                                                             " and " + std::to_string(b->since_version()) + ")") +
+                                         "; denox inlines functions at the model's opset");
+    }
+  }
   const std::string prefix = (call.name().empty() ? fn.name() : call.name()) + "/" + std::to_string(call_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i) rename[fn.input(i)] = i < call.input_size() ? call.input(i) : "";

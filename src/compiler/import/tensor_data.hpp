@@ -25,9 +25,13 @@ constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
 // A double as a float: beyond float's range it is an infinity of its sign, as rounding gives
 // (a plain conversion of an out-of-range double is undefined behaviour); NaN stays NaN.
 inline float saturate_to_float(double v) {
+  // Round to nearest overflows from half a unit in the last place above FLT_MAX (2^128 - 2^103).
   constexpr float inf = std::numeric_limits<float>::infinity();
-  if (v > static_cast<double>(FLT_MAX)) return v < static_cast<double>(FLT_MAX) * (1.0 + 0x1p-24) ? FLT_MAX : inf;
-  if (v < -static_cast<double>(FLT_MAX)) return v > -static_cast<double>(FLT_MAX) * (1.0 + 0x1p-24) ? -FLT_MAX : -inf;
+  constexpr double overflow = 0x1.ffffffp+127;
+  if (v >= overflow) return inf;
+  if (v <= -overflow) return -inf;
+  if (v > static_cast<double>(FLT_MAX)) return FLT_MAX;
+  if (v < -static_cast<double>(FLT_MAX)) return -FLT_MAX;
   return static_cast<float>(v);
 }
 

@@ -317,6 +317,9 @@ void convert_slice(NodeContext& ctx) {
     ValueId e = p.slice_index(clamp_big(ends[k]), dim, step > 0 ? 0 : 2);
     ValueId span = step > 0 ? p.sub(e, b) : p.sub(b, e);
     shape[axis] = p.max(p.constant(0), p.binary(IntOp::DivCeil, span, p.constant(step > 0 ? step : -step)));
+    // Backwards over an empty axis the clamped start (0) and end (-1) span one element: no
+    // slice is longer than its axis.
+    if (step < 0) shape[axis] = p.min(dim, shape[axis]);
     a.start[axis] = b;
     a.step[axis] = step;
   }

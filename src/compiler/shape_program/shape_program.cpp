@@ -80,7 +80,9 @@ std::optional<int64_t> apply(IntOp op, int64_t a, int64_t b, int64_t c, int64_t 
       int64_t index = a, dim = b;
       if (dim < 0) return std::nullopt;  // no valid index (a forged plan): clamp bounds would cross
       if (index < 0 && __builtin_add_overflow(index, dim, &index)) return std::nullopt;
-      if (dim == 0) return imm == 2 ? -1 : 0;  // an empty axis (std::clamp's bounds would cross)
+      // An empty axis: std::clamp's bounds would cross. (Backwards, start 0 and end -1 span one
+      // element; the importer bounds such a slice's extent by its axis.)
+      if (dim == 0) return imm == 2 ? -1 : 0;
       if (imm == 0) return std::clamp<int64_t>(index, 0, dim);
       if (imm == 1) return std::clamp<int64_t>(index, 0, dim - 1);
       return std::clamp<int64_t>(index, -1, dim - 1);
