@@ -247,14 +247,16 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
     // What the SPIR-V itself asks: a plan made where a workgroup may have more shared memory (64
     // KB on many AMD and Intel GPUs, 48 KB on NVIDIA's) or where other cooperative-matrix shapes
     // exist would make pipeline creation undefined behaviour here (a driver may crash).
+    std::string shader = "the plan's '" + p.family + "' shader";
+    std::optional<runtime::SpirvRequirements> requirements;
     if (!p.spirv.empty()) {
-      std::string shader = "the plan's '" + p.family + "' shader";
       for (const auto& d : plan.dispatches)
         if (d.pipeline == i) {
           shader += " for '" + d.name + "'";
           break;
         }
-      const std::string unmet = runtime::unmet_spirv_requirement(runtime::read_spirv_requirements(p.spirv, shader), ctx.device->caps());
+      requirements = runtime::read_spirv_requirements(p.spirv, shader);
+      const std::string unmet = runtime::unmet_spirv_requirement(*requirements, ctx.device->caps());
       if (!unmet.empty())
         fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + ctx.device->caps().device_name + "'; compile the plan on this device");
     }
@@ -269,6 +271,12 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
                                           caps.device_name + "' takes at most " + std::to_string(caps.max_workgroup_size[0]) + "x" +
                                           std::to_string(caps.max_workgroup_size[1]) + "x" + std::to_string(caps.max_workgroup_size[2]) + " and " +
                                           std::to_string(caps.max_workgroup_invocations) + " in all; compile the plan on this device");
+    // The module must be the one its pipeline describes (workgroup size, descriptors), or
+    // pipeline creation is undefined behaviour: a damaged or hand-made plan.
+    if (requirements) {
+      const std::string wrong = runtime::spirv_interface_mismatch(*requirements, p.local_size, p.binding_count);
+      if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong + "; the plan is damaged or was not written by denox");
+    }
     // Plain-arithmetic stand-ins for cooperative matrices exist only in tests: a plan file that
     // names the macro elsewhere does not escape the checks below.
     if (emulated(p) && coop_emulated_for_tests()) continue;

@@ -69,6 +69,9 @@ TEST_CASE("a corrupt cache file is set aside and the model still loads", "[api][
 
 namespace {
 
+// Whether a pipeline's workgroups are other than 1x1x1 (so that 1x1x1 is a mismatch).
+bool plan_local_size_differs(const std::array<uint32_t, 3>& s) { return s[0] * s[1] * s[2] != 1; }
+
 // A SPIR-V module that only declares `words` 32-bit words of shared memory (uint[words]), as a
 // shader made for a device with more shared memory would: what the load's check reads. Never
 // handed to a driver (the load refuses it first).
@@ -149,6 +152,16 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
     INFO(said);
     CHECK(said.find("shader for '" + dispatch + "' declares 4194304 bytes of shared memory") != std::string::npos);
     CHECK(said.find("maxComputeSharedMemorySize") != std::string::npos);
+    CHECK(d == nullptr);
+    // A module that is not the one its pipeline describes (another workgroup size): damaged or
+    // hand-made, refused before the driver sees it.
+    denox::plan::Plan mismatched = denox::plan::deserialize_plan(plan);
+    mismatched.pipelines[0].local_size = {1, 1, 1};
+    REQUIRE(plan_local_size_differs(denox::plan::deserialize_plan(plan).pipelines[0].local_size));
+    const std::vector<uint8_t> mismatched_bytes = denox::plan::serialize_plan(mismatched);
+    CHECK(denox_model_load_plan(ctx, mismatched_bytes.data(), mismatched_bytes.size(), nullptr, &d) == DENOX_ERROR_INVALID_MODEL);
+    CHECK(std::string(denox_last_error()).find("declares workgroups of") != std::string::npos);
+    CHECK(std::string(denox_last_error()).find("its pipeline 1x1x1") != std::string::npos);
     CHECK(d == nullptr);
     denox::plan::Plan broken = denox::plan::deserialize_plan(plan);
     broken.pipelines[0].spirv.resize(6);

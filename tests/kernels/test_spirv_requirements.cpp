@@ -94,6 +94,7 @@ void check_space(kernels::ConfigSpace space) {
       const runtime::SpirvRequirements r = runtime::read_spirv_requirements(p.spirv, p.family);
       INFO(plan::pipeline_key(p) << ": " << r.workgroup_bytes << " bytes");
       CHECK(runtime::unmet_spirv_requirement(r, h100) == "");
+      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count) == "");
     }
   }
 }
@@ -127,6 +128,14 @@ TEST_CASE("a plan's SPIR-V says what shared memory and cooperative matrices it n
       // Every plan built for the H100 runs there, and within the shared memory its lowering
       // budgeted (a reader that over- or under-counted would break one of these).
       CHECK(runtime::unmet_spirv_requirement(r, h100) == "");
+      // The module is the one its pipeline describes, and each way it could differ is named.
+      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count) == "");
+      auto other = p.local_size;
+      other[0] += 1;
+      CHECK(runtime::spirv_interface_mismatch(r, other, p.binding_count).find("declares workgroups of") != std::string::npos);
+      if (p.binding_count > 0)
+        CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count - 1).find("uses descriptor set 0 binding") != std::string::npos);
+      CHECK(r.entry_points == 1);
       CHECK(r.workgroup_bytes <= 49152);
       largest = std::max(largest, r.workgroup_bytes);
       CHECK(is_coop(p) == !r.coop_matrices.empty());

@@ -17,8 +17,11 @@ namespace {
 namespace op {
 constexpr uint32_t TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeFloat = 22, TypeVector = 23, TypeMatrix = 24, TypeArray = 28,
                    TypeRuntimeArray = 29, TypeStruct = 30, TypePointer = 32, Constant = 43, SpecConstant = 50, Variable = 59,
-                   TypeCooperativeMatrixKHR = 4456;
+                   TypeCooperativeMatrixKHR = 4456, EntryPoint = 15, ExecutionMode = 16, ExecutionModeId = 331, Decorate = 71;
 }  // namespace op
+constexpr uint32_t kExecutionModelGLCompute = 5;
+constexpr uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
+constexpr uint32_t kDecorationBinding = 33, kDecorationDescriptorSet = 34;
 constexpr uint32_t kStorageWorkgroup = 4;
 constexpr uint32_t kScopeSubgroup = 3;
 constexpr uint32_t kUseA = 0, kUseB = 1, kUseAccumulator = 2;
@@ -62,12 +65,38 @@ class Reader {
           if (count < 4) bad(at, "a variable without a storage class");
           if (ins[3] == kStorageWorkgroup) workgroup_variables.push_back(id(ins[1], at));
           break;
+        case op::EntryPoint:
+          if (count < 4) bad(at, "an entry point without a name");
+          ++interface_.entry_points;
+          if (ins[1] == kExecutionModelGLCompute) ++interface_.compute_entry_points;
+          break;
+        case op::ExecutionMode:
+          if (count < 3) bad(at, "an execution mode without a mode");
+          if (ins[2] == kModeLocalSize) {
+            if (count < 6) bad(at, "a LocalSize without three sizes");
+            interface_.local_size = std::array<uint32_t, 3>{ins[3], ins[4], ins[5]};
+          }
+          break;
+        case op::ExecutionModeId:
+          if (count >= 3 && ins[2] == kModeLocalSizeId) interface_.local_size_by_id = true;
+          break;
+        case op::Decorate:
+          if (count < 3) bad(at, "a decoration without a target");
+          if (count >= 4 && ins[2] == kDecorationBinding) bindings_[id(ins[1], at)] = ins[3];
+          if (count >= 4 && ins[2] == kDecorationDescriptorSet) sets_[id(ins[1], at)] = ins[3];
+          break;
         default:
           break;
       }
       at += count;
     }
-    SpirvRequirements r;
+    SpirvRequirements r = interface_;
+    // (A binding without a set is in set 0, as glslang writes it; a set without a binding has
+    // binding 0.)
+    for (const auto& [target, binding] : bindings_) r.descriptors.emplace_back(sets_.count(target) ? sets_.at(target) : 0, binding);
+    for (const auto& [target, set] : sets_)
+      if (!bindings_.count(target)) r.descriptors.emplace_back(set, 0);
+    std::sort(r.descriptors.begin(), r.descriptors.end());
     for (uint32_t pointer : workgroup_variables) {
       const Type& p = type(pointer);
       if (p.op != op::TypePointer || p.operands.size() < 2) bad_id(pointer, "a Workgroup variable whose type is not a pointer");
@@ -175,6 +204,8 @@ class Reader {
   std::unordered_map<uint32_t, uint64_t> constants_;
   mutable std::unordered_map<uint32_t, uint64_t> sizes_;
   std::vector<uint32_t> coop_types_;
+  SpirvRequirements interface_;                        // entry points, local size
+  std::unordered_map<uint32_t, uint32_t> bindings_, sets_;  // decorated id -> Binding, DescriptorSet
 };
 
 const char* component_name(VkComponentTypeKHR c) {
@@ -217,6 +248,24 @@ std::string describe(const SpirvCoopMatrix& m) {
   std::string s = std::to_string(m.rows) + "x" + std::to_string(m.cols) + " " + component_name(m.component) + " (" + use + ")";
   if (m.scope != kScopeSubgroup) s += " at scope " + std::to_string(m.scope) + ", not subgroup";
   return s;
+}
+
+std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count) {
+  const auto sizes = [](const std::array<uint32_t, 3>& s) {
+    return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+  };
+  if (r.entry_points != 1 || r.compute_entry_points != 1)
+    return "has " + std::to_string(r.entry_points) + " entry points (" + std::to_string(r.compute_entry_points) +
+           " of them compute); a pipeline's module has one compute entry point";
+  if (r.local_size_by_id) return "sets its workgroup size through specialization constants (LocalSizeId), which no denox shader does";
+  if (!r.local_size) return "declares no workgroup size";
+  if (*r.local_size != local_size)
+    return "declares workgroups of " + sizes(*r.local_size) + " invocations, its pipeline " + sizes(local_size);
+  for (const auto& [set, binding] : r.descriptors)
+    if (set != 0 || binding >= binding_count)
+      return "uses descriptor set " + std::to_string(set) + " binding " + std::to_string(binding) + "; its pipeline has bindings 0 to " +
+             std::to_string(static_cast<int64_t>(binding_count) - 1) + " of set 0";
+  return "";
 }
 
 std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps) {

@@ -1,12 +1,15 @@
 // What a compute shader's SPIR-V asks of the device beyond what a plan's pipeline says of itself:
-// the shared memory it declares and the cooperative-matrix types it uses. A plan carries its
+// the shared memory it declares and the cooperative-matrix types it uses; and its interface
+// (entry point, workgroup size, descriptors), which must be the pipeline's. A plan carries its
 // SPIR-V (compiled for the device it was made on); loading it on a device with less shared
 // memory per workgroup or other cooperative-matrix shapes would make pipeline creation
 // undefined behaviour (a driver may crash), so the load checks these first and names what is
 // missing. Read from the words themselves: no SPIR-V library is needed at load time.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +31,11 @@ struct SpirvRequirements {
   // (VUID-RuntimeSpirv-Workgroup-06530: no padding between struct members).
   uint64_t workgroup_bytes = 0;
   std::vector<SpirvCoopMatrix> coop_matrices;  // each distinct type once, in declaration order
+  // The interface, to compare with the pipeline the plan says the module is for.
+  uint32_t entry_points = 0, compute_entry_points = 0;  // OpEntryPoint, and those of GLCompute
+  std::optional<std::array<uint32_t, 3>> local_size;    // OpExecutionMode LocalSize
+  bool local_size_by_id = false;                        // OpExecutionModeId LocalSizeId (not read)
+  std::vector<std::pair<uint32_t, uint32_t>> descriptors;  // (set, binding) of each decorated id
 };
 
 // Reads a module's requirements. Throws Error(InvalidModel) naming `who` and the word where the
@@ -40,6 +48,12 @@ SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const
 // some subgroup shape of the device has a matrix of its size and component type as its A, B, C
 // or result, whatever its use (as the Vulkan spec allows).
 std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps);
+
+// "" where the module's interface is the pipeline's: one GLCompute entry point, workgroups of
+// `local_size`, descriptors only in set 0 below `binding_count`. Else what differs, e.g.
+// "declares workgroups of 256x1x1 invocations, its pipeline 128x1x1". A module that disagrees
+// with its pipeline would make pipeline creation undefined behaviour.
+std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count);
 
 // "16x8 fp16 (A)": a matrix type for messages.
 std::string describe(const SpirvCoopMatrix& m);
