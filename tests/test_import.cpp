@@ -863,16 +863,15 @@ TEST_CASE("import: repeated axes, dimensions past the limit after a 0, amplifyin
     add_int64_initializer(g, "base", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
     add_node(g, "Concat", {"base", "none"}, {"pads"}, "pads");
     set_int_attribute(g.mutable_node()->at(g.node_size() - 1), "axis", 0);
-    auto& huge = add_float_initializer(g, "huge", {}, {0.0f});
-    huge.set_data_type(onnx::TensorProto::DOUBLE);
-    huge.clear_float_data();
-    huge.clear_raw_data();
-    huge.add_double_data(1e300);
-    auto& tiny = add_float_initializer(g, "minus_huge", {}, {0.0f});
-    tiny.set_data_type(onnx::TensorProto::DOUBLE);
-    tiny.clear_float_data();
-    tiny.clear_raw_data();
-    tiny.add_double_data(-1e300);
+    const auto add_double_scalar = [&](const std::string& name, double value) {
+      auto& t = add_float_initializer(g, name, {}, {0.0f});
+      t.set_data_type(onnx::TensorProto::DOUBLE);
+      t.clear_float_data();
+      t.clear_raw_data();
+      t.add_double_data(value);
+    };
+    add_double_scalar("huge", 1e300);
+    add_double_scalar("minus_huge", -1e300);
     add_node(g, "Clip", {"x", "minus_huge", "huge"}, {"c"}, "clip_wide");
     add_node(g, "Pad", {"c", "pads"}, {"y"}, "pad");
     add_output(m, "y");

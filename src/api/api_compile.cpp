@@ -234,13 +234,14 @@ uint32_t int8_dispatches(const plan::Plan& plan) {
 }
 
 void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
+  const auto& caps = ctx.device->caps();
   // Each weight range is bound as one storage buffer descriptor: a plan made where descriptors
   // may span more (4 GB on many desktop GPUs) must not bind more than this device allows.
   for (const auto& w : plan.weights)
-    if (w.size > ctx.device->caps().max_storage_buffer_range)
+    if (w.size > caps.max_storage_buffer_range)
       fail(ErrorCode::MissingFeature, "the plan's weight range '" + w.name + "' takes " + std::to_string(w.size) +
-                                          " bytes, more than one storage buffer may span on device '" + ctx.device->caps().device_name +
-                                          "' (maxStorageBufferRange " + std::to_string(ctx.device->caps().max_storage_buffer_range) +
+                                          " bytes, more than one storage buffer may span on device '" + caps.device_name +
+                                          "' (maxStorageBufferRange " + std::to_string(caps.max_storage_buffer_range) +
                                           "); compile the plan on this device");
   for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     const plan::Pipeline& p = plan.pipelines[i];
@@ -256,11 +257,9 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
           break;
         }
       requirements = runtime::read_spirv_requirements(p.spirv, shader);
-      const std::string unmet = runtime::unmet_spirv_requirement(*requirements, ctx.device->caps());
-      if (!unmet.empty())
-        fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + ctx.device->caps().device_name + "'; compile the plan on this device");
+      const std::string unmet = runtime::unmet_spirv_requirement(*requirements, caps);
+      if (!unmet.empty()) fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + caps.device_name + "'; compile the plan on this device");
     }
-    const auto& caps = ctx.device->caps();
     // Workgroups larger than the device takes: pipeline creation is undefined behaviour then.
     const uint64_t invocations = uint64_t{p.local_size[0]} * p.local_size[1] * p.local_size[2];
     bool too_large = invocations > caps.max_workgroup_invocations;
@@ -284,11 +283,11 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
       const std::string missing = int8_missing(ctx);
       if (!missing.empty())
         fail(ErrorCode::MissingFeature, "the plan uses int8 cooperative-matrix convolutions but on device '" +
-                                            ctx.device->caps().device_name + "' " + missing + "; compile the plan on this device");
+                                            caps.device_name + "' " + missing + "; compile the plan on this device");
     }
-    if (p.family.find("coopmat") != std::string::npos && !ctx.device->caps().cooperative_matrix)
+    if (p.family.find("coopmat") != std::string::npos && !caps.cooperative_matrix)
       fail(ErrorCode::MissingFeature, "the plan uses cooperative-matrix convolutions ('" + p.family + "') but device '" +
-                                          ctx.device->caps().device_name +
+                                          caps.device_name +
                                           "' has not enabled VK_KHR_cooperative_matrix; compile the plan on this device");
     // The cooperative-matrix shaders split their tiles among SUBGROUP_SIZE lanes: on a device
     // whose subgroups differ (another vendor) they would compute garbage, silently.
@@ -301,7 +300,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
     // run, here: a load submits nothing for it and needs no glslang).
     if (defined(p, "A_DIRECT") && ctx.device->coop_a_rows_state() != 1)
       fail(ErrorCode::MissingFeature, "the plan uses A_DIRECT cooperative-matrix convolutions ('" + p.family + "') but on device '" +
-                                          ctx.device->caps().device_name +
+                                          caps.device_name +
                                           "' the cooperative-matrix element order they fill did not check out (see the log); "
                                           "compile the plan on this device");
   }

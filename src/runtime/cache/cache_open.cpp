@@ -369,10 +369,6 @@ OpenedCache disabled(const fs::path& path, std::string reason) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // FUSE file systems that reach other machines, by the subtype /proc/self/mountinfo names
 // ("fuse.sshfs"). FUSE without a lock operation gets local kernel locks and a local page cache,
 // so SQLite's WAL runs there, unsafely across hosts.

@@ -214,7 +214,7 @@ struct PlanCache::Impl {
       // sync covers every earlier commit too. NORMAL comes back even when the write fails (or
       // at a later store, where it cannot).
       synced = synced && !always_synced;
-      if (!synced && full_left_on && !always_synced) {
+      if (!synced && full_left_on) {  // (only a synced store sets it, never with always_synced)
         db.exec("PRAGMA synchronous=NORMAL");
         full_left_on = false;
       }
