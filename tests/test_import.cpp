@@ -13,20 +13,17 @@
 #include "common/error.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "compiler/import/tensor_data.hpp"
+#include "import_test_util.hpp"
 #include "modelgen/oidn_unet.hpp"
 #include "modelgen/onnx_writer.hpp"
 
 using namespace denox;
 using namespace denox::compiler;
 using namespace denox::modelgen;
+using namespace denox::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-Graph import_model(const onnx::ModelProto& m, const ImportOptions& options = {}) {
-  std::string bytes = m.SerializeAsString();
-  return import_onnx_bytes(bytes.data(), bytes.size(), options);
-}
 
 // Extents of a tensor at a resolution, through the shape program.
 std::vector<int64_t> extents(const Graph& g, TensorId t, int64_t h, int64_t w) {
@@ -37,18 +34,6 @@ std::vector<int64_t> extents(const Graph& g, TensorId t, int64_t h, int64_t w) {
   for (ValueId v : g.tensor(t).shape) out.push_back(values[v]);
   return out;
 }
-
-std::string error_of(const std::function<void()>& f, ErrorCode* code = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (code) *code = e.code();
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // input [1,C,H,W] -> Relu -> output, at the given opset, for building small test graphs.
 onnx::ModelProto single_input_model(int64_t opset, int64_t channels = 3) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <random>
 
+#include <sys/stat.h>
+
 #include "common/error.hpp"
 #include "common/read_file.hpp"
 #include "io/npy.hpp"
@@ -316,4 +318,52 @@ TEST_CASE("failed writes leave no file behind and keep the old one", "[io][atomi
   fs::create_directories(dir.path / "occupied.npy" / "child");
   CHECK(code_of([&] { denox::io::write_npy(dir.file("occupied.npy"), first); }) == ErrorCode::Io);
   CHECK(dir.entry_count() == 3);
+}
+
+TEST_CASE("a range of a file is read through the descriptor that was checked", "[io][range]") {
+  TempDir dir;
+  const fs::path data = dir.file("data.bin"), link = dir.file("link.bin");
+  std::string content(100, '\0');
+  for (size_t k = 0; k < content.size(); ++k) content[k] = static_cast<char>(k * 7 + 3);
+  std::ofstream(data, std::ios::binary).write(content.data(), static_cast<std::streamsize>(content.size()));
+  fs::create_symlink(data, link);
+  // Through a link, the check sees the file the kernel opened: what a caller compares with the
+  // directory it allows, after any swap of the name.
+  denox::OpenedFile seen;
+  const std::string part = denox::read_regular_file_range(link, 10, 20, [&](const denox::OpenedFile& f) { seen = f; });
+  CHECK(part == content.substr(10, 20));
+  CHECK(seen.resolved == fs::canonical(data));
+  CHECK(seen.size == 100);
+  CHECK(denox::read_regular_file_range(data, 100, 0, [](const denox::OpenedFile&) {}).empty());
+
+  auto error_of = [](const std::function<void()>& f) -> std::pair<std::string, ErrorCode> {
+    try {
+      f();
+    } catch (const Error& e) {
+      return {e.what(), e.code()};
+    }
+    return {"", ErrorCode::Internal};
+  };
+  // A check that throws stops the read; a range past the end is refused naming the file.
+  auto [refused, refused_code] = error_of([&] {
+    denox::read_regular_file_range(data, 0, 4, [](const denox::OpenedFile&) { denox::fail(ErrorCode::InvalidModel, "not this one"); });
+  });
+  CHECK(refused == "not this one");
+  CHECK(refused_code == ErrorCode::InvalidModel);
+  auto [beyond, beyond_code] = error_of([&] { denox::read_regular_file_range(data, 90, 11, [](const denox::OpenedFile&) {}); });
+  CHECK_THAT(beyond, Catch::Contains(data.string() + ": bytes [90, +11) lie beyond its end (100 bytes)"));
+  CHECK(beyond_code == ErrorCode::Io);
+  // A file cut short between the open and the read (here by the check itself).
+  auto [shrunk, shrunk_code] = error_of([&] {
+    denox::read_regular_file_range(data, 10, 20, [&](const denox::OpenedFile&) { fs::resize_file(data, 15); });
+  });
+  CHECK_THAT(shrunk, Catch::Contains("it ended after 15 bytes while it was read (100 when opened)"));
+  CHECK(shrunk_code == ErrorCode::Io);
+  // A FIFO is refused without waiting for a writer; a directory by name.
+  const fs::path fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(error_of([&] { denox::read_regular_file_range(fifo, 0, 1, [](const denox::OpenedFile&) {}); }).first,
+             Catch::Contains("not a regular file"));
+  CHECK_THAT(error_of([&] { denox::read_regular_file_range(dir.path, 0, 1, [](const denox::OpenedFile&) {}); }).first,
+             Catch::Contains("is a directory"));
 }

@@ -92,4 +92,32 @@ std::string read_regular_file(const std::filesystem::path& path, const std::func
   return bytes;
 }
 
+std::string read_regular_file_range(const std::filesystem::path& path, std::uintmax_t offset, size_t length,
+                                    const std::function<void(const OpenedFile&)>& check) {
+  const OpenFile file = open_regular(path);
+  OpenedFile opened;
+  opened.size = checked_size(path, file.fd());
+  // The kernel's name for the descriptor: the file that will be read, whatever the path's
+  // components point to by now.
+  std::error_code ec;
+  opened.resolved = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(file.fd()), ec);
+  if (ec) opened.resolved.clear();
+  check(opened);
+  if (offset > opened.size || length > opened.size - offset)
+    fail_read(path, "bytes [" + std::to_string(offset) + ", +" + std::to_string(length) + ") lie beyond its end (" +
+                        std::to_string(opened.size) + " bytes)");
+  std::string bytes(length, '\0');
+  size_t got = 0;
+  while (got < length) {
+    const ssize_t n = ::pread(file.fd(), bytes.data() + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_read(path, "read error: " + errno_text());
+    if (n == 0)
+      fail_read(path, "it ended after " + std::to_string(offset + got) + " bytes while it was read (" +
+                          std::to_string(opened.size) + " when opened): is it still being written?");
+    got += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
 }  // namespace denox

@@ -21,4 +21,18 @@ std::uintmax_t regular_file_size(const std::filesystem::path& path);
 // `check_size`, if given, sees that size before anything is read, and may throw to refuse it.
 std::string read_regular_file(const std::filesystem::path& path, const std::function<void(std::uintmax_t)>& check_size = {});
 
+// What a range read found when it opened the file: the path the kernel resolved for the open
+// descriptor (every link followed; empty where /proc is not mounted) and the size then.
+struct OpenedFile {
+  std::filesystem::path resolved;
+  std::uintmax_t size = 0;
+};
+
+// `length` bytes at `offset` of a regular file (the checks above). `check` sees the file that
+// was opened before anything is read, and may throw to refuse it: a caller that limits where
+// files may lie checks `resolved`, so a link swapped in after it checked the name is caught, and
+// checks the range against `size`. A file that shrinks while it is read fails naming the path.
+std::string read_regular_file_range(const std::filesystem::path& path, std::uintmax_t offset, size_t length,
+                                    const std::function<void(const OpenedFile&)>& check);
+
 }  // namespace denox

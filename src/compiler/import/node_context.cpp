@@ -2,6 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace denox::compiler {
 
 std::string node_label(const onnx::NodeProto& n, int64_t opset) {
@@ -33,6 +36,15 @@ std::vector<size_t> distinct_axes(const NodeContext& ctx, const std::vector<int6
     out.push_back(k);
   }
   return out;
+}
+
+void ImportState::charge_constant(size_t elements, const std::string& where) {
+  if (elements > static_cast<size_t>(std::max<int64_t>(constant_budget - constant_elements, 0))) {
+    fail(ErrorCode::Unsupported, where + ": the model's constants add up to more than " + std::to_string(constant_budget) +
+                                     " elements at import (" + std::to_string(constant_elements) + " before this one of " +
+                                     std::to_string(elements) + ")");
+  }
+  constant_elements += static_cast<int64_t>(elements);
 }
 
 size_t NodeContext::input_count() const { return static_cast<size_t>(node_.input_size()); }
@@ -73,16 +85,34 @@ const StaticTensor& NodeContext::static_input(size_t i, const char* what) const 
   return v.value;
 }
 
+// Constant integers straight from dense numbers: through SymMath each element became a shape-
+// program constant, and a 2^28-element "axes" initializer would have made 2^28 of them (~10 GB).
 std::vector<int64_t> NodeContext::constant_ints(size_t i, const char* what) {
   const StaticTensor& t = static_input(i, what);
+  if (t.dense && !t.numbers.is_float) return t.numbers.i;
   std::vector<int64_t> out;
+  out.reserve(t.size());
   SymMath m = math();
-  for (size_t k = 0; k < t.size(); ++k) out.push_back(m.constant_int(m.element(t, k), what));
+  for (size_t k = 0; k < t.size(); ++k) {
+    if (t.dense) {
+      const double v = t.numbers.f[k];
+      if (!(v == std::floor(v) && std::fabs(v) < 0x1p63))
+        unsupported(std::string(what) + " must be integers, got " + format_double(v));
+      out.push_back(static_cast<int64_t>(v));
+    } else {
+      out.push_back(m.constant_int(t.elems[k], what));
+    }
+  }
   return out;
 }
 
 std::vector<ValueId> NodeContext::symbolic_ints(size_t i, const char* what) {
   const StaticTensor& t = static_input(i, what);
+  // Each element becomes shape-program instructions. These lists (pads, slice bounds, sizes)
+  // hold a few values per axis; a long one is a hostile model, not a denoiser.
+  if (t.size() > kMaxSymbolicList)
+    unsupported(std::string(what) + " holds " + std::to_string(t.size()) + " values; denox reads at most " +
+                std::to_string(kMaxSymbolicList));
   std::vector<ValueId> out;
   SymMath m = math();
   for (size_t k = 0; k < t.size(); ++k) out.push_back(m.to_value(m.element(t, k)));
@@ -92,10 +122,16 @@ std::vector<ValueId> NodeContext::symbolic_ints(size_t i, const char* what) {
 TensorId NodeContext::tensor_input(size_t i) {
   const ImportedValue& v = input(i);
   if (v.is_data) return v.tensor;
-  return materialize(v.value, node_.input(static_cast<int>(i)));
+  const std::string& name = node_.input(static_cast<int>(i));
+  // A name is defined once (the import refuses a second definition), so its tensor can be shared.
+  if (const auto it = state_.materialized.find(name); it != state_.materialized.end()) return it->second;
+  const TensorId id = materialize(v.value, name);
+  state_.materialized.emplace(name, id);
+  return id;
 }
 
 TensorId NodeContext::materialize(const StaticTensor& value, const std::string& name) {
+  state_.charge_constant(value.size(), where_);
   ShapeProgram& p = program();
   Tensor t;
   t.name = name;
@@ -191,6 +227,7 @@ void NodeContext::set_static_output(size_t i, StaticTensor value) {
   // Every later reader (weights, shader constants) trusts the shape: a mismatch is a converter bug.
   if (static_cast<uint64_t>(count) != value.size())
     fail(ErrorCode::Internal, where_ + ": a constant result of " + std::to_string(value.size()) + " elements has a shape of " + std::to_string(count));
+  state_.charge_constant(value.size(), where_);
   ImportedValue v;
   v.value = std::move(value);
   state_.values[node_.output(static_cast<int>(i))] = std::move(v);

@@ -37,7 +37,19 @@ struct ImportState {
   // Indices from torchlib's `pool, _ = op.MaxPool(...)`) need no converter support, and an
   // initializer nobody reads is not decoded.
   std::unordered_set<std::string> consumed;
+  // Static values become graph constants once per name: a weight read by N nodes is one tensor
+  // of the graph (and one upload), not N.
+  std::unordered_map<std::string, TensorId> materialized;
+  // Elements of every constant held so far (decoded initializers, values computed at import,
+  // graph constants), against ImportOptions::max_constant_elements.
+  int64_t constant_elements = 0;
+  int64_t constant_budget = 0;
+  // Adds `elements` to constant_elements; past the budget an Unsupported error naming `where`.
+  void charge_constant(size_t elements, const std::string& where);
 };
+
+// The longest list symbolic_ints reads.
+constexpr size_t kMaxSymbolicList = 4096;
 
 class NodeContext {
  public:
@@ -60,7 +72,7 @@ class NodeContext {
   const StaticTensor& static_input(size_t i, const char* what) const;  // error if data
   // Static input as constant integers (e.g. axes, steps); error naming `what` if symbolic.
   std::vector<int64_t> constant_ints(size_t i, const char* what);
-  // Static input as shape-program values (e.g. pads, slice ends).
+  // Static input as shape-program values (e.g. pads, slice ends), at most kMaxSymbolicList.
   std::vector<ValueId> symbolic_ints(size_t i, const char* what);
   // A data input, or a static one turned into a constant tensor of the graph.
   TensorId tensor_input(size_t i);

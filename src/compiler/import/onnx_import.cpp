@@ -175,6 +175,7 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
   const auto& g = model.graph();
   ImportState st;
   st.external.base_dir = options.base_dir;
+  st.constant_budget = options.max_constant_elements;
   st.graph.opset = opset;
 
   std::vector<onnx::NodeProto> nodes = inline_functions(model);
@@ -216,16 +217,21 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
     if (!defined.insert(init.name()).second) fail(ErrorCode::InvalidModel, "initializer '" + init.name() + "' is defined twice");
     if (!st.consumed.count(init.name())) continue;
     const std::string what = "initializer '" + init.name() + "'";
+    ImportedValue v;
     try {
-      ImportedValue v;
       v.value = make_dense(decode_tensor(init, st.external, what));
-      st.values[init.name()] = std::move(v);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Unsupported) throw;
       reject(init.name(), what, e);
+      continue;
     }
+    st.charge_constant(v.value.size(), what);
+    st.values[init.name()] = std::move(v);
   }
+  std::unordered_set<std::string> input_names;
   for (const auto& in : g.input()) {
+    // (The second of two inputs of one name was skipped: which one binds the caller's tensor?)
+    if (!input_names.insert(in.name()).second) fail(ErrorCode::InvalidModel, "graph input '" + in.name() + "' is listed twice");
     if (defined.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     defined.insert(in.name());
     try {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -10,10 +11,18 @@
 
 namespace denox::compiler {
 
+// What one model's constants may add up to at import, in elements (each is 8 bytes while
+// decoded, 4 more as a graph constant): twice the largest single tensor (tensor_data.hpp), far
+// above any real-time denoiser (OIDN's largest has ~10^7 weights). Each other limit is per
+// tensor; this one stops a chain of Identities of one large constant from holding a copy each.
+constexpr int64_t kMaxImportedConstantElements = int64_t{1} << 29;
+
 struct ImportOptions {
   // Where external data files live. import_onnx_file sets it to the model's directory; for
   // bytes it is empty unless the caller knows the directory, and external data is then an error.
   std::optional<std::filesystem::path> base_dir;
+  // The budget above; tests lower it to reach it with small models.
+  int64_t max_constant_elements = kMaxImportedConstantElements;
 };
 
 // Both throw denox::Error: InvalidModel for malformed files, Unsupported listing every

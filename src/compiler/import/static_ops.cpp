@@ -125,6 +125,21 @@ double round_to_float_type(double v, int32_t type) {
 
 void cast_input0(NodeContext& ctx, int32_t to);
 
+// The values an integer type holds, as doubles (int64's and uint64's ends rounded outward does
+// not matter: denox's integers are int64 already).
+std::pair<double, double> integer_type_range(int32_t type) {
+  switch (type) {
+    case TP::INT8: return {INT8_MIN, INT8_MAX};
+    case TP::UINT8: return {0, UINT8_MAX};
+    case TP::INT16: return {INT16_MIN, INT16_MAX};
+    case TP::UINT16: return {0, UINT16_MAX};
+    case TP::INT32: return {INT32_MIN, INT32_MAX};
+    case TP::UINT32: return {0, UINT32_MAX};
+    case TP::UINT64: return {0, 0x1p64};
+    default: return {-0x1p63, 0x1p63};
+  }
+}
+
 void register_elementwise(std::map<std::string, Converter>& m) {
   auto binary = [](auto op) {
     return [op](NodeContext& ctx) {
@@ -180,7 +195,13 @@ void register_elementwise(std::map<std::string, Converter>& m) {
     int32_t type = ctx.static_input(1, "value").onnx_type;
     elementwise(ctx, [](SymMath& mm, const std::vector<SymScalar>& a) { return mm.select(a[0], a[1], a[2]); }, type);
   };
-  m["Cast"] = [](NodeContext& ctx) { cast_input0(ctx, static_cast<int32_t>(ctx.attr_int("to", 0))); };
+  m["Cast"] = [](NodeContext& ctx) {
+    if (!ctx.has_attr("to")) ctx.invalid("has no 'to' attribute");
+    // (A plain conversion made a 'to' of 2^32 + 1 into 1, float.)
+    const int64_t to = ctx.attr_int("to", 0);
+    if (to <= 0 || to > INT32_MAX) ctx.invalid("'to' = " + std::to_string(to) + " is not an ONNX element type");
+    cast_input0(ctx, static_cast<int32_t>(to));
+  };
   // torchlib casts constants to a tensor's type with CastLike (the Pad value of its
   // constant_pad_nd); the second input, maybe a network tensor, only names the type.
   m["CastLike"] = [](NodeContext& ctx) {
@@ -192,7 +213,7 @@ void register_elementwise(std::map<std::string, Converter>& m) {
 
 // Cast (and CastLike) of input 0 to `to`.
 void cast_input0(NodeContext& ctx, int32_t to) {
-  if (!onnx_type_is_float(to) && !onnx_type_is_integer(to)) ctx.unsupported(std::string("Cast to ") + onnx_type_name(to));
+  if (!onnx_type_is_float(to) && !onnx_type_is_integer(to)) ctx.unsupported("Cast to " + std::string(onnx_type_name(to)) + " (element type " + std::to_string(to) + ")");
   // ONNX's node tests truncate float32 to bfloat16 while runtimes round to nearest even; no
   // shape computation needs bfloat16, so refuse rather than pick one silently.
   if (to == TP::BFLOAT16) ctx.unsupported("Cast to bfloat16 (its rounding differs between ONNX's test data and runtimes)");
@@ -200,7 +221,16 @@ void cast_input0(NodeContext& ctx, int32_t to) {
   elementwise(ctx, [&](SymMath& mm, const std::vector<SymScalar>& a) {
     if (to == TP::BOOL) return mm.is_nonzero(a[0]);
     if (onnx_type_is_float(to) && mm.is_constant(a[0])) return mm.from_double(round_to_float_type(mm.constant_double(a[0]), to));
-    return from_float && !onnx_type_is_float(to) ? mm.truncate(a[0]) : a[0];
+    SymScalar r = from_float && !onnx_type_is_float(to) ? mm.truncate(a[0]) : a[0];
+    // A constant beyond the integer type: ONNX leaves the result to the runtime (wrap or
+    // saturate), so refuse rather than keep a value the type cannot hold.
+    if (!onnx_type_is_float(to) && mm.is_constant(r)) {
+      const double v = mm.constant_double(r);
+      const auto [lo, hi] = integer_type_range(to);
+      if (!(v >= lo && v <= hi))
+        ctx.unsupported("casts " + format_double(v) + " to " + onnx_type_name(to) + ", which cannot hold it");
+    }
+    return r;
   }, to, 1);
 }
 

@@ -6,10 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <limits>
 
 #include "common/error.hpp"
 #include "common/half.hpp"
+#include "common/read_file.hpp"
 
 namespace denox::compiler {
 
@@ -92,8 +93,28 @@ size_t element_bytes(int32_t t) {
 
 double bfloat16_to_double(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
+// A value of the int32_data field fits the narrower type that keeps it there (a uint8 of 1000
+// would otherwise reach shape arithmetic as 1000). BOOL takes any value: nonzero is true.
+bool fits_narrow_type(int32_t v, int32_t type) {
+  switch (type) {
+    case TP::INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case TP::UINT8: return v >= 0 && v <= UINT8_MAX;
+    case TP::INT16: return v >= INT16_MIN && v <= INT16_MAX;
+    case TP::UINT16: return v >= 0 && v <= UINT16_MAX;
+    default: return true;
+  }
+}
+
+// denox computes with int64: a larger uint64 would wrap to a negative number (an axis of -1, a
+// size that passes a "< limit" check).
+int64_t uint64_as_int64(uint64_t v, const std::string& what) {
+  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(ErrorCode::Unsupported, what + " holds the uint64 value " + std::to_string(v) + ", above 2^63 - 1 (denox computes with int64)");
+  return static_cast<int64_t>(v);
+}
+
 // Decodes little-endian bytes (raw_data or an external file's span) into `out`.
-void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out) {
+void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out, const std::string& what) {
   auto load = [&](auto tag, int64_t k) {
     using T = decltype(tag);
     T v;
@@ -107,7 +128,7 @@ void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out) {
       case TP::FLOAT16: out.f.push_back(half_to_float(load(uint16_t{}, k))); break;
       case TP::BFLOAT16: out.f.push_back(bfloat16_to_double(load(uint16_t{}, k))); break;
       case TP::INT64: out.i.push_back(load(int64_t{}, k)); break;
-      case TP::UINT64: out.i.push_back(static_cast<int64_t>(load(uint64_t{}, k))); break;
+      case TP::UINT64: out.i.push_back(uint64_as_int64(load(uint64_t{}, k), what)); break;
       case TP::INT32: out.i.push_back(load(int32_t{}, k)); break;
       case TP::UINT32: out.i.push_back(load(uint32_t{}, k)); break;
       case TP::INT16: out.i.push_back(load(int16_t{}, k)); break;
@@ -120,8 +141,20 @@ void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out) {
   }
 }
 
-// Resolves an external-data location strictly inside the model's directory.
-fs::path resolve_external_path(const std::string& location, const ExternalDataContext& ctx, const std::string& what) {
+// An external-data location, strictly inside the model's directory: the path to open and the
+// directory's canonical form, against which the opened file is checked again.
+struct ExternalPath {
+  fs::path full;
+  fs::path canonical_base;
+};
+
+// `path` (canonical) lies inside `canonical_base`.
+bool lies_inside(const fs::path& path, const fs::path& canonical_base) {
+  const auto rel = path.lexically_relative(canonical_base);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+ExternalPath resolve_external_path(const std::string& location, const ExternalDataContext& ctx, const std::string& what) {
   if (!ctx.base_dir) {
     fail(ErrorCode::InvalidArgument, what + " is stored in external file '" + location +
                                          "', but the model was loaded from bytes without a base directory");
@@ -140,11 +173,10 @@ fs::path resolve_external_path(const std::string& location, const ExternalDataCo
   fs::path canonical_base = fs::weakly_canonical(*ctx.base_dir, ec);
   fs::path canonical_full = fs::weakly_canonical(full, ec);
   // Symlinks may still point outside; compare the resolved paths.
-  auto rel_check = canonical_full.lexically_relative(canonical_base);
-  if (ec || rel_check.empty() || *rel_check.begin() == "..") {
+  if (ec || !lies_inside(canonical_full, canonical_base)) {
     fail(ErrorCode::InvalidModel, what + ": external data location '" + location + "' resolves outside the model's directory");
   }
-  return full;
+  return {full, canonical_base};
 }
 
 void read_external(const TP& proto, const ExternalDataContext& ctx, const std::string& what, int64_t count,
@@ -171,21 +203,28 @@ void read_external(const TP& proto, const ExternalDataContext& ctx, const std::s
     fail(ErrorCode::InvalidModel, what + ": external data length " + std::to_string(length) + " does not match " +
                                       std::to_string(need) + " bytes for its shape");
   }
-  fs::path path = resolve_external_path(location, ctx, what);
-  std::error_code ec;
-  auto file_size = fs::file_size(path, ec);
-  if (ec) fail(ErrorCode::Io, what + ": cannot open external data file '" + path.string() + "': " + ec.message());
-  if (offset > static_cast<int64_t>(file_size) || need > static_cast<int64_t>(file_size) - offset) {
-    fail(ErrorCode::InvalidModel, what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(need) +
-                                      ") lies beyond the end of '" + path.string() + "' (" + std::to_string(file_size) +
-                                      " bytes)");
+  const ExternalPath path = resolve_external_path(location, ctx, what);
+  // The checks above read the name; these read the file that was opened. Between the two, a
+  // writer in the model's directory could have swapped in a link to a file outside it.
+  const auto check_opened = [&](const OpenedFile& opened) {
+    if (!opened.resolved.empty() && !lies_inside(opened.resolved, path.canonical_base)) {
+      fail(ErrorCode::InvalidModel, what + ": external data file '" + path.full.string() + "' opened as '" +
+                                        opened.resolved.string() + "', outside the model's directory");
+    }
+    if (static_cast<uint64_t>(offset) > opened.size || static_cast<uint64_t>(need) > opened.size - static_cast<uint64_t>(offset)) {
+      fail(ErrorCode::InvalidModel, what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(need) +
+                                        ") lies beyond the end of '" + path.full.string() + "' (" + std::to_string(opened.size) +
+                                        " bytes)");
+    }
+  };
+  std::string bytes;
+  try {
+    bytes = read_regular_file_range(path.full, static_cast<uint64_t>(offset), static_cast<size_t>(need), check_opened);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::Io) throw;
+    throw Error(e, what + ": external data: " + e.what());  // the reader's message names the path
   }
-  std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> bytes(static_cast<size_t>(need));
-  in.seekg(offset);
-  in.read(reinterpret_cast<char*>(bytes.data()), need);
-  if (!in) fail(ErrorCode::Io, what + ": reading external data from '" + path.string() + "' failed");
-  decode_bytes(bytes.data(), count, out);
+  decode_bytes(reinterpret_cast<const uint8_t*>(bytes.data()), count, out, what);
 }
 
 }  // namespace
@@ -211,7 +250,7 @@ DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, con
       fail(ErrorCode::InvalidModel, what + " has " + std::to_string(raw.size()) + " bytes of raw data; its shape needs " +
                                         std::to_string(need));
     }
-    decode_bytes(reinterpret_cast<const uint8_t*>(raw.data()), count, out);
+    decode_bytes(reinterpret_cast<const uint8_t*>(raw.data()), count, out, what);
     return out;
   }
   // Typed fields: which one holds the data depends on the element type (onnx.proto).
@@ -233,6 +272,8 @@ DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, con
     case TP::BFLOAT16:
       check_count(proto.int32_data_size());
       for (int32_t v : proto.int32_data()) {
+        if (v < 0 || v > UINT16_MAX)
+          fail(ErrorCode::InvalidModel, what + " holds " + std::to_string(v) + " as the bits of a 16-bit float");
         auto bits = static_cast<uint16_t>(v);
         out.f.push_back(out.onnx_type == TP::FLOAT16 ? static_cast<double>(half_to_float(bits)) : bfloat16_to_double(bits));
       }
@@ -244,11 +285,20 @@ DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, con
     case TP::UINT64:
     case TP::UINT32:
       check_count(proto.uint64_data_size());
-      for (uint64_t v : proto.uint64_data()) out.i.push_back(static_cast<int64_t>(v));
+      for (uint64_t v : proto.uint64_data()) {
+        // (uint32 data lives in uint64_data too: a value above 2^32 - 1 does not fit its type.)
+        if (out.onnx_type == TP::UINT32 && v > UINT32_MAX)
+          fail(ErrorCode::InvalidModel, what + " holds " + std::to_string(v) + " in its uint32 data");
+        out.i.push_back(uint64_as_int64(v, what));
+      }
       break;
     default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL live in int32_data
       check_count(proto.int32_data_size());
-      for (int32_t v : proto.int32_data()) out.i.push_back(out.onnx_type == TP::BOOL ? (v != 0) : v);
+      for (int32_t v : proto.int32_data()) {
+        if (!fits_narrow_type(v, out.onnx_type))
+          fail(ErrorCode::InvalidModel, what + " holds " + std::to_string(v) + " in its " + onnx_type_name(out.onnx_type) + " data");
+        out.i.push_back(out.onnx_type == TP::BOOL ? (v != 0) : v);
+      }
       break;
   }
   return out;

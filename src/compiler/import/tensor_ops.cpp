@@ -124,6 +124,8 @@ void convert_conv(NodeContext& ctx) {
     TensorId b = ctx.tensor_input(2);
     const auto& bs = tensor_of(ctx, b).shape;
     if (bs.size() != 1 || bs[0] != wt.shape[0]) ctx.invalid("bias shape does not match the output channels");
+    // (An integer bias passed the import and failed in the kernels, without the node's name.)
+    if (tensor_of(ctx, b).dtype != DType::F32) ctx.invalid("the bias is an integer tensor; ONNX gives it the input's floating-point type");
     inputs.push_back(b);
     a.has_bias = true;
   }
