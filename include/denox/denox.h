@@ -54,7 +54,7 @@ extern "C" {
  * structs ({0} / {}), so that fields you do not set keep their defaults. */
 #define DENOX_VERSION_MAJOR 0
 #define DENOX_VERSION_MINOR 4
-#define DENOX_VERSION_PATCH 2
+#define DENOX_VERSION_PATCH 3
 
 typedef enum denox_result {
   DENOX_SUCCESS = 0,
@@ -500,7 +500,8 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
  * The extent and the bindings (bind_input / bind_output) are remembered and applied to every
  * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
  * one intermediate tensor would take more than the device's maxStorageBufferRange or hold 2^31
- * elements (the shaders address a tensor with 32-bit indices). A set_extent, bind_input, bind_output or
+ * elements (the shaders address a tensor with 32-bit indices), or where the scratch arena, one
+ * buffer, would pass maxBufferSize or maxMemoryAllocationSize. A set_extent, bind_input, bind_output or
  * bind_memory that fails leaves the model as it was: record() records what it did before (except
  * a bind_memory that named the weights buffer bound before: see there). */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);

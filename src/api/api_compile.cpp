@@ -45,6 +45,7 @@ std::string int8_missing(const denox_context_T& ctx) {
   const auto& caps = ctx.device->caps();
   if (kernels::lowering_target(caps).coop.int8) return "";
   if (!caps.cooperative_matrix) return "VK_KHR_cooperative_matrix (with its cooperativeMatrix feature) is not enabled";
+  if (!caps.vulkan_memory_model) return "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel (which its shaders use) is not enabled";
   if (!caps.shader_int8) return "VkPhysicalDeviceVulkan12Features::shaderInt8 is not enabled";
   return "the device reports no 16x16x32 sint8 x sint8 -> sint32 subgroup cooperative-matrix shape";
 }
@@ -243,6 +244,10 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
                                           " bytes, more than one storage buffer may span on device '" + caps.device_name +
                                           "' (maxStorageBufferRange " + std::to_string(caps.max_storage_buffer_range) +
                                           "); compile the plan on this device");
+  // Each pipeline's first dispatch, to name it (one pass: a scan per pipeline was quadratic).
+  std::vector<const plan::Dispatch*> first_use(plan.pipelines.size(), nullptr);
+  for (const auto& d : plan.dispatches)
+    if (d.pipeline < first_use.size() && first_use[d.pipeline] == nullptr) first_use[d.pipeline] = &d;
   for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     const plan::Pipeline& p = plan.pipelines[i];
     // What the SPIR-V itself asks: a plan made where a workgroup may have more shared memory (64
@@ -251,11 +256,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
     std::string shader = "the plan's '" + p.family + "' shader";
     std::optional<runtime::SpirvRequirements> requirements;
     if (!p.spirv.empty()) {
-      for (const auto& d : plan.dispatches)
-        if (d.pipeline == i) {
-          shader += " for '" + d.name + "'";
-          break;
-        }
+      if (first_use[i] != nullptr) shader += " for '" + first_use[i]->name + "'";
       requirements = runtime::read_spirv_requirements(p.spirv, shader);
       const std::string unmet = runtime::unmet_spirv_requirement(*requirements, caps);
       if (!unmet.empty()) fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + caps.device_name + "'; compile the plan on this device");
@@ -273,7 +274,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
     // The module must be the one its pipeline describes (workgroup size, descriptors), or
     // pipeline creation is undefined behaviour: a damaged or hand-made plan.
     if (requirements) {
-      const std::string wrong = runtime::spirv_interface_mismatch(*requirements, p.local_size, p.binding_count);
+      const std::string wrong = runtime::spirv_interface_mismatch(*requirements, p.local_size, p.binding_count, p.push_constant_count * 4);
       if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong + "; the plan is damaged or was not written by denox");
     }
     // Plain-arithmetic stand-ins for cooperative matrices exist only in tests: a plan file that

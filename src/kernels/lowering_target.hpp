@@ -11,11 +11,12 @@
 
 namespace denox::kernels {
 
-// Cooperative-matrix shapes only if the feature is enabled on the device (caps.cooperative_matrix)
-// and fp16 storage is usable; fp16 A and B with an fp16 or fp32 accumulator (C and result).
+// Cooperative-matrix shapes only if the feature is enabled on the device (caps.cooperative_matrix),
+// with the Vulkan memory model their shaders declare, and fp16 storage is usable; fp16 A and B
+// with an fp16 or fp32 accumulator (C and result).
 inline LoweringTarget lowering_target(const runtime::DeviceCapabilities& caps) {
   LoweringTarget t;
-  if (!caps.cooperative_matrix || !caps.fp16_usable() || caps.subgroup_size == 0) return t;
+  if (!caps.cooperative_matrix || !caps.vulkan_memory_model || !caps.fp16_usable() || caps.subgroup_size == 0) return t;
   for (const runtime::CoopMatrixShape& s : caps.coop_matrix_shapes) {
     // The shaders multiply A and B of one type and keep C and the result in one type.
     if (s.b_type != s.a_type || s.result_type != s.c_type) continue;

@@ -163,6 +163,24 @@ TEST_CASE("an exported plan loads without ONNX and computes the same", "[api][ca
     CHECK(std::string(denox_last_error()).find("declares workgroups of") != std::string::npos);
     CHECK(std::string(denox_last_error()).find("its pipeline 1x1x1") != std::string::npos);
     CHECK(d == nullptr);
+    // A weight range one descriptor may not span here (a plan made where storage buffers
+    // reach 4 GB, loaded on lavapipe's 128 MiB), refused by name before it is bound.
+    const VkDeviceSize range_limit = engine_device().properties().limits.maxStorageBufferRange;
+    if (range_limit < (VkDeviceSize{1} << 30)) {
+      denox::plan::Plan heavy = denox::plan::deserialize_plan(plan);
+      REQUIRE(!heavy.weights.empty());
+      heavy.weights[0].size = range_limit + 4;
+      heavy.weight_data.resize(heavy.weights[0].offset + heavy.weights[0].size, 0x3c);
+      const std::string weight_name = heavy.weights[0].name;
+      const std::vector<uint8_t> heavy_bytes = denox::plan::serialize_plan(heavy);
+      heavy = {};
+      CHECK(denox_model_load_plan(ctx, heavy_bytes.data(), heavy_bytes.size(), nullptr, &d) == DENOX_ERROR_MISSING_FEATURE);
+      CHECK(std::string(denox_last_error()).find("the plan's weight range '" + weight_name + "' takes " + std::to_string(range_limit + 4) +
+                                                 " bytes, more than one storage buffer may span") != std::string::npos);
+      CHECK(d == nullptr);
+    } else {
+      WARN("maxStorageBufferRange " << range_limit << ": too large a weight range to build for this check");
+    }
     denox::plan::Plan broken = denox::plan::deserialize_plan(plan);
     broken.pipelines[0].spirv.resize(6);
     broken.pipelines[0].spirv[5] = 2u << 16 | 21;  // the first instruction (two words) runs past the end

@@ -3,7 +3,9 @@
 // a plan load checks against the device (api_compile.cpp's check_plan_runs_here).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <random>
 
 #include "../runtime/gpu_test_support.hpp"
@@ -12,6 +14,7 @@
 #include "compiler/schedule/schedule.hpp"
 #include "compiler/supergraph/edge_graph.hpp"
 #include "kernels/implementations.hpp"
+#include "kernels/lowering_target.hpp"
 #include "coop_support.hpp"
 #include "kernels/shader_compiler.hpp"
 #include "q8_support.hpp"
@@ -32,6 +35,7 @@ runtime::CoopMatrixShape shape(uint32_t m, uint32_t n, uint32_t k, VkComponentTy
 runtime::DeviceCapabilities h100_caps() {
   runtime::DeviceCapabilities caps;
   caps.cooperative_matrix = true;
+  caps.shader_float16 = caps.storage_buffer_16bit = caps.shader_int8 = caps.vulkan_memory_model = true;
   caps.max_compute_shared_memory = 49152;
   for (const kernels::CoopMatrixShape& s : kernels::h100_coop_shapes())
     caps.coop_matrix_shapes.push_back(shape(s.m, s.n, s.k, VK_COMPONENT_TYPE_FLOAT16_KHR,
@@ -94,7 +98,7 @@ void check_space(kernels::ConfigSpace space) {
       const runtime::SpirvRequirements r = runtime::read_spirv_requirements(p.spirv, p.family);
       INFO(plan::pipeline_key(p) << ": " << r.workgroup_bytes << " bytes");
       CHECK(runtime::unmet_spirv_requirement(r, h100) == "");
-      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count) == "");
+      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count, p.push_constant_count * 4) == "");
     }
   }
 }
@@ -121,6 +125,7 @@ TEST_CASE("a plan's SPIR-V says what shared memory and cooperative matrices it n
 
   int coop_pipelines = 0, int8_pipelines = 0;
   uint64_t largest = 0;
+  std::set<uint32_t> capabilities;
   for (const plan::Plan* plan : {&fp16_plan, &int8_plan}) {
     for (const plan::Pipeline& p : plan->pipelines) {
       INFO(p.family);
@@ -129,12 +134,36 @@ TEST_CASE("a plan's SPIR-V says what shared memory and cooperative matrices it n
       // budgeted (a reader that over- or under-counted would break one of these).
       CHECK(runtime::unmet_spirv_requirement(r, h100) == "");
       // The module is the one its pipeline describes, and each way it could differ is named.
-      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count) == "");
+      const uint32_t push = p.push_constant_count * 4;
+      CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count, push) == "");
       auto other = p.local_size;
       other[0] += 1;
-      CHECK(runtime::spirv_interface_mismatch(r, other, p.binding_count).find("declares workgroups of") != std::string::npos);
+      CHECK(runtime::spirv_interface_mismatch(r, other, p.binding_count, push).find("declares workgroups of") != std::string::npos);
       if (p.binding_count > 0)
-        CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count - 1).find("uses descriptor set 0 binding") != std::string::npos);
+        CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count - 1, push).find("uses descriptor set 0 binding") != std::string::npos);
+      // The push-constant block is read to its end: the pipeline's whole range, no more (a
+      // block one word longer than its range is refused).
+      CHECK(r.push_constant_bytes == push);
+      if (push > 0)
+        CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count, push - 4) ==
+              "reads " + std::to_string(push) + " bytes of push constants; its pipeline's range has " + std::to_string(push - 4));
+      // A capability no denox shader declares (Float64), and one whose feature is off.
+      runtime::SpirvRequirements doubles = r;
+      doubles.capabilities.push_back(10);
+      CHECK(runtime::spirv_interface_mismatch(doubles, p.local_size, p.binding_count, push) ==
+            "declares SPIR-V capability 10, which no denox shader declares");
+      capabilities.insert(r.capabilities.begin(), r.capabilities.end());
+      runtime::DeviceCapabilities no_fp16 = h100;
+      no_fp16.shader_float16 = false;
+      const bool float16 = std::find(r.capabilities.begin(), r.capabilities.end(), 9u) != r.capabilities.end();
+      CHECK(runtime::unmet_spirv_requirement(r, no_fp16).find("declares SPIR-V capability Float16, but VkPhysicalDeviceVulkan12Features::shaderFloat16 is not enabled") ==
+            (float16 ? 0 : std::string::npos));
+      // The cooperative-matrix shaders declare the Vulkan memory model (glslang's
+      // GL_KHR_memory_scope_semantics): a device without vulkanMemoryModel enabled refuses them.
+      runtime::DeviceCapabilities no_memory_model = h100;
+      no_memory_model.vulkan_memory_model = false;
+      CHECK(runtime::unmet_spirv_requirement(r, no_memory_model) ==
+            (is_coop(p) ? "declares SPIR-V capability VulkanMemoryModel, but VkPhysicalDeviceVulkan12Features::vulkanMemoryModel is not enabled" : ""));
       CHECK(r.entry_points == 1);
       CHECK(r.workgroup_bytes <= 49152);
       largest = std::max(largest, r.workgroup_bytes);
@@ -175,6 +204,20 @@ TEST_CASE("a plan's SPIR-V says what shared memory and cooperative matrices it n
   CHECK(coop_pipelines >= 4);
   CHECK(int8_pipelines >= 1);
   CHECK(largest > 16384);  // the big tiles stage tens of KB: arrays and structs are counted
+  // Shader, Float16, Int8, GroupNonUniform, StorageBuffer16BitAccess, VulkanMemoryModel,
+  // CooperativeMatrixKHR: each feature-gated one is what the load compares with the device.
+  CHECK(capabilities == std::set<uint32_t>{1, 9, 39, 61, 4433, 5345, 6022});
+}
+
+TEST_CASE("cooperative matrices are lowered for only where the Vulkan memory model is enabled", "[kernels][spirv-requirements]") {
+  // Their shaders declare VulkanMemoryModel: without the feature a device must not create them.
+  runtime::DeviceCapabilities caps = h100_caps();
+  caps.subgroup_size = 32;
+  CHECK(kernels::lowering_target(caps).uses_coop());
+  CHECK(kernels::lowering_target(caps).coop.int8);
+  caps.vulkan_memory_model = false;
+  CHECK_FALSE(kernels::lowering_target(caps).uses_coop());
+  CHECK_FALSE(kernels::lowering_target(caps).coop.int8);
 }
 
 TEST_CASE("malformed SPIR-V is refused by the requirement reader with a message, never a crash", "[kernels][spirv-requirements]") {

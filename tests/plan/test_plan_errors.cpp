@@ -209,6 +209,13 @@ TEST_CASE("semantic violations are rejected with what is wrong and where") {
        "pipeline 3 ('maxpool') has 4294967295 bindings, more than 256"},
       {[](Plan& p) { p.pipelines[0].push_constant_count = 0x40000001u; }, "push constant words, more than 1024"},
       {[](Plan& p) { p.precision = static_cast<Precision>(3); }, "plan: unknown precision 3"},
+      // Counts whose handling grows faster than linearly (scratch placement, barriers): a forged
+      // plan of millions stalled its load.
+      {[](Plan& p) { p.dispatches.resize(16385, p.dispatches[0]); }, "plan: has 16385 dispatches, more than 16384"},
+      {[](Plan& p) { p.scratch.resize(16385, p.scratch[0]); }, "plan: has 16385 scratch tensors, more than 16384"},
+      {[](Plan& p) { p.pipelines.resize(4097, p.pipelines[0]); }, "plan: has 4097 pipelines, more than 4096"},
+      {[](Plan& p) { p.weights.resize(16385, p.weights[0]); }, "plan: has 16385 weight ranges, more than 16384"},
+      {[](Plan& p) { p.outputs.resize(257, p.outputs[0]); }, "plan: has 257 outputs, more than 256"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i << ": " << cases[i].message);

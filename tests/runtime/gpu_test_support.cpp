@@ -31,6 +31,11 @@ std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit) {
   v11.pNext = &v12;
   v11.storageBuffer16BitAccess = with_16bit && own.caps().storage_buffer_16bit;
   v12.shaderFloat16 = with_16bit && own.caps().shader_float16;
+  return runtime::DeviceContext::from_external(external_over_own(&v11));
+}
+
+runtime::ExternalDevice external_over_own(const void* enabled_features_chain) {
+  const runtime::DeviceContext& own = device();
   runtime::ExternalDevice ext;
   ext.instance = own.instance();
   ext.physical_device = own.physical_device();
@@ -39,8 +44,8 @@ std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit) {
   ext.queue = own.queue();
   ext.get_instance_proc_addr = vkGetInstanceProcAddr;
   ext.enabled_extensions = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-  ext.enabled_features_chain = &v11;
-  return runtime::DeviceContext::from_external(ext);
+  ext.enabled_features_chain = enabled_features_chain;
+  return ext;
 }
 
 kernels::ShaderCompiler& shader_compiler() {

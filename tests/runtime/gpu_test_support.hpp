@@ -24,6 +24,9 @@ runtime::DeviceContext& device();
 // A context over device()'s handles as an engine would pass them (from_external), claiming
 // storageBuffer16BitAccess/shaderFloat16 only if `with_16bit` (and the device has them).
 std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit);
+// The shared test device as an engine's (from_external) that says it enabled push descriptors and
+// `enabled_features_chain` (a VkDeviceCreateInfo::pNext chain, kept alive by the caller).
+runtime::ExternalDevice external_over_own(const void* enabled_features_chain);
 kernels::ShaderCompiler& shader_compiler();
 runtime::AdapterCompiler adapter_compiler();
 

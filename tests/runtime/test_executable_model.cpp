@@ -213,6 +213,87 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
   CHECK(device().validation_errors() == 0);
 }
 
+// What the checks above cannot meet with a plan denox compiles: a batch that the program computes
+// as 0, an adapter grid past maxComputeWorkGroupCount, an arena past one buffer. Each refused by
+// name before anything runs (before, an adapter read past its tensor, the grid reached the
+// driver as given, and the arena's creation broke VUID-VkBufferCreateInfo-size-06409).
+TEST_CASE("forged plans: a batch of 0, an adapter grid and an arena past the device are refused by name", "[runtime][model]") {
+  const compiler::Graph g = small_unet();
+  const std::string output_name = compiled_plan(g, plan::Precision::F32).outputs.at(0).name;
+  {
+    plan::Plan forged = compiled_plan(g, plan::Precision::F32);
+    auto& p = forged.program;
+    forged.outputs[0].shape[0] = p.binary(compiler::IntOp::DivFloor, p.constant(1), forged.outputs[0].shape[2]);  // 1 / H
+    runtime::ExecutableModel bad(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
+    try {
+      bad.set_extent(21, 17);
+      FAIL("a batch of 0 was taken");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::InvalidModel);
+      CHECK_THAT(e.what(), Contains("plan: output '" + output_name + "' has extent 0 in dimension 0 at 21x17 (denox runs a batch of 1)"));
+    }
+  }
+  {
+    // An output 2^20 rows tall and one column wide: 12 MiB, but 131072 adapter workgroups in y.
+    plan::Plan forged = compiled_plan(g, plan::Precision::F32);
+    forged.outputs[0].shape[2] = forged.program.constant(int64_t{1} << 20);
+    forged.outputs[0].shape[3] = forged.program.constant(1);
+    runtime::ExecutableModel tall(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
+    tall.set_extent(21, 17);
+    runtime::Buffer input = device_buffer(3 * 21 * 17 * 4);  // (commands are built once every input is bound)
+    runtime::IoSource chw;
+    chw.buffer = input.handle();
+    chw.channel_count = chw.pixel_channels = 3;
+    tall.bind_input(0, {chw});
+    runtime::Buffer buffer = device_buffer(3 * (VkDeviceSize{1} << 20) * 4);
+    runtime::IoSource hwc;  // (HWC: an adapter copies it; CHW fp32 would be bound in place)
+    hwc.buffer = buffer.handle();
+    hwc.channel_count = hwc.pixel_channels = 3;
+    hwc.layout = runtime::TensorLayout::HWC;
+    const uint32_t limit = device().caps().max_workgroup_count[1];
+    INFO("maxComputeWorkGroupCount[1] " << limit);
+    if (limit < 131072) {
+      try {
+        tall.bind_output(0, {hwc});
+        FAIL("an adapter of 131072 workgroups was taken");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Unsupported);
+        CHECK_THAT(e.what(), Contains("output '" + output_name + "': its adapter needs 131072 workgroups along axis 1 at 1x1048576; the device allows " +
+                                      std::to_string(limit)));
+      }
+    }
+  }
+  {
+    // Outputs added, each a tensor of 120 MiB (under lavapipe's 128 MiB per tensor), all live at
+    // the end: together past what one buffer may take.
+    const VkDeviceSize each = VkDeviceSize{120} << 20, limit = device().caps().max_single_buffer();
+    const VkDeviceSize count = limit / each + 2;
+    INFO("one buffer at most " << limit);
+    if (count > 200 || each > device().caps().max_storage_buffer_range) {
+      WARN("one buffer may take " << limit << " bytes here: too many tensors to add for this check");
+    } else {
+      plan::Plan forged = compiled_plan(g, plan::Precision::F32);
+      for (VkDeviceSize k = 0; k < count; ++k) {
+        forged.scratch.push_back({"extra" + std::to_string(k), forged.program.constant(static_cast<int64_t>(each))});
+        plan::IoTensor extra = forged.outputs[0];
+        extra.name = "extra" + std::to_string(k);
+        extra.scratch = static_cast<uint32_t>(forged.scratch.size() - 1);
+        forged.outputs.push_back(extra);
+      }
+      runtime::ExecutableModel wide(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
+      try {
+        wide.set_extent(21, 17);
+        FAIL("an arena past one buffer was taken");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Unsupported);
+        CHECK_THAT(e.what(), Contains("at 21x17 the scratch arena takes ") &&
+                                 Contains("may take at most " + std::to_string(limit) + " (maxBufferSize and maxMemoryAllocationSize)"));
+      }
+    }
+  }
+  CHECK(device().validation_errors() == 0);
+}
+
 TEST_CASE("barriers: one between dependent dispatches of a chain, none between the copies of a concat", "[runtime][model]") {
   SECTION("a chain of three activations") {
     // Each result is a graph output too, so the three stay three dispatches (an elementwise
@@ -289,6 +370,27 @@ TEST_CASE("a caller's device without the features the GPU has is named in a warn
   } else {
     WARN("the test device has no fp16: nothing to warn about");
   }
+}
+
+TEST_CASE("a caller's device with the Vulkan memory model but not its device scope is refused by name", "[runtime][model]") {
+  // denox's io adapters use device-scope atomics, invalid where vulkanMemoryModel is on without
+  // vulkanMemoryModelDeviceScope (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
+  const runtime::DeviceContext& own = device();
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  v12.vulkanMemoryModel = VK_TRUE;
+  const runtime::ExternalDevice ext = external_over_own(&v12);
+  try {
+    (void)runtime::DeviceContext::from_external(ext);
+    FAIL("vulkanMemoryModel without its device scope was taken");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::MissingFeature);
+    CHECK_THAT(e.what(), Contains("enabled vulkanMemoryModel without vulkanMemoryModelDeviceScope"));
+  }
+  // Both (as denox's own device enables them where supported): the memory model is usable.
+  v12.vulkanMemoryModelDeviceScope = VK_TRUE;
+  const auto both = runtime::DeviceContext::from_external(ext);
+  CHECK(both->caps().vulkan_memory_model);
+  CHECK(own.caps().vulkan_memory_model == own.caps().vulkan_memory_model_device_scope);
 }
 
 TEST_CASE("the validation layer's synchronization checks see a barrier left out of a model", "[runtime][model][sync]") {

@@ -16,6 +16,12 @@ constexpr uint32_t kMaxBindings = 256;
 constexpr uint32_t kMaxPushConstantWords = 1024;
 constexpr size_t kSpirvHeaderWords = 5;  // magic, version, generator, bound, schema
 constexpr uint64_t kWeightAlignment = 256;
+// How many of each a plan may hold. Placing scratch memory and deriving barriers grow faster than
+// linearly with these, so a forged plan of millions would stall its load. A plan denox compiles
+// stays far below (OIDN's largest: ~40 dispatches; the importer's cap of 1024 operators, each a
+// few dispatches at most).
+constexpr size_t kMaxDispatches = 16384, kMaxScratchTensors = 16384, kMaxPipelines = 4096, kMaxWeightRanges = 16384,
+                 kMaxIoTensors = 256;
 
 [[noreturn]] void bad(const std::string& what) { fail(ErrorCode::InvalidModel, "plan: " + what); }
 
@@ -28,6 +34,12 @@ class Validator {
   void run() {
     if (static_cast<unsigned>(plan_.precision) > static_cast<unsigned>(Precision::F16))
       bad("unknown precision " + std::to_string(static_cast<unsigned>(plan_.precision)));
+    count("dispatches", plan_.dispatches.size(), kMaxDispatches);
+    count("scratch tensors", plan_.scratch.size(), kMaxScratchTensors);
+    count("pipelines", plan_.pipelines.size(), kMaxPipelines);
+    count("weight ranges", plan_.weights.size(), kMaxWeightRanges);
+    count("inputs", plan_.inputs.size(), kMaxIoTensors);
+    count("outputs", plan_.outputs.size(), kMaxIoTensors);
     io_tensors("input", plan_.inputs);
     io_tensors("output", plan_.outputs);
     for (size_t i = 0; i < plan_.pipelines.size(); ++i) pipeline(i);
@@ -39,6 +51,10 @@ class Validator {
   }
 
  private:
+  static void count(const char* what, size_t n, size_t limit) {
+    if (n > limit) bad("has " + std::to_string(n) + " " + what + ", more than " + std::to_string(limit));
+  }
+
   // A ValueId used by `who` must name an instruction of the program.
   void value(const std::string& who, ValueId v) const {
     if (v >= values_)

@@ -70,12 +70,21 @@ DeviceCapabilities describe(VkPhysicalDevice pd, const std::vector<VkExtensionPr
   VkPhysicalDevicePushDescriptorPropertiesKHR push{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
   VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &p11;
   p11.pNext = &p12;
   p12.pNext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) ? &push : nullptr;
+  // maxBufferSize comes with VK_KHR_maintenance4 (a property query needs the extension supported,
+  // not enabled; Vulkan 1.3 devices still list it). Chained elsewhere, the structure would be
+  // unknown to the driver, so the limit is then the allocation size alone.
+  const bool has_max_buffer_size = has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  if (has_max_buffer_size) push.pNext = &m4;
+  if (has_max_buffer_size && p12.pNext == nullptr) p12.pNext = &m4;
   vkGetPhysicalDeviceProperties2(pd, &props);
   const auto& p = props.properties;
+  caps.max_buffer_size = has_max_buffer_size ? m4.maxBufferSize : ~VkDeviceSize{0};
+  caps.max_memory_allocation_size = p11.maxMemoryAllocationSize;
   caps.device_name = p.deviceName;
   caps.driver_name = p12.driverName;
   caps.driver_info = p12.driverInfo;
@@ -212,6 +221,8 @@ const std::vector<DeviceRequirement>& device_requirements() {
       {"VkPhysicalDeviceVulkan12Features::shaderInt8", false, "the opt-in int8 precision's tensor-core convolutions"},
       {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME " + VkPhysicalDeviceCooperativeMatrixFeaturesKHR::cooperativeMatrix", false,
        "tensor-core convolutions"},
+      {"VkPhysicalDeviceVulkan12Features::vulkanMemoryModel + vulkanMemoryModelDeviceScope", false,
+       "tensor-core convolutions (their shaders use the Vulkan memory model; every Vulkan 1.3 device supports both)"},
   };
   return list;
 }
@@ -229,6 +240,8 @@ void warn_unused_features(VkPhysicalDevice pd, const DeviceCapabilities& caps, c
   if (supported.v11.storageBuffer16BitAccess && !caps.storage_buffer_16bit) unused.push_back("VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess");
   if (supported.v12.shaderFloat16 && !caps.shader_float16) unused.push_back("VkPhysicalDeviceVulkan12Features::shaderFloat16");
   if (supported.v12.shaderInt8 && !caps.shader_int8) unused.push_back("VkPhysicalDeviceVulkan12Features::shaderInt8");
+  if (supported.v12.vulkanMemoryModel && supported.v12.vulkanMemoryModelDeviceScope && !caps.vulkan_memory_model)
+    unused.push_back("VkPhysicalDeviceVulkan12Features::vulkanMemoryModel (with vulkanMemoryModelDeviceScope)");
   if (coop_ext && supported.coop.cooperativeMatrix && !caps.cooperative_matrix) {
     const bool listed = std::find(enabled_extensions.begin(), enabled_extensions.end(), VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) != enabled_extensions.end();
     unused.push_back(listed ? "VkPhysicalDeviceCooperativeMatrixFeaturesKHR::cooperativeMatrix"
@@ -296,6 +309,13 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
         caps.shader_float16 |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->shaderFloat16;
         caps.shader_int8 |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->shaderInt8;
+        caps.vulkan_memory_model |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->vulkanMemoryModel;
+        caps.vulkan_memory_model_device_scope |= reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->vulkanMemoryModelDeviceScope;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+        caps.vulkan_memory_model |= reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel;
+        caps.vulkan_memory_model_device_scope |=
+            reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModelDeviceScope;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
         caps.shader_float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16;
@@ -308,6 +328,13 @@ std::unique_ptr<DeviceContext> DeviceContext::from_external(const ExternalDevice
       default: break;
     }
   }
+  // With the Vulkan memory model on, device scope must be on too for any shader to use it, and
+  // denox's io adapters do (their atomics keep the caller's other channels): without it every
+  // adapter would be invalid SPIR-V for this device (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
+  if (caps.vulkan_memory_model && !caps.vulkan_memory_model_device_scope)
+    fail(ErrorCode::MissingFeature, "the VkDevice enabled vulkanMemoryModel without vulkanMemoryModelDeviceScope; denox's io adapters "
+                                    "use device-scope atomics, which are then invalid. Enable vulkanMemoryModelDeviceScope too (every "
+                                    "Vulkan 1.3 device supports it), or neither");
   warn_unused_features(ext.physical_device, caps, ext.enabled_extensions);
   ctx->load(false, false);
   return ctx;
@@ -357,6 +384,8 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   enable.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
   enable.v12.shaderFloat16 = supported.v12.shaderFloat16;
   enable.v12.shaderInt8 = supported.v12.shaderInt8;
+  enable.v12.vulkanMemoryModel = enable.v12.vulkanMemoryModelDeviceScope =
+      supported.v12.vulkanMemoryModel && supported.v12.vulkanMemoryModelDeviceScope;
   enable.coop.cooperativeMatrix = supported.coop.cooperativeMatrix;
   std::vector<const char*> extensions;
   if (has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -365,6 +394,8 @@ std::unique_ptr<DeviceContext> DeviceContext::create_own(const OwnDeviceOptions&
   caps.storage_buffer_16bit = enable.v11.storageBuffer16BitAccess;
   caps.shader_float16 = enable.v12.shaderFloat16;
   caps.shader_int8 = enable.v12.shaderInt8;
+  caps.vulkan_memory_model = enable.v12.vulkanMemoryModel;
+  caps.vulkan_memory_model_device_scope = enable.v12.vulkanMemoryModelDeviceScope;
   caps.cooperative_matrix = coop_ext && enable.coop.cooperativeMatrix;
 
   uint32_t ts_bits = 0;
@@ -503,6 +534,8 @@ std::vector<DeviceCapabilities> DeviceContext::enumerate(bool validation) {
       caps.storage_buffer_16bit = supported.v11.storageBuffer16BitAccess;
       caps.shader_float16 = supported.v12.shaderFloat16;
       caps.shader_int8 = supported.v12.shaderInt8;
+      caps.vulkan_memory_model = supported.v12.vulkanMemoryModel;
+      caps.vulkan_memory_model_device_scope = supported.v12.vulkanMemoryModelDeviceScope;
       caps.cooperative_matrix = has_extension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && supported.coop.cooperativeMatrix;
       uint32_t bits = 0;
       compute_queue_family(pd, &bits);

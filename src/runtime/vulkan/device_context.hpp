@@ -7,6 +7,7 @@
 
 #include <volk.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -36,6 +37,11 @@ struct DeviceCapabilities {
   bool shader_float16 = false;
   bool shader_int8 = false;  // shaderInt8 enabled (int8 cooperative matrices: the int8 precision)
   bool cooperative_matrix = false;
+  // vulkanMemoryModel and vulkanMemoryModelDeviceScope enabled: the cooperative-matrix shaders
+  // declare the VulkanMemoryModel capability (glslang's GL_KHR_memory_scope_semantics), which
+  // needs the first; with the first on, the io adapters' device-scope atomics need the second.
+  bool vulkan_memory_model = false;
+  bool vulkan_memory_model_device_scope = false;
   bool fp16_usable() const { return storage_buffer_16bit && shader_float16; }
 
   // Limits and properties.
@@ -44,6 +50,13 @@ struct DeviceCapabilities {
   uint32_t timestamp_valid_bits = 0;
   VkDeviceSize min_storage_buffer_offset_alignment = 256;
   VkDeviceSize max_storage_buffer_range = 0;
+  // The largest buffer denox may create and back with one allocation: the smaller of
+  // maxBufferSize (Vulkan 1.3 or VK_KHR_maintenance4; unlimited where neither says) and
+  // maxMemoryAllocationSize (past it vkAllocateMemory may fail or, on some drivers, succeed and
+  // misbehave). lavapipe: 2 GiB.
+  VkDeviceSize max_buffer_size = 0;
+  VkDeviceSize max_memory_allocation_size = 0;
+  VkDeviceSize max_single_buffer() const { return std::min(max_buffer_size, max_memory_allocation_size); }
   uint32_t max_push_constants_size = 0;
   uint32_t max_push_descriptors = 0;
   uint32_t max_compute_shared_memory = 0;

@@ -40,6 +40,10 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
   if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
     fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
                                         "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");
+  if (weights_buffer_size(plan_) > ctx.caps().max_single_buffer())
+    fail(ErrorCode::Unsupported, "the plan's weights take " + std::to_string(weights_buffer_size(plan_)) + " bytes; one buffer on device '" +
+                                     ctx.caps().device_name + "' may take at most " + std::to_string(ctx.caps().max_single_buffer()) +
+                                     " (maxBufferSize and maxMemoryAllocationSize)");
   for (size_t i = 0; i < plan_.pipelines.size(); ++i) {
     const auto& p = plan_.pipelines[i];
     if (between_pipelines) between_pipelines();
@@ -159,6 +163,13 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   ArenaLayout layout = place_scratch(lifetimes, scratch_alignment());
   r.offsets = std::move(layout.offsets);
   r.arena_size = std::max<VkDeviceSize>(layout.size, kMinArenaSize);
+  // The arena is one buffer: past the device's limit its creation is invalid and its allocation
+  // may fail with a bare VK_ERROR_OUT_OF_DEVICE_MEMORY (an engine's own memory too).
+  if (r.arena_size > ctx_.caps().max_single_buffer())
+    fail(ErrorCode::Unsupported, "at " + std::to_string(width) + "x" + std::to_string(height) + " the scratch arena takes " +
+                                     std::to_string(r.arena_size) + " bytes; one buffer on device '" + ctx_.caps().device_name +
+                                     "' may take at most " + std::to_string(ctx_.caps().max_single_buffer()) +
+                                     " (maxBufferSize and maxMemoryAllocationSize)");
   return r;
 }
 
@@ -173,8 +184,10 @@ void ExecutableModel::set_extent(uint32_t width, uint32_t height) {
   Buffer grown;
   const auto previous_scratch = std::make_tuple(scratch_, scratch_offset_, scratch_capacity_);
   if (!external_memory_ && r.arena_size > scratch_capacity_) {
-    // Grow with headroom so that small resolution changes do not reallocate every time.
-    const VkDeviceSize capacity = align_up(r.arena_size + r.arena_size / 8, 1 << 20);
+    // Grow with headroom so that small resolution changes do not reallocate every time (never
+    // past what one buffer may take: resolve() checked the arena itself).
+    const VkDeviceSize capacity = std::max(r.arena_size, std::min(align_up(r.arena_size + r.arena_size / 8, 1 << 20),
+                                                                  ctx_.caps().max_single_buffer()));
     grown = Buffer(ctx_, capacity, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                    MemoryKind::DeviceLocal, "scratch arena");
     scratch_ = grown.handle();

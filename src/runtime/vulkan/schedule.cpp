@@ -1,6 +1,8 @@
 #include "runtime/vulkan/schedule.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -10,10 +12,6 @@ namespace denox::runtime {
 namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-bool overlaps(const MemoryAccess& a, const MemoryAccess& b) {
-  return a.space == b.space && a.begin < b.end && b.begin < a.end;
-}
 
 }  // namespace
 
@@ -33,45 +31,80 @@ ArenaLayout place_scratch(const std::vector<ScratchLifetime>& tensors, uint64_t 
   for (size_t t : order) {
     const auto& tensor = tensors[t];
     if (tensor.first < 0 || tensor.size == 0) continue;
-    // Candidate offsets: 0 and the aligned end of every live-overlapping placed tensor; take the
-    // lowest one that collides with none of them.
-    std::vector<const Placed*> live;
-    for (const auto& p : placed)
-      if (p.first <= tensor.last && tensor.first <= p.last) live.push_back(&p);
-    std::vector<uint64_t> candidates{0};
-    for (const Placed* p : live) candidates.push_back(align_up(p->end, alignment));
-    std::sort(candidates.begin(), candidates.end());
-    uint64_t chosen = candidates.back();
-    for (uint64_t c : candidates) {
-      const uint64_t end = c + tensor.size;
-      if (std::none_of(live.begin(), live.end(), [&](const Placed* p) { return c < p->end && p->begin < end; })) {
-        chosen = c;
-        break;
-      }
+    // The lowest offset (0 or the aligned end of a live-overlapping placed tensor) that collides
+    // with none of them: sweep the live tensors by where they begin, moving past each one the
+    // tensor would overlap. (Trying every candidate against every live tensor was cubic in a
+    // plan's tensor count; this is quadratic.)
+    // (`placed` is kept sorted by where each tensor begins, so no per-tensor sort is needed.)
+    uint64_t chosen = 0;
+    for (const Placed& p : placed) {
+      if (p.first > tensor.last || tensor.first > p.last) continue;  // not live at the same time
+      if (chosen + tensor.size <= p.begin) break;  // fits before p, and so before every later one
+      chosen = std::max(chosen, align_up(p.end, alignment));
     }
     layout.offsets[t] = chosen;
-    placed.push_back({chosen, chosen + tensor.size, tensor.first, tensor.last});
+    const Placed here{chosen, chosen + tensor.size, tensor.first, tensor.last};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), here, [](const Placed& a, const Placed& b) { return a.begin < b.begin; }), here);
     layout.size = std::max(layout.size, align_up(chosen + tensor.size, alignment));
   }
   return layout;
 }
 
+namespace {
+
+// The bytes of one address space touched since the last barrier, as disjoint intervals (touching
+// ones merged), so that "does [begin, end) overlap anything here" is a lookup rather than a scan:
+// the scan made barrier derivation quadratic in a frame's accesses.
+class TouchedBytes {
+ public:
+  bool overlaps(uint64_t begin, uint64_t end) const {
+    if (begin >= end) return false;  // (an empty range overlaps nothing)
+    auto it = spans_.lower_bound(end);  // the first span beginning at or after `end` cannot overlap
+    if (it == spans_.begin()) return false;
+    return std::prev(it)->second > begin;  // spans are disjoint: only the last one before can
+  }
+  void add(uint64_t begin, uint64_t end) {
+    if (begin >= end) return;
+    auto it = spans_.upper_bound(begin);
+    if (it != spans_.begin() && std::prev(it)->second >= begin) {
+      --it;
+      begin = it->first;
+    }
+    while (it != spans_.end() && it->first <= end) {
+      end = std::max(end, it->second);
+      it = spans_.erase(it);
+    }
+    spans_.emplace(begin, end);
+  }
+
+ private:
+  std::map<uint64_t, uint64_t> spans_;  // begin -> end
+};
+
+struct TouchedSince {
+  std::map<uint32_t, TouchedBytes> reads, writes;  // by address space
+  bool overlaps(const std::map<uint32_t, TouchedBytes>& in, const MemoryAccess& a) const {
+    const auto it = in.find(a.space);
+    return it != in.end() && it->second.overlaps(a.begin, a.end);
+  }
+};
+
+}  // namespace
+
 std::vector<bool> derive_barriers(const std::vector<std::vector<MemoryAccess>>& commands) {
   std::vector<bool> barrier(commands.size(), false);
-  std::vector<MemoryAccess> reads, writes;  // since the last barrier
+  TouchedSince touched;  // since the last barrier
   for (size_t i = 0; i < commands.size(); ++i) {
     bool hazard = false;
     for (const auto& access : commands[i]) {
-      for (const auto& w : writes) hazard = hazard || overlaps(access, w);                    // RAW, WAW
-      if (access.write)
-        for (const auto& r : reads) hazard = hazard || overlaps(access, r);                   // WAR
+      hazard = hazard || touched.overlaps(touched.writes, access);                  // RAW, WAW
+      if (access.write) hazard = hazard || touched.overlaps(touched.reads, access);  // WAR
     }
     if (hazard) {
       barrier[i] = true;
-      reads.clear();
-      writes.clear();
+      touched = {};
     }
-    for (const auto& access : commands[i]) (access.write ? writes : reads).push_back(access);
+    for (const auto& access : commands[i]) (access.write ? touched.writes : touched.reads)[access.space].add(access.begin, access.end);
   }
   return barrier;
 }

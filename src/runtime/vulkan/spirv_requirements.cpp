@@ -1,6 +1,7 @@
 #include "runtime/vulkan/spirv_requirements.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -17,12 +18,13 @@ namespace {
 namespace op {
 constexpr uint32_t TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeFloat = 22, TypeVector = 23, TypeMatrix = 24, TypeArray = 28,
                    TypeRuntimeArray = 29, TypeStruct = 30, TypePointer = 32, Constant = 43, SpecConstant = 50, Variable = 59,
-                   TypeCooperativeMatrixKHR = 4456, EntryPoint = 15, ExecutionMode = 16, ExecutionModeId = 331, Decorate = 71;
+                   TypeCooperativeMatrixKHR = 4456, EntryPoint = 15, ExecutionMode = 16, ExecutionModeId = 331, Decorate = 71,
+                   MemberDecorate = 72, Capability = 17;
 }  // namespace op
 constexpr uint32_t kExecutionModelGLCompute = 5;
 constexpr uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
-constexpr uint32_t kDecorationBinding = 33, kDecorationDescriptorSet = 34;
-constexpr uint32_t kStorageWorkgroup = 4;
+constexpr uint32_t kDecorationBinding = 33, kDecorationDescriptorSet = 34, kDecorationOffset = 35, kDecorationArrayStride = 6;
+constexpr uint32_t kStorageWorkgroup = 4, kStoragePushConstant = 9;
 constexpr uint32_t kScopeSubgroup = 3;
 constexpr uint32_t kUseA = 0, kUseB = 1, kUseAccumulator = 2;
 constexpr uint32_t kMagic = 0x07230203;
@@ -44,7 +46,7 @@ class Reader {
   SpirvRequirements read() {
     if (words_.size() < kHeaderWords || words_[0] != kMagic) bad(0, "not a SPIR-V module (no header)");
     bound_ = words_[3];
-    std::vector<uint32_t> workgroup_variables;  // their pointer types
+    std::vector<uint32_t> workgroup_variables, push_constant_variables;  // their pointer types
     for (size_t at = kHeaderWords; at < words_.size();) {
       const uint32_t count = words_[at] >> 16, opcode = words_[at] & 0xffffu;
       if (count == 0 || at + count > words_.size()) bad(at, "an instruction runs past the end of the module");
@@ -64,6 +66,11 @@ class Reader {
         case op::Variable:
           if (count < 4) bad(at, "a variable without a storage class");
           if (ins[3] == kStorageWorkgroup) workgroup_variables.push_back(id(ins[1], at));
+          if (ins[3] == kStoragePushConstant) push_constant_variables.push_back(id(ins[1], at));
+          break;
+        case op::Capability:
+          if (count < 2) bad(at, "a capability without a number");
+          interface_.capabilities.push_back(ins[1]);
           break;
         case op::EntryPoint:
           if (count < 4) bad(at, "an entry point without a name");
@@ -84,6 +91,11 @@ class Reader {
           if (count < 3) bad(at, "a decoration without a target");
           if (count >= 4 && ins[2] == kDecorationBinding) bindings_[id(ins[1], at)] = ins[3];
           if (count >= 4 && ins[2] == kDecorationDescriptorSet) sets_[id(ins[1], at)] = ins[3];
+          if (count >= 4 && ins[2] == kDecorationArrayStride) strides_[id(ins[1], at)] = ins[3];
+          break;
+        case op::MemberDecorate:
+          if (count < 4) bad(at, "a member decoration without a member");
+          if (count >= 5 && ins[3] == kDecorationOffset) offsets_[{id(ins[1], at), ins[2]}] = ins[4];
           break;
         default:
           break;
@@ -101,6 +113,13 @@ class Reader {
       const Type& p = type(pointer);
       if (p.op != op::TypePointer || p.operands.size() < 2) bad_id(pointer, "a Workgroup variable whose type is not a pointer");
       r.workgroup_bytes = std::min(kHuge, r.workgroup_bytes + size_of(p.operands[1], p.order, 0));
+    }
+    std::sort(r.capabilities.begin(), r.capabilities.end());
+    r.capabilities.erase(std::unique(r.capabilities.begin(), r.capabilities.end()), r.capabilities.end());
+    for (uint32_t pointer : push_constant_variables) {
+      const Type& p = type(pointer);
+      if (p.op != op::TypePointer || p.operands.size() < 2) bad_id(pointer, "a push-constant variable whose type is not a pointer");
+      r.push_constant_bytes = std::max(r.push_constant_bytes, block_extent(p.operands[1], p.order));
     }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, int>> seen;
     for (uint32_t t : coop_types_) {
@@ -156,6 +175,21 @@ class Reader {
     }
     return VK_COMPONENT_TYPE_MAX_ENUM_KHR;  // (matches no device shape: refused by name)
   }
+  // The bytes a push-constant block reaches: the end of its furthest member (its Offset plus
+  // its size; an array's size by its ArrayStride where it has one).
+  uint64_t block_extent(uint32_t id, size_t user) const {
+    const Type& t = type(id);
+    if (t.order >= user) bad_id(id, "a type used before its declaration");
+    if (t.op != op::TypeStruct) return size_of(id, user, 0);
+    uint64_t end = 0;
+    for (uint32_t m = 0; m < t.operands.size(); ++m) {
+      const auto offset = offsets_.find({id, m});
+      const uint64_t at = offset == offsets_.end() ? 0 : offset->second;
+      end = std::max(end, std::min(kHuge, at + size_of(t.operands[m], t.order, 1)));
+    }
+    return end;
+  }
+
   // Bytes of a type in Workgroup storage, declared before the type of order `user` (so a damaged
   // module cannot loop), memoized (so shared subtypes cost once), at most 64 types deep.
   uint64_t size_of(uint32_t id, size_t user, int depth) const {
@@ -183,15 +217,18 @@ class Reader {
         need(2);
         size = times(size_of(o[0], t.order, depth + 1), o[1]);
         break;
-      case op::TypeArray:
+      case op::TypeArray: {
         need(2);
-        size = times(size_of(o[0], t.order, depth + 1), constant(o[1]));
+        // (Workgroup arrays carry no stride; a push-constant block's do, and may pad.)
+        const auto stride = strides_.find(id);
+        size = times(stride != strides_.end() ? stride->second : size_of(o[0], t.order, depth + 1), constant(o[1]));
         break;
+      }
       case op::TypeStruct:
         for (uint32_t member : o) size = std::min(kHuge, size + size_of(member, t.order, depth + 1));
         break;
       default:
-        bad_id(id, "a Workgroup variable of a type without a size");
+        bad_id(id, "a Workgroup or push-constant variable of a type without a size");
     }
     sizes_[id] = size;
     return size;
@@ -206,6 +243,8 @@ class Reader {
   std::vector<uint32_t> coop_types_;
   SpirvRequirements interface_;                        // entry points, local size
   std::unordered_map<uint32_t, uint32_t> bindings_, sets_;  // decorated id -> Binding, DescriptorSet
+  std::unordered_map<uint32_t, uint32_t> strides_;          // array type -> ArrayStride
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> offsets_;  // (struct type, member) -> Offset
 };
 
 const char* component_name(VkComponentTypeKHR c) {
@@ -237,6 +276,44 @@ bool reported(const SpirvCoopMatrix& m, const std::vector<CoopMatrixShape>& shap
   });
 }
 
+// The SPIR-V capabilities denox's shaders declare, and the enabled feature each needs. A module
+// declaring another is not one denox wrote; one declaring a capability whose feature is off
+// would make pipeline creation undefined behaviour.
+enum class Needs { Nothing, ShaderFloat16, StorageBuffer16Bit, ShaderInt8, CooperativeMatrix, VulkanMemoryModel };
+struct KnownCapability {
+  uint32_t number;
+  const char* name;
+  Needs needs;
+};
+constexpr KnownCapability kKnownCapabilities[] = {
+    {1, "Shader", Needs::Nothing},
+    {9, "Float16", Needs::ShaderFloat16},
+    {39, "Int8", Needs::ShaderInt8},
+    {61, "GroupNonUniform", Needs::Nothing},  // (every Vulkan 1.1 device has basic subgroup operations in compute)
+    {4433, "StorageBuffer16BitAccess", Needs::StorageBuffer16Bit},
+    {5345, "VulkanMemoryModel", Needs::VulkanMemoryModel},
+    {6022, "CooperativeMatrixKHR", Needs::CooperativeMatrix},
+};
+
+const KnownCapability* known_capability(uint32_t number) {
+  for (const auto& c : kKnownCapabilities)
+    if (c.number == number) return &c;
+  return nullptr;
+}
+
+// "" where `caps` enabled what `c` needs, else the feature's name.
+std::string missing_feature(const KnownCapability& c, const DeviceCapabilities& caps) {
+  switch (c.needs) {
+    case Needs::Nothing: return "";
+    case Needs::ShaderFloat16: return caps.shader_float16 ? "" : "VkPhysicalDeviceVulkan12Features::shaderFloat16";
+    case Needs::StorageBuffer16Bit: return caps.storage_buffer_16bit ? "" : "VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess";
+    case Needs::ShaderInt8: return caps.shader_int8 ? "" : "VkPhysicalDeviceVulkan12Features::shaderInt8";
+    case Needs::CooperativeMatrix: return caps.cooperative_matrix ? "" : "VK_KHR_cooperative_matrix (cooperativeMatrix)";
+    case Needs::VulkanMemoryModel: return caps.vulkan_memory_model ? "" : "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel";
+  }
+  return "";
+}
+
 }  // namespace
 
 SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const std::string& who) {
@@ -250,7 +327,8 @@ std::string describe(const SpirvCoopMatrix& m) {
   return s;
 }
 
-std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count) {
+std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count,
+                                     uint32_t push_constant_bytes) {
   const auto sizes = [](const std::array<uint32_t, 3>& s) {
     return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
   };
@@ -265,6 +343,11 @@ std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::arra
     if (set != 0 || binding >= binding_count)
       return "uses descriptor set " + std::to_string(set) + " binding " + std::to_string(binding) + "; its pipeline has bindings 0 to " +
              std::to_string(static_cast<int64_t>(binding_count) - 1) + " of set 0";
+  if (r.push_constant_bytes > push_constant_bytes)
+    return "reads " + std::to_string(r.push_constant_bytes) + " bytes of push constants; its pipeline's range has " +
+           std::to_string(push_constant_bytes);
+  for (uint32_t c : r.capabilities)
+    if (!known_capability(c)) return "declares SPIR-V capability " + std::to_string(c) + ", which no denox shader declares";
   return "";
 }
 
@@ -277,6 +360,10 @@ std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapa
   for (const SpirvCoopMatrix& m : r.coop_matrices)
     if (!reported(m, caps.coop_matrix_shapes))
       return "uses " + describe(m) + " cooperative matrices, a shape the device does not report (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)";
+  for (uint32_t number : r.capabilities)
+    if (const KnownCapability* c = known_capability(number))
+      if (const std::string feature = missing_feature(*c, caps); !feature.empty())
+        return "declares SPIR-V capability " + std::string(c->name) + ", but " + feature + " is not enabled";
   return "";
 }
 

@@ -36,6 +36,8 @@ struct SpirvRequirements {
   std::optional<std::array<uint32_t, 3>> local_size;    // OpExecutionMode LocalSize
   bool local_size_by_id = false;                        // OpExecutionModeId LocalSizeId (not read)
   std::vector<std::pair<uint32_t, uint32_t>> descriptors;  // (set, binding) of each decorated id
+  uint64_t push_constant_bytes = 0;                        // the end of its push-constant block's furthest member
+  std::vector<uint32_t> capabilities;                      // OpCapability operands, sorted, each once
 };
 
 // Reads a module's requirements. Throws Error(InvalidModel) naming `who` and the word where the
@@ -43,17 +45,20 @@ struct SpirvRequirements {
 SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const std::string& who);
 
 // "" where `caps` meets `r`; else what is missing, e.g. "declares 53248 bytes of shared memory,
-// more than the 49152 a workgroup may have (maxComputeSharedMemorySize)" or "uses 16x8 fp16 (A)
-// cooperative matrices, a shape the device does not report (...)". A matrix type passes where
-// some subgroup shape of the device has a matrix of its size and component type as its A, B, C
-// or result, whatever its use (as the Vulkan spec allows).
+// more than the 49152 a workgroup may have (maxComputeSharedMemorySize)", "uses 16x8 fp16 (A)
+// cooperative matrices, a shape the device does not report (...)" or "declares SPIR-V
+// capability Float16, but VkPhysicalDeviceVulkan12Features::shaderFloat16 is not enabled". A
+// matrix type passes where some subgroup shape of the device has a matrix of its size and
+// component type as its A, B, C or result, whatever its use (as the Vulkan spec allows).
 std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps);
 
 // "" where the module's interface is the pipeline's: one GLCompute entry point, workgroups of
-// `local_size`, descriptors only in set 0 below `binding_count`. Else what differs, e.g.
-// "declares workgroups of 256x1x1 invocations, its pipeline 128x1x1". A module that disagrees
-// with its pipeline would make pipeline creation undefined behaviour.
-std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count);
+// `local_size`, descriptors only in set 0 below `binding_count`, a push-constant block within
+// `push_constant_bytes`, and only SPIR-V capabilities that denox's shaders declare. Else what
+// differs, e.g. "declares workgroups of 256x1x1 invocations, its pipeline 128x1x1". A module that
+// disagrees with its pipeline would make pipeline creation undefined behaviour.
+std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count,
+                                     uint32_t push_constant_bytes);
 
 // "16x8 fp16 (A)": a matrix type for messages.
 std::string describe(const SpirvCoopMatrix& m);
