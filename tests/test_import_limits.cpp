@@ -2,13 +2,20 @@
 // range, repeated names, and a model whose constants add up past memory one copy at a time.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 #include "common/error.hpp"
+#include "common/read_file.hpp"
+#include "compiler/import/tensor_data.hpp"
 #include "compiler/import/onnx_import.hpp"
 #include "import_test_util.hpp"
 #include "modelgen/onnx_writer.hpp"
@@ -140,6 +147,13 @@ TEST_CASE("import: Cast's 'to' and the constants it casts are checked") {
 TEST_CASE("import: a repeated graph input, an integer Conv bias and a float list of integers are named") {
   ErrorCode code{};
   {
+    // More outputs than a plan holds: refused at import, not as a "damaged plan" after compiling.
+    auto m = relu_model();
+    for (int k = 0; k < 256; ++k) *m.mutable_graph()->add_output() = m.graph().output(0);
+    CHECK(contains(error_of([&] { import_model(m); }, &code), "the model has 257 outputs; denox runs at most 256"));
+    CHECK(code == ErrorCode::Unsupported);
+  }
+  {
     auto m = relu_model();
     const onnx::ValueInfoProto again = m.graph().input(0);  // (a copy: adding may move the list)
     add_graph_input(*m.mutable_graph(), again);
@@ -233,4 +247,31 @@ TEST_CASE("import: a model's constants share one budget, and a constant read twi
     if (op.onnx_op == "Conv") conv_weights.push_back(op.inputs.at(1));
   REQUIRE(conv_weights.size() == 2);
   CHECK(conv_weights[0] == conv_weights[1]);
+}
+
+TEST_CASE("import: an external data file swapped after its name was checked is refused") {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("denox_swap_" + std::to_string(::getpid()));
+  fs::create_directories(base / "model");
+  std::ofstream(base / "model" / "w.data") << "inside";
+  std::ofstream(base / "elsewhere.data") << "outside";
+  const fs::path dir = fs::canonical(base / "model"), inside = fs::canonical(base / "model" / "w.data"),
+                 outside = fs::canonical(base / "elsewhere.data");
+  auto opened_as = [](const fs::path& file, bool with_proc) {
+    struct stat st {};
+    REQUIRE(::stat(file.c_str(), &st) == 0);
+    denox::OpenedFile f;
+    f.resolved = with_proc ? file : fs::path();
+    f.size = static_cast<std::uintmax_t>(st.st_size);
+    f.device = static_cast<uint64_t>(st.st_dev);
+    f.inode = static_cast<uint64_t>(st.st_ino);
+    return f;
+  };
+  // With /proc: the kernel's path for the descriptor. Without: the file's identity against the
+  // name as resolved before the open.
+  CHECK(opened_file_outside(opened_as(inside, true), dir, inside) == "");
+  CHECK(opened_file_outside(opened_as(outside, true), dir, inside) == "opened as '" + outside.string() + "', outside the model's directory");
+  CHECK(opened_file_outside(opened_as(inside, false), dir, inside) == "");
+  CHECK(opened_file_outside(opened_as(outside, false), dir, inside) == "was replaced between the check of its name and its opening");
+  fs::remove_all(base);
 }

@@ -186,7 +186,8 @@ typedef enum denox_precision {
    * calibration (denox_model_options::calibration, made by denox_calibrate_* or
    * `denox calibrate` on representative inputs) and a device with int8 cooperative matrices
    * (VK_KHR_cooperative_matrix reporting 16x16x32 sint8 x sint8 -> sint32 at subgroup scope,
-   * and VkPhysicalDeviceVulkan12Features::shaderInt8 enabled): else the load fails with
+   * with VkPhysicalDeviceVulkan12Features::shaderInt8 and vulkanMemoryModel, with its device
+   * scope, enabled): else the load fails with
    * DENOX_ERROR_INVALID_ARGUMENT or DENOX_ERROR_MISSING_FEATURE naming what is missing.
    * Inputs and outputs stay fp16 (denox_model_precision reports FP16). Accuracy depends on the
    * calibration inputs: on the shipped denoiser, -0.05..-0.10 dB PSNR against fp16. */
@@ -274,7 +275,8 @@ typedef struct denox_context_info {
   char device_name[256];
   uint32_t vendor_id, device_id, driver_version, api_version;
   int fp16_supported;           /* fp16 storage and arithmetic usable */
-  int cooperative_matrix;       /* VK_KHR_cooperative_matrix enabled */
+  int cooperative_matrix;       /* VK_KHR_cooperative_matrix enabled (its convolutions also need
+                                 * vulkanMemoryModel: see denox_device_requirements) */
   int timestamps_supported;
   float timestamp_period_ns;
   int cache_enabled;
@@ -288,7 +290,7 @@ typedef struct denox_context_info {
    * during use. */
   char shipped_cache_path[1024];
   /* DENOX_PRECISION_INT8 can load here: int8 cooperative matrices (16x16x32 sint8 at subgroup
-   * scope) with shaderInt8 enabled, and fp16 storage. */
+   * scope) with shaderInt8 and vulkanMemoryModel enabled, and fp16 storage. */
   int int8_supported;
 } denox_context_info;
 DENOX_API denox_result denox_context_get_info(denox_context context, denox_context_info* out_info);
@@ -501,9 +503,10 @@ DENOX_API uint32_t denox_model_int8_dispatch_count(denox_model model);
  * plan that background work swaps in. Refused (DENOX_ERROR_UNSUPPORTED, naming the tensor) where
  * one intermediate tensor would take more than the device's maxStorageBufferRange or hold 2^31
  * elements (the shaders address a tensor with 32-bit indices), or where the scratch arena, one
- * buffer, would pass maxBufferSize or maxMemoryAllocationSize. A set_extent, bind_input, bind_output or
- * bind_memory that fails leaves the model as it was: record() records what it did before (except
- * a bind_memory that named the weights buffer bound before: see there). */
+ * buffer, would pass maxBufferSize (past maxMemoryAllocationSize it logs a warning: the
+ * allocation may fail). A set_extent, bind_input, bind_output or bind_memory that fails leaves
+ * the model as it was: record() records what it did before (except a bind_memory that named the
+ * weights buffer bound before: see there). */
 DENOX_API denox_result denox_model_set_extent(denox_model model, uint32_t width, uint32_t height);
 
 typedef struct denox_memory_requirements {

@@ -234,7 +234,7 @@ uint32_t int8_dispatches(const plan::Plan& plan) {
   return n;
 }
 
-void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
+void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan, const std::vector<bool>* compiled_here) {
   const auto& caps = ctx.device->caps();
   // Each weight range is bound as one storage buffer descriptor: a plan made where descriptors
   // may span more (4 GB on many desktop GPUs) must not bind more than this device allows.
@@ -249,6 +249,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
   for (const auto& d : plan.dispatches)
     if (d.pipeline < first_use.size() && first_use[d.pipeline] == nullptr) first_use[d.pipeline] = &d;
   for (size_t i = 0; i < plan.pipelines.size(); ++i) {
+    if (compiled_here != nullptr && !compiled_here->at(i)) continue;  // (checked when the plan came in)
     const plan::Pipeline& p = plan.pipelines[i];
     // What the SPIR-V itself asks: a plan made where a workgroup may have more shared memory (64
     // KB on many AMD and Intel GPUs, 48 KB on NVIDIA's) or where other cooperative-matrix shapes
@@ -258,7 +259,8 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan) {
     if (!p.spirv.empty()) {
       if (first_use[i] != nullptr) shader += " for '" + first_use[i]->name + "'";
       requirements = runtime::read_spirv_requirements(p.spirv, shader);
-      const std::string unmet = runtime::unmet_spirv_requirement(*requirements, caps);
+      // (A capability this denox has no feature for passes SPIR-V its own glslang wrote just now.)
+      const std::string unmet = runtime::unmet_spirv_requirement(*requirements, caps, compiled_here == nullptr);
       if (!unmet.empty()) fail(ErrorCode::MissingFeature, shader + " " + unmet + " on device '" + caps.device_name + "'; compile the plan on this device");
     }
     // Workgroups larger than the device takes: pipeline creation is undefined behaviour then.

@@ -73,7 +73,9 @@ void complete_pipelines(denox_context_T& ctx, plan::Plan& plan);
 // matrices, int8 ones, their subgroup width, workgroup sizes, A_DIRECT's element order, and
 // from the pipelines' SPIR-V: shared memory and cooperative-matrix shapes), naming the shader
 // and the dispatch; InvalidModel for SPIR-V it cannot read. fp16 storage is checked by the runtime.
-void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan);
+// With `compiled_here`, only the pipelines it marks (SPIR-V compiled in this process after the
+// plan was checked), where a SPIR-V capability denox has no feature for is not refused.
+void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan, const std::vector<bool>* compiled_here = nullptr);
 
 // Runs the cooperative-matrix element-order check A_DIRECT needs (kernels::enable_a_direct)
 // where the device could use A_DIRECT, and keeps the answer in the context: at context

@@ -192,9 +192,11 @@ denox_result denox_model_load_plan(denox_context context, const void* plan_bytes
     api::require(plan_bytes, "plan_bytes");
     plan::Plan p = plan::deserialize_plan({static_cast<const uint8_t*>(plan_bytes), size});
     api::check_plan_runs_here(*context, p);
-    const bool compiles = std::any_of(p.pipelines.begin(), p.pipelines.end(), [](const plan::Pipeline& q) { return q.spirv.empty(); });
+    std::vector<bool> compiled_here;
+    for (const plan::Pipeline& q : p.pipelines) compiled_here.push_back(q.spirv.empty());
     api::complete_pipelines(*context, p);
-    if (compiles) api::check_plan_runs_here(*context, p);  // (what the SPIR-V compiled just now asks, too)
+    // (What the SPIR-V compiled just now asks, too.)
+    if (std::find(compiled_here.begin(), compiled_here.end(), true) != compiled_here.end()) api::check_plan_runs_here(*context, p, &compiled_here);
     const size_t dispatches = p.dispatches.size();
     *out_model = api::release(*context, api::make_model(*context, std::move(p), options,
                                                         api::schedule_report_json(nullptr, {}, "plan file", dispatches), DENOX_PLAN_FROM_FILE));

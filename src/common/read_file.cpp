@@ -42,13 +42,15 @@ void require_regular(const std::filesystem::path& path, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) fail_read(path, "not a regular file (a device, FIFO or socket)");
 }
 
-// The size of the regular file open as `fd`.
-std::uintmax_t checked_size(const std::filesystem::path& path, int fd) {
+// The status of the regular file open as `fd`.
+struct stat checked_status(const std::filesystem::path& path, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_read(path, "cannot read its size: " + errno_text());
   require_regular(path, st);
-  return static_cast<std::uintmax_t>(st.st_size);
+  return st;
 }
+
+std::uintmax_t checked_size(const std::filesystem::path& path, int fd) { return static_cast<std::uintmax_t>(checked_status(path, fd).st_size); }
 
 // Opens without blocking (a FIFO would wait for a writer) and checks what was opened, not the
 // name again: the path may change between a check and the open. The name is checked first too,
@@ -96,7 +98,10 @@ std::string read_regular_file_range(const std::filesystem::path& path, std::uint
                                     const std::function<void(const OpenedFile&)>& check) {
   const OpenFile file = open_regular(path);
   OpenedFile opened;
-  opened.size = checked_size(path, file.fd());
+  const struct stat st = checked_status(path, file.fd());
+  opened.size = static_cast<std::uintmax_t>(st.st_size);
+  opened.device = static_cast<std::uint64_t>(st.st_dev);
+  opened.inode = static_cast<std::uint64_t>(st.st_ino);
   // The kernel's name for the descriptor: the file that will be read, whatever the path's
   // components point to by now.
   std::error_code ec;

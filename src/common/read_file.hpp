@@ -22,10 +22,12 @@ std::uintmax_t regular_file_size(const std::filesystem::path& path);
 std::string read_regular_file(const std::filesystem::path& path, const std::function<void(std::uintmax_t)>& check_size = {});
 
 // What a range read found when it opened the file: the path the kernel resolved for the open
-// descriptor (every link followed; empty where /proc is not mounted) and the size then.
+// descriptor (every link followed; empty where /proc is not mounted), the size then, and the
+// file's identity (st_dev, st_ino), to compare with what a name resolves to.
 struct OpenedFile {
   std::filesystem::path resolved;
   std::uintmax_t size = 0;
+  std::uint64_t device = 0, inode = 0;
 };
 
 // `length` bytes at `offset` of a regular file (the checks above). `check` sees the file that

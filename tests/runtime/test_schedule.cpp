@@ -151,4 +151,8 @@ TEST_CASE("barriers from interval sets agree with scanning every access", "[runt
     }
   const std::vector<bool> none = derive_barriers(many);
   CHECK(std::count(none.begin(), none.end(), true) == 0);
+  // An empty range (a zero-sized weight range, an adapter of an empty image) touches nothing:
+  // no barrier before it, none after it because of it. Ranges that only touch do not overlap.
+  CHECK(derive_barriers({{{0, 0, 64, true}}, {{0, 32, 32, false}}, {{0, 16, 16, true}}}) == std::vector<bool>{false, false, false});
+  CHECK(derive_barriers({{{0, 0, 64, true}}, {{0, 64, 128, false}}, {{0, 63, 64, false}}}) == std::vector<bool>{false, false, true});
 }

@@ -241,6 +241,12 @@ Graph import_model(const onnx::ModelProto& model, const ImportOptions& options) 
       reject(in.name(), "graph input '" + in.name() + "'", e);
     }
   }
+  // (The plan format holds at most this many of each: plan_validate.cpp's kMaxIoTensors.)
+  if (st.graph.inputs.size() > kMaxGraphIo)
+    fail(ErrorCode::Unsupported, "the model has " + std::to_string(st.graph.inputs.size()) + " tensor inputs; denox runs at most " +
+                                     std::to_string(kMaxGraphIo));
+  if (static_cast<size_t>(g.output_size()) > kMaxGraphIo)
+    fail(ErrorCode::Unsupported, "the model has " + std::to_string(g.output_size()) + " outputs; denox runs at most " + std::to_string(kMaxGraphIo));
   if (!opset_ok && problems.empty()) {
     if (opset == 0) fail(ErrorCode::InvalidModel, "the model imports no opset of the default ONNX domain");
     fail(ErrorCode::Unsupported, "the model uses opset " + std::to_string(opset) + "; denox reads opsets " +

@@ -11,11 +11,15 @@
 
 namespace denox::compiler {
 
-// What one model's constants may add up to at import, in elements (each is 8 bytes while
-// decoded, 4 more as a graph constant): twice the largest single tensor (tensor_data.hpp), far
+// What one model's constants may add up to at import, in elements. Both forms count: a decoded
+// value (8 bytes an element) and a graph constant (4 more), so a weight counts twice and the
+// budget holds ~2^29 weights, twice the largest single tensor (tensor_data.hpp), ~6 GiB; far
 // above any real-time denoiser (OIDN's largest has ~10^7 weights). Each other limit is per
 // tensor; this one stops a chain of Identities of one large constant from holding a copy each.
-constexpr int64_t kMaxImportedConstantElements = int64_t{1} << 29;
+constexpr int64_t kMaxImportedConstantElements = int64_t{1} << 30;
+
+// Graph inputs and outputs a model may have (each becomes an io tensor of its plan).
+constexpr size_t kMaxGraphIo = 256;
 
 struct ImportOptions {
   // Where external data files live. import_onnx_file sets it to the model's directory; for

@@ -1,6 +1,7 @@
 #include "compiler/import/tensor_data.hpp"
 
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <bit>
 #include <cmath>
@@ -141,11 +142,11 @@ void decode_bytes(const uint8_t* p, int64_t count, DecodedTensor& out, const std
   }
 }
 
-// An external-data location, strictly inside the model's directory: the path to open and the
-// directory's canonical form, against which the opened file is checked again.
+// An external-data location, strictly inside the model's directory: the path to open, the
+// directory's and the file's canonical forms, against which the opened file is checked again.
 struct ExternalPath {
   fs::path full;
-  fs::path canonical_base;
+  fs::path canonical_base, canonical_full;
 };
 
 // `path` (canonical) lies inside `canonical_base`.
@@ -176,7 +177,7 @@ ExternalPath resolve_external_path(const std::string& location, const ExternalDa
   if (ec || !lies_inside(canonical_full, canonical_base)) {
     fail(ErrorCode::InvalidModel, what + ": external data location '" + location + "' resolves outside the model's directory");
   }
-  return {full, canonical_base};
+  return {full, canonical_base, canonical_full};
 }
 
 void read_external(const TP& proto, const ExternalDataContext& ctx, const std::string& what, int64_t count,
@@ -207,10 +208,8 @@ void read_external(const TP& proto, const ExternalDataContext& ctx, const std::s
   // The checks above read the name; these read the file that was opened. Between the two, a
   // writer in the model's directory could have swapped in a link to a file outside it.
   const auto check_opened = [&](const OpenedFile& opened) {
-    if (!opened.resolved.empty() && !lies_inside(opened.resolved, path.canonical_base)) {
-      fail(ErrorCode::InvalidModel, what + ": external data file '" + path.full.string() + "' opened as '" +
-                                        opened.resolved.string() + "', outside the model's directory");
-    }
+    if (const std::string why = opened_file_outside(opened, path.canonical_base, path.canonical_full); !why.empty())
+      fail(ErrorCode::InvalidModel, what + ": external data file '" + path.full.string() + "' " + why);
     if (static_cast<uint64_t>(offset) > opened.size || static_cast<uint64_t>(need) > opened.size - static_cast<uint64_t>(offset)) {
       fail(ErrorCode::InvalidModel, what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(need) +
                                         ") lies beyond the end of '" + path.full.string() + "' (" + std::to_string(opened.size) +
@@ -228,6 +227,17 @@ void read_external(const TP& proto, const ExternalDataContext& ctx, const std::s
 }
 
 }  // namespace
+
+std::string opened_file_outside(const OpenedFile& opened, const fs::path& canonical_base, const fs::path& canonical_full) {
+  if (!opened.resolved.empty())
+    return lies_inside(opened.resolved, canonical_base) ? "" : "opened as '" + opened.resolved.string() + "', outside the model's directory";
+  // No /proc: the file opened must be the one the checked name resolved to.
+  struct stat named {};
+  if (::stat(canonical_full.c_str(), &named) != 0 || static_cast<uint64_t>(named.st_dev) != opened.device ||
+      static_cast<uint64_t>(named.st_ino) != opened.inode)
+    return "was replaced between the check of its name and its opening";
+  return "";
+}
 
 DecodedTensor decode_tensor(const TP& proto, const ExternalDataContext& ctx, const std::string& what) {
   DecodedTensor out;

@@ -15,6 +15,9 @@
 namespace onnx {
 class TensorProto;
 }
+namespace denox {
+struct OpenedFile;  // common/read_file.hpp
+}
 
 namespace denox::compiler {
 
@@ -49,6 +52,13 @@ struct ExternalDataContext {
   // from bytes without a base directory: external data is then an error.
   std::optional<std::filesystem::path> base_dir;
 };
+
+// "" where the external data file that was opened is the one its name resolved to, inside the
+// model's directory: by the kernel's path for the descriptor where /proc gives it, else by its
+// identity against `canonical_full` (the name resolved before the open). Else why not: a link
+// or file swapped in between the check of the name and the open.
+std::string opened_file_outside(const denox::OpenedFile& opened, const std::filesystem::path& canonical_base,
+                                const std::filesystem::path& canonical_full);
 
 // `what` names the tensor for error messages ("initializer 'enc_conv0.weight'").
 DecodedTensor decode_tensor(const onnx::TensorProto& proto, const ExternalDataContext& ctx, const std::string& what);

@@ -21,7 +21,7 @@ constexpr uint64_t kWeightAlignment = 256;
 // stays far below (OIDN's largest: ~40 dispatches; the importer's cap of 1024 operators, each a
 // few dispatches at most).
 constexpr size_t kMaxDispatches = 16384, kMaxScratchTensors = 16384, kMaxPipelines = 4096, kMaxWeightRanges = 16384,
-                 kMaxIoTensors = 256;
+                 kMaxIoTensors = 256;  // (the importer refuses models with more: onnx_import.hpp's kMaxGraphIo)
 
 [[noreturn]] void bad(const std::string& what) { fail(ErrorCode::InvalidModel, "plan: " + what); }
 

@@ -75,10 +75,12 @@ DeviceCapabilities describe(VkPhysicalDevice pd, const std::vector<VkExtensionPr
   props.pNext = &p11;
   p11.pNext = &p12;
   p12.pNext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) ? &push : nullptr;
-  // maxBufferSize comes with VK_KHR_maintenance4 (a property query needs the extension supported,
-  // not enabled; Vulkan 1.3 devices still list it). Chained elsewhere, the structure would be
-  // unknown to the driver, so the limit is then the allocation size alone.
-  const bool has_max_buffer_size = has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  // maxBufferSize comes with Vulkan 1.3 and VK_KHR_maintenance4 (a property query needs the
+  // extension supported, not enabled). Chained elsewhere, the structure would be unknown to the
+  // driver, and the limit is then unknown (no limit checked).
+  VkPhysicalDeviceProperties plain{};
+  vkGetPhysicalDeviceProperties(pd, &plain);
+  const bool has_max_buffer_size = plain.apiVersion >= VK_API_VERSION_1_3 || has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
   if (has_max_buffer_size) push.pNext = &m4;
   if (has_max_buffer_size && p12.pNext == nullptr) p12.pNext = &m4;
   vkGetPhysicalDeviceProperties2(pd, &props);

@@ -7,7 +7,6 @@
 
 #include <volk.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -50,13 +49,12 @@ struct DeviceCapabilities {
   uint32_t timestamp_valid_bits = 0;
   VkDeviceSize min_storage_buffer_offset_alignment = 256;
   VkDeviceSize max_storage_buffer_range = 0;
-  // The largest buffer denox may create and back with one allocation: the smaller of
-  // maxBufferSize (Vulkan 1.3 or VK_KHR_maintenance4; unlimited where neither says) and
-  // maxMemoryAllocationSize (past it vkAllocateMemory may fail or, on some drivers, succeed and
-  // misbehave). lavapipe: 2 GiB.
+  // The largest buffer the device may create (maxBufferSize: Vulkan 1.3 or VK_KHR_maintenance4;
+  // unlimited where neither says; lavapipe: 4 GiB - 1), and the largest allocation it promises
+  // (maxMemoryAllocationSize: past it vkAllocateMemory may fail, though many drivers allocate
+  // more; lavapipe: 2 GiB).
   VkDeviceSize max_buffer_size = 0;
   VkDeviceSize max_memory_allocation_size = 0;
-  VkDeviceSize max_single_buffer() const { return std::min(max_buffer_size, max_memory_allocation_size); }
   uint32_t max_push_constants_size = 0;
   uint32_t max_push_descriptors = 0;
   uint32_t max_compute_shared_memory = 0;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "runtime/bind_shapes.hpp"
 #include "runtime/vulkan/device_context.hpp"
 #include "runtime/vulkan/io_adapters.hpp"
@@ -40,10 +41,10 @@ ExecutableModel::ExecutableModel(const DeviceContext& ctx, plan::Plan plan, VkPi
   if (plan_.precision == plan::Precision::F16 && !ctx.caps().fp16_usable())
     fail(ErrorCode::MissingFeature, "the plan stores fp16 tensors but device '" + ctx.caps().device_name +
                                         "' has not enabled storageBuffer16BitAccess and shaderFloat16; use precision fp32");
-  if (weights_buffer_size(plan_) > ctx.caps().max_single_buffer())
+  if (weights_buffer_size(plan_) > ctx.caps().max_buffer_size)
     fail(ErrorCode::Unsupported, "the plan's weights take " + std::to_string(weights_buffer_size(plan_)) + " bytes; one buffer on device '" +
-                                     ctx.caps().device_name + "' may take at most " + std::to_string(ctx.caps().max_single_buffer()) +
-                                     " (maxBufferSize and maxMemoryAllocationSize)");
+                                     ctx.caps().device_name + "' may take at most " + std::to_string(ctx.caps().max_buffer_size) +
+                                     " (maxBufferSize)");
   for (size_t i = 0; i < plan_.pipelines.size(); ++i) {
     const auto& p = plan_.pipelines[i];
     if (between_pipelines) between_pipelines();
@@ -163,13 +164,12 @@ ExecutableModel::Resolution ExecutableModel::resolve(uint32_t width, uint32_t he
   ArenaLayout layout = place_scratch(lifetimes, scratch_alignment());
   r.offsets = std::move(layout.offsets);
   r.arena_size = std::max<VkDeviceSize>(layout.size, kMinArenaSize);
-  // The arena is one buffer: past the device's limit its creation is invalid and its allocation
-  // may fail with a bare VK_ERROR_OUT_OF_DEVICE_MEMORY (an engine's own memory too).
-  if (r.arena_size > ctx_.caps().max_single_buffer())
+  // The arena is one buffer (an engine's own memory too): past maxBufferSize its creation is
+  // invalid usage. (Past maxMemoryAllocationSize only the allocation may fail: set_extent warns.)
+  if (r.arena_size > ctx_.caps().max_buffer_size)
     fail(ErrorCode::Unsupported, "at " + std::to_string(width) + "x" + std::to_string(height) + " the scratch arena takes " +
                                      std::to_string(r.arena_size) + " bytes; one buffer on device '" + ctx_.caps().device_name +
-                                     "' may take at most " + std::to_string(ctx_.caps().max_single_buffer()) +
-                                     " (maxBufferSize and maxMemoryAllocationSize)");
+                                     "' may take at most " + std::to_string(ctx_.caps().max_buffer_size) + " (maxBufferSize)");
   return r;
 }
 
@@ -187,7 +187,12 @@ void ExecutableModel::set_extent(uint32_t width, uint32_t height) {
     // Grow with headroom so that small resolution changes do not reallocate every time (never
     // past what one buffer may take: resolve() checked the arena itself).
     const VkDeviceSize capacity = std::max(r.arena_size, std::min(align_up(r.arena_size + r.arena_size / 8, 1 << 20),
-                                                                  ctx_.caps().max_single_buffer()));
+                                                                  ctx_.caps().max_buffer_size));
+    if (capacity > ctx_.caps().max_memory_allocation_size)
+      log::warn("denox: at {}x{} the scratch arena takes {} bytes, more than device '{}' promises to allocate at once "
+                "(maxMemoryAllocationSize {}); many drivers allocate it anyway, else the change fails with "
+                "VK_ERROR_OUT_OF_DEVICE_MEMORY",
+                r.width, r.height, capacity, ctx_.caps().device_name, ctx_.caps().max_memory_allocation_size);
     grown = Buffer(ctx_, capacity, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                    MemoryKind::DeviceLocal, "scratch arena");
     scratch_ = grown.handle();

@@ -36,7 +36,9 @@ struct MemoryAccess {
 // barrier[i] is true when command i must wait for earlier commands: it reads what an earlier
 // command wrote (RAW), or writes what an earlier command read or wrote (WAR, WAW), since the
 // last barrier. commands[i] lists command i's accesses. One barrier orders everything before it,
-// so after a barrier the tracked sets start empty.
+// so after a barrier the tracked sets start empty. An empty range [x, x) touches no memory: it
+// neither needs nor causes a barrier (since 0.4.3; the first version counted one inside another
+// range as an overlap). Interval sets per address space: a frame's accesses cost n log n.
 std::vector<bool> derive_barriers(const std::vector<std::vector<MemoryAccess>>& commands);
 
 // The byte range [begin, end) of its destination that a dispatch of shaders/copy.comp writes,

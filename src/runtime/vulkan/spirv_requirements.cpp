@@ -276,14 +276,16 @@ bool reported(const SpirvCoopMatrix& m, const std::vector<CoopMatrixShape>& shap
   });
 }
 
-// The SPIR-V capabilities denox's shaders declare, and the enabled feature each needs. A module
-// declaring another is not one denox wrote; one declaring a capability whose feature is off
-// would make pipeline creation undefined behaviour.
-enum class Needs { Nothing, ShaderFloat16, StorageBuffer16Bit, ShaderInt8, CooperativeMatrix, VulkanMemoryModel };
+// SPIR-V capabilities and the enabled feature each needs: those denox's shaders declare (with the
+// glslang setup-deps builds), and those another glslang might add, whose features denox never
+// enables. A module declaring a capability whose feature is off would make pipeline creation
+// undefined behaviour.
+enum class Needs { Nothing, ShaderFloat16, StorageBuffer16Bit, ShaderInt8, CooperativeMatrix, VulkanMemoryModel, NeverEnabled };
 struct KnownCapability {
   uint32_t number;
   const char* name;
   Needs needs;
+  const char* never_enabled_feature = nullptr;  // Needs::NeverEnabled: the feature's name
 };
 constexpr KnownCapability kKnownCapabilities[] = {
     {1, "Shader", Needs::Nothing},
@@ -293,6 +295,11 @@ constexpr KnownCapability kKnownCapabilities[] = {
     {4433, "StorageBuffer16BitAccess", Needs::StorageBuffer16Bit},
     {5345, "VulkanMemoryModel", Needs::VulkanMemoryModel},
     {6022, "CooperativeMatrixKHR", Needs::CooperativeMatrix},
+    {10, "Float64", Needs::NeverEnabled, "VkPhysicalDeviceFeatures::shaderFloat64"},
+    {11, "Int64", Needs::NeverEnabled, "VkPhysicalDeviceFeatures::shaderInt64"},
+    {22, "Int16", Needs::NeverEnabled, "VkPhysicalDeviceFeatures::shaderInt16"},
+    {4448, "StorageBuffer8BitAccess", Needs::NeverEnabled, "VkPhysicalDeviceVulkan12Features::storageBuffer8BitAccess"},
+    {5346, "VulkanMemoryModelDeviceScope", Needs::VulkanMemoryModel},
 };
 
 const KnownCapability* known_capability(uint32_t number) {
@@ -310,6 +317,7 @@ std::string missing_feature(const KnownCapability& c, const DeviceCapabilities& 
     case Needs::ShaderInt8: return caps.shader_int8 ? "" : "VkPhysicalDeviceVulkan12Features::shaderInt8";
     case Needs::CooperativeMatrix: return caps.cooperative_matrix ? "" : "VK_KHR_cooperative_matrix (cooperativeMatrix)";
     case Needs::VulkanMemoryModel: return caps.vulkan_memory_model ? "" : "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel";
+    case Needs::NeverEnabled: return c.never_enabled_feature;
   }
   return "";
 }
@@ -346,12 +354,10 @@ std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::arra
   if (r.push_constant_bytes > push_constant_bytes)
     return "reads " + std::to_string(r.push_constant_bytes) + " bytes of push constants; its pipeline's range has " +
            std::to_string(push_constant_bytes);
-  for (uint32_t c : r.capabilities)
-    if (!known_capability(c)) return "declares SPIR-V capability " + std::to_string(c) + ", which no denox shader declares";
   return "";
 }
 
-std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps) {
+std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps, bool unknown_capabilities_unmet) {
   if (r.workgroup_bytes > caps.max_compute_shared_memory)
     return "declares " + std::to_string(r.workgroup_bytes) + " bytes of shared memory, more than the " +
            std::to_string(caps.max_compute_shared_memory) + " a workgroup may have (maxComputeSharedMemorySize)";
@@ -360,10 +366,15 @@ std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapa
   for (const SpirvCoopMatrix& m : r.coop_matrices)
     if (!reported(m, caps.coop_matrix_shapes))
       return "uses " + describe(m) + " cooperative matrices, a shape the device does not report (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)";
-  for (uint32_t number : r.capabilities)
-    if (const KnownCapability* c = known_capability(number))
-      if (const std::string feature = missing_feature(*c, caps); !feature.empty())
-        return "declares SPIR-V capability " + std::string(c->name) + ", but " + feature + " is not enabled";
+  for (uint32_t number : r.capabilities) {
+    const KnownCapability* c = known_capability(number);
+    if (c == nullptr && unknown_capabilities_unmet)
+      return "declares SPIR-V capability " + std::to_string(number) + ", which denox cannot check against the device (no denox shader declares it)";
+    if (c == nullptr) continue;
+    if (const std::string feature = missing_feature(*c, caps); !feature.empty())
+      return "declares SPIR-V capability " + std::string(c->name) + ", but " + feature + " is not enabled" +
+             (c->needs == Needs::NeverEnabled ? " (denox never enables it)" : "");
+  }
   return "";
 }
 

@@ -50,12 +50,14 @@ SpirvRequirements read_spirv_requirements(std::span<const uint32_t> spirv, const
 // capability Float16, but VkPhysicalDeviceVulkan12Features::shaderFloat16 is not enabled". A
 // matrix type passes where some subgroup shape of the device has a matrix of its size and
 // component type as its A, B, C or result, whatever its use (as the Vulkan spec allows).
-std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps);
+// A capability denox has no feature for is unmet where `unknown_capabilities_unmet` (SPIR-V from
+// a plan file or another driver's cache row); SPIR-V compiled in this process passes it, as a
+// glslang other than setup-deps' may declare what this list lacks.
+std::string unmet_spirv_requirement(const SpirvRequirements& r, const DeviceCapabilities& caps, bool unknown_capabilities_unmet = true);
 
 // "" where the module's interface is the pipeline's: one GLCompute entry point, workgroups of
 // `local_size`, descriptors only in set 0 below `binding_count`, a push-constant block within
-// `push_constant_bytes`, and only SPIR-V capabilities that denox's shaders declare. Else what
-// differs, e.g. "declares workgroups of 256x1x1 invocations, its pipeline 128x1x1". A module that
+// `push_constant_bytes`. Else what differs, e.g. "declares workgroups of 256x1x1 invocations, its pipeline 128x1x1". A module that
 // disagrees with its pipeline would make pipeline creation undefined behaviour.
 std::string spirv_interface_mismatch(const SpirvRequirements& r, const std::array<uint32_t, 3>& local_size, uint32_t binding_count,
                                      uint32_t push_constant_bytes);
