@@ -123,11 +123,20 @@ cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, co
   return key;
 }
 
-// A cache row's plan, refused (InvalidModel) when a pipeline lacks its SPIR-V.
+// A cache row's plan, refused (InvalidModel) when a pipeline lacks its SPIR-V or its SPIR-V is
+// not the module its pipeline describes (workgroup size, descriptors, push constants): a row
+// damaged past its checksum, or written by hand, is compiled again instead of reaching the
+// driver, where such a module is undefined behaviour. (Reading the words costs microseconds;
+// the device's own limits were this row's key.)
 plan::Plan cached_plan_of(std::span<const std::uint8_t> bytes) {
   plan::Plan p = plan::deserialize_plan(bytes);
-  for (const auto& pipe : p.pipelines)
+  for (const auto& pipe : p.pipelines) {
     if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
+    const std::string shader = "the plan's '" + pipe.family + "' shader";
+    const runtime::SpirvRequirements r = runtime::read_spirv_requirements(pipe.spirv, shader);
+    const std::string wrong = runtime::spirv_interface_mismatch(r, pipe.local_size, pipe.binding_count, pipe.push_constant_count * 4);
+    if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong);
+  }
   return p;
 }
 

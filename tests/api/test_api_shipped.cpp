@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "api_test_util.hpp"
+#include "compiler/plan/plan_serialize.hpp"
 #include "runtime/cache/cache_admin.hpp"
 #include "runtime/cache/plan_cache.hpp"
 
@@ -68,7 +69,7 @@ denox_context make_context_with(const fs::path& cache, const fs::path& shipped, 
   denox_context_options options{};
   options.cache_path = cache_path.c_str();
   options.disable_cache = cache.empty() ? 1 : 0;
-  options.shipped_cache_path = shipped_path.c_str();
+  options.shipped_cache_path = shipped.empty() ? nullptr : shipped_path.c_str();
   denox_context ctx = nullptr;
   const denox_result r = denox_context_create(&dev, &options, &ctx);
   INFO(denox_last_error());
@@ -100,17 +101,24 @@ denox_stats load_and_check(denox_context ctx) {
   return stats;
 }
 
-// Copies every plan of `source`'s one model into a new cache file `out`, its key changed by
-// `change` (another device or driver).
-void forge_plans(const fs::path& source_path, const fs::path& out_path, const std::function<void(denox::cache::CacheKey&)>& change) {
+// Copies every plan of `source_path`'s one model into a new cache file `out_path`, each key
+// changed by `change` (another device or driver) and each plan by `change_plan` (if given):
+// stored through the cache, so every row's checksum holds.
+void forge_plans(const fs::path& source_path, const fs::path& out_path, const std::function<void(denox::cache::CacheKey&)>& change,
+                 const std::function<void(denox::plan::Plan&)>& change_plan = {}) {
   const auto listing = denox::cache::list_cache(source_path);
   REQUIRE(listing.plans.size() == 1);
   denox::cache::PlanCache source = denox::cache::PlanCache::open_read_only(source_path);
   denox::cache::PlanCache out = denox::cache::PlanCache::open(out_path);
   for (denox::cache::CacheKey key : source.plan_keys_for_model(listing.plans[0].model_hash)) {
-    const auto plan = source.load_plan(key);
+    auto plan = source.load_plan(key);
     REQUIRE(plan.has_value());
     change(key);
+    if (change_plan) {
+      denox::plan::Plan p = denox::plan::deserialize_plan(*plan);
+      change_plan(p);
+      plan = denox::plan::serialize_plan(p);
+    }
     REQUIRE(out.store_plan(key, *plan));
   }
 }
@@ -219,6 +227,27 @@ TEST_CASE("a shipped cache made for another device warns and the model is compil
   CHECK(warning.find("device 0x2684") != std::string::npos);
   CHECK(warning.find("this one is [vendor") != std::string::npos);  // and this device
   CHECK(warning.find("compiling it here with heuristic tuning") != std::string::npos);
+  CHECK(engine_device().validation_errors() == 0);
+}
+
+TEST_CASE("a cached plan whose SPIR-V is not the module its pipeline describes is compiled again", "[api][cache][shipped]") {
+  // A row that passes its checksum (stored through the cache) but whose pipeline says another
+  // workgroup size than its module: before 0.4.3 it went to the driver as it was.
+  const Shipped& f = shipped_fixture();
+  TempDir dir;
+  const fs::path damaged = dir / "damaged.sqlite3";
+  forge_plans(f.source_cache, damaged, [](denox::cache::CacheKey&) {}, [](denox::plan::Plan& p) {
+    REQUIRE(!p.pipelines.empty());
+    p.pipelines[0].local_size[0] += 1;
+  });
+  WarningLog log;
+  denox_context ctx = make_context_with(damaged, {});
+  const denox_stats stats = load_and_check(ctx);  // (the output against the CPU reference)
+  CHECK(stats.plans_compiled == 1);
+  denox_context_destroy(ctx);
+  INFO("warnings:\n" << log.all());
+  const std::string warning = log.containing("ignoring a cached plan that cannot be used");
+  CHECK(warning.find("declares workgroups of") != std::string::npos);
   CHECK(engine_device().validation_errors() == 0);
 }
 
