@@ -216,6 +216,22 @@ TEST_CASE("a plan's SPIR-V says what shared memory and cooperative matrices it n
   CHECK(capabilities == std::set<uint32_t>{1, 9, 39, 61, 4433, 5345, 6022});
 }
 
+TEST_CASE("an fp32 plan's SPIR-V needs no optional feature: it loads on a device with none enabled", "[kernels][spirv-requirements]") {
+  // The portable shaders share sources with the fp16 ones (16-bit storage extensions included):
+  // their fp32 variants must declare nothing a device without fp16, int8, cooperative matrices
+  // or the memory model lacks, or a plan file of them would be refused there.
+  const plan::Plan fp32 = with_spirv(kernels::build_portable_plan(oidn(modelgen::OidnUnetOptions::Size::Small), plan::Precision::F32, {}));
+  runtime::DeviceCapabilities bare;
+  bare.max_compute_shared_memory = 16384;  // (the least Vulkan promises)
+  REQUIRE(!fp32.pipelines.empty());
+  for (const plan::Pipeline& p : fp32.pipelines) {
+    INFO(p.family);
+    const runtime::SpirvRequirements r = runtime::read_spirv_requirements(p.spirv, p.family);
+    CHECK(runtime::unmet_spirv_requirement(r, bare) == "");
+    CHECK(runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count, p.push_constant_count * 4) == "");
+  }
+}
+
 TEST_CASE("cooperative matrices are lowered for only where the Vulkan memory model is enabled", "[kernels][spirv-requirements]") {
   // Their shaders declare VulkanMemoryModel: without the feature a device must not create them.
   runtime::DeviceCapabilities caps = h100_caps();
