@@ -123,6 +123,13 @@ cache::CacheKey key_for(const denox_context_T& ctx, const std::string& model, co
   return key;
 }
 
+// Refuses (InvalidModel) a pipeline whose module `r` is not the one the pipeline describes: its
+// creation would be undefined behaviour. `shader` names it.
+void refuse_mismatched_module(const runtime::SpirvRequirements& r, const plan::Pipeline& p, const std::string& shader) {
+  const std::string wrong = runtime::spirv_interface_mismatch(r, p.local_size, p.binding_count, p.push_constant_count * 4);
+  if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong + "; the plan is damaged or was not written by denox");
+}
+
 // A cache row's plan, refused (InvalidModel) when a pipeline lacks its SPIR-V or its SPIR-V is
 // not the module its pipeline describes (workgroup size, descriptors, push constants): a row
 // damaged past its checksum, or written by hand, is compiled again instead of reaching the
@@ -133,9 +140,7 @@ plan::Plan cached_plan_of(std::span<const std::uint8_t> bytes) {
   for (const auto& pipe : p.pipelines) {
     if (pipe.spirv.empty()) fail(ErrorCode::InvalidModel, "plan: pipeline '" + pipe.family + "' has no SPIR-V");
     const std::string shader = "the plan's '" + pipe.family + "' shader";
-    const runtime::SpirvRequirements r = runtime::read_spirv_requirements(pipe.spirv, shader);
-    const std::string wrong = runtime::spirv_interface_mismatch(r, pipe.local_size, pipe.binding_count, pipe.push_constant_count * 4);
-    if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong);
+    refuse_mismatched_module(runtime::read_spirv_requirements(pipe.spirv, shader), pipe, shader);
   }
   return p;
 }
@@ -284,10 +289,7 @@ void check_plan_runs_here(const denox_context_T& ctx, const plan::Plan& plan, co
                                           std::to_string(caps.max_workgroup_invocations) + " in all; compile the plan on this device");
     // The module must be the one its pipeline describes (workgroup size, descriptors), or
     // pipeline creation is undefined behaviour: a damaged or hand-made plan.
-    if (requirements) {
-      const std::string wrong = runtime::spirv_interface_mismatch(*requirements, p.local_size, p.binding_count, p.push_constant_count * 4);
-      if (!wrong.empty()) fail(ErrorCode::InvalidModel, "plan: " + shader + " " + wrong + "; the plan is damaged or was not written by denox");
-    }
+    if (requirements) refuse_mismatched_module(*requirements, p, shader);
     // Plain-arithmetic stand-ins for cooperative matrices exist only in tests: a plan file that
     // names the macro elsewhere does not escape the checks below.
     if (emulated(p) && coop_emulated_for_tests()) continue;

@@ -1,6 +1,7 @@
 // ExecutableModel on lavapipe: set_extent to other sizes without recompiling, caller-provided
 // memory, what record() refuses, and the barriers it derives.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <sstream>
 #include <spdlog/spdlog.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -33,6 +34,22 @@ double error_at(runtime::ExecutableModel& model, const compiler::Graph& g, int64
 }
 
 compiler::ActivationAttrs relu() { return {}; }
+
+struct Refusal {
+  ErrorCode code{};
+  std::string message;
+};
+
+// The denox::Error that `f` throws; a test failure saying "`taken` was taken" where it throws none.
+Refusal refusal(const std::function<void()>& f, const std::string& taken) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  FAIL(taken << " was taken");
+  return {};
+}
 
 }  // namespace
 
@@ -150,13 +167,9 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
   const VkDeviceSize range = device().caps().max_storage_buffer_range;
   INFO("maxStorageBufferRange " << range);
   if (range < (VkDeviceSize{512} << 20)) {
-    try {
-      model.set_extent(2048, 2048);
-      FAIL("set_extent(2048, 2048) was taken");
-    } catch (const Error& e) {
-      CHECK(e.code() == ErrorCode::Unsupported);
-      CHECK_THAT(e.what(), Contains("at 2048x2048 tensor '") && Contains("maxStorageBufferRange"));
-    }
+    const Refusal r = refusal([&] { model.set_extent(2048, 2048); }, "set_extent(2048, 2048)");
+    CHECK(r.code == ErrorCode::Unsupported);
+    CHECK_THAT(r.message, Contains("at 2048x2048 tensor '") && Contains("maxStorageBufferRange"));
     CHECK_FALSE(model.recordable());
   }
   CHECK(error_at(model, g, 21, 17) <= 1e-4);
@@ -180,13 +193,9 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
     plan::Plan forged = compiled_plan(g, plan::Precision::F32);
     forged.outputs[0].shape[2] = forged.program.constant(height);
     runtime::ExecutableModel bad(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
-    try {
-      bad.set_extent(21, 17);
-      FAIL("a plan whose output has height " << height << " was taken");
-    } catch (const Error& e) {
-      CHECK(e.code() == ErrorCode::InvalidModel);
-      CHECK_THAT(e.what(), Contains("plan: output '"));
-    }
+    const Refusal r = refusal([&] { bad.set_extent(21, 17); }, "a plan whose output has height " + std::to_string(height));
+    CHECK(r.code == ErrorCode::InvalidModel);
+    CHECK_THAT(r.message, Contains("plan: output '"));
   }
 
   // An input kept packed (an int8 edge measured alone keeps it NHWC_Q8, a byte an element) is
@@ -203,13 +212,11 @@ TEST_CASE("sizes a device cannot address, batches above 1 and wrapping channel r
   GraphBuilder b;
   const auto x = b.input_shaped("x", {b.c(2), b.c(3), b.H, b.W});
   b.output(b.activation("r", x, relu()));
-  try {
-    runtime::ExecutableModel batched(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
-    FAIL("a batch of 2 was taken");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::Unsupported);
-    CHECK_THAT(e.what(), Contains("tensor 'x' has a batch of 2"));
-  }
+  const Refusal batched = refusal(
+      [&] { runtime::ExecutableModel m(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false); },
+      "a batch of 2");
+  CHECK(batched.code == ErrorCode::Unsupported);
+  CHECK_THAT(batched.message, Contains("tensor 'x' has a batch of 2"));
   CHECK(device().validation_errors() == 0);
 }
 
@@ -225,13 +232,9 @@ TEST_CASE("forged plans: a batch of 0, an adapter grid and an arena past the dev
     auto& p = forged.program;
     forged.outputs[0].shape[0] = p.binary(compiler::IntOp::DivFloor, p.constant(1), forged.outputs[0].shape[2]);  // 1 / H
     runtime::ExecutableModel bad(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
-    try {
-      bad.set_extent(21, 17);
-      FAIL("a batch of 0 was taken");
-    } catch (const Error& e) {
-      CHECK(e.code() == ErrorCode::InvalidModel);
-      CHECK_THAT(e.what(), Contains("plan: output '" + output_name + "' has extent 0 in dimension 0 at 21x17 (denox runs a batch of 1)"));
-    }
+    const Refusal r = refusal([&] { bad.set_extent(21, 17); }, "a batch of 0");
+    CHECK(r.code == ErrorCode::InvalidModel);
+    CHECK_THAT(r.message, Contains("plan: output '" + output_name + "' has extent 0 in dimension 0 at 21x17 (denox runs a batch of 1)"));
   }
   {
     // An output 2^20 rows tall and one column wide: 12 MiB, but 131072 adapter workgroups in y.
@@ -253,14 +256,10 @@ TEST_CASE("forged plans: a batch of 0, an adapter grid and an arena past the dev
     const uint32_t limit = device().caps().max_workgroup_count[1];
     INFO("maxComputeWorkGroupCount[1] " << limit);
     if (limit < 131072) {
-      try {
-        tall.bind_output(0, {hwc});
-        FAIL("an adapter of 131072 workgroups was taken");
-      } catch (const Error& e) {
-        CHECK(e.code() == ErrorCode::Unsupported);
-        CHECK_THAT(e.what(), Contains("output '" + output_name + "': its adapter needs 131072 workgroups along axis 1 at 1x1048576; the device allows " +
-                                      std::to_string(limit)));
-      }
+      const Refusal r = refusal([&] { tall.bind_output(0, {hwc}); }, "an adapter of 131072 workgroups");
+      CHECK(r.code == ErrorCode::Unsupported);
+      CHECK_THAT(r.message, Contains("output '" + output_name + "': its adapter needs 131072 workgroups along axis 1 at 1x1048576; the device allows " +
+                                     std::to_string(limit)));
     }
   }
   {
@@ -281,14 +280,9 @@ TEST_CASE("forged plans: a batch of 0, an adapter grid and an arena past the dev
         forged.outputs.push_back(extra);
       }
       runtime::ExecutableModel wide(device(), std::move(forged), VK_NULL_HANDLE, adapter_compiler(), false);
-      try {
-        wide.set_extent(21, 17);
-        FAIL("an arena past one buffer was taken");
-      } catch (const Error& e) {
-        CHECK(e.code() == ErrorCode::Unsupported);
-        CHECK_THAT(e.what(), Contains("at 21x17 the scratch arena takes ") &&
-                                 Contains("may take at most " + std::to_string(limit) + " (maxBufferSize)"));
-      }
+      const Refusal r = refusal([&] { wide.set_extent(21, 17); }, "an arena past one buffer");
+      CHECK(r.code == ErrorCode::Unsupported);
+      CHECK_THAT(r.message, Contains("at 21x17 the scratch arena takes ") && Contains("may take at most " + std::to_string(limit) + " (maxBufferSize)"));
     }
   }
   CHECK(device().validation_errors() == 0);
@@ -330,13 +324,10 @@ TEST_CASE("barriers: one between dependent dispatches of a chain, none between t
 TEST_CASE("a context over the caller's device (from_external) runs a model and a missing extension is named",
           "[runtime][model]") {
   const runtime::DeviceContext& own = device();
-  runtime::ExternalDevice ext;
-  ext.instance = own.instance();
-  ext.physical_device = own.physical_device();
-  ext.device = own.device();
-  ext.get_instance_proc_addr = vkGetInstanceProcAddr;
   // Without VK_KHR_push_descriptor among the enabled extensions, the context refuses and says
   // what is missing.
+  runtime::ExternalDevice ext = external_over_own(nullptr);
+  ext.enabled_extensions.clear();
   CHECK_THROWS_WITH(runtime::DeviceContext::from_external(ext), Contains(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME));
 
   const auto engine = engine_context(true);
@@ -375,17 +366,12 @@ TEST_CASE("a caller's device without the features the GPU has is named in a warn
 TEST_CASE("a caller's device with the Vulkan memory model but not its device scope is refused by name", "[runtime][model]") {
   // denox's io adapters use device-scope atomics, invalid where vulkanMemoryModel is on without
   // vulkanMemoryModelDeviceScope (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
-  const runtime::DeviceContext& own = device();
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   v12.vulkanMemoryModel = VK_TRUE;
   const runtime::ExternalDevice ext = external_over_own(&v12);
-  try {
-    (void)runtime::DeviceContext::from_external(ext);
-    FAIL("vulkanMemoryModel without its device scope was taken");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::MissingFeature);
-    CHECK_THAT(e.what(), Contains("enabled vulkanMemoryModel without vulkanMemoryModelDeviceScope"));
-  }
+  const Refusal r = refusal([&] { (void)runtime::DeviceContext::from_external(ext); }, "vulkanMemoryModel without its device scope");
+  CHECK(r.code == ErrorCode::MissingFeature);
+  CHECK_THAT(r.message, Contains("enabled vulkanMemoryModel without vulkanMemoryModelDeviceScope"));
   // Both (as denox's own device enables them where supported): the memory model is usable.
   v12.vulkanMemoryModelDeviceScope = VK_TRUE;
   const auto both = runtime::DeviceContext::from_external(ext);

@@ -125,21 +125,6 @@ double round_to_float_type(double v, int32_t type) {
 
 void cast_input0(NodeContext& ctx, int32_t to);
 
-// The values an integer type holds, as doubles (int64's and uint64's ends rounded outward does
-// not matter: denox's integers are int64 already).
-std::pair<double, double> integer_type_range(int32_t type) {
-  switch (type) {
-    case TP::INT8: return {INT8_MIN, INT8_MAX};
-    case TP::UINT8: return {0, UINT8_MAX};
-    case TP::INT16: return {INT16_MIN, INT16_MAX};
-    case TP::UINT16: return {0, UINT16_MAX};
-    case TP::INT32: return {INT32_MIN, INT32_MAX};
-    case TP::UINT32: return {0, UINT32_MAX};
-    case TP::UINT64: return {0, 0x1p64};
-    default: return {-0x1p63, 0x1p63};
-  }
-}
-
 void register_elementwise(std::map<std::string, Converter>& m) {
   auto binary = [](auto op) {
     return [op](NodeContext& ctx) {
@@ -226,7 +211,7 @@ void cast_input0(NodeContext& ctx, int32_t to) {
     // saturate), so refuse rather than keep a value the type cannot hold.
     if (!onnx_type_is_float(to) && mm.is_constant(r)) {
       const double v = mm.constant_double(r);
-      const auto [lo, hi] = integer_type_range(to);
+      const auto [lo, hi] = onnx_integer_range(to);
       if (!(v >= lo && v <= hi))
         ctx.unsupported("casts " + format_double(v) + " to " + onnx_type_name(to) + ", which cannot hold it");
     }

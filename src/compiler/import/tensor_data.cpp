@@ -58,6 +58,19 @@ bool onnx_type_is_integer(int32_t t) {
   }
 }
 
+std::pair<double, double> onnx_integer_range(int32_t t) {
+  switch (t) {
+    case TP::INT8: return {INT8_MIN, INT8_MAX};
+    case TP::UINT8: return {0, UINT8_MAX};
+    case TP::INT16: return {INT16_MIN, INT16_MAX};
+    case TP::UINT16: return {0, UINT16_MAX};
+    case TP::INT32: return {INT32_MIN, INT32_MAX};
+    case TP::UINT32: return {0, UINT32_MAX};
+    case TP::UINT64: return {0, 0x1p64};
+    default: return {-0x1p63, 0x1p63};
+  }
+}
+
 int64_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : dims) {
@@ -95,15 +108,10 @@ size_t element_bytes(int32_t t) {
 double bfloat16_to_double(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 // A value of the int32_data field fits the narrower type that keeps it there (a uint8 of 1000
-// would otherwise reach shape arithmetic as 1000). BOOL takes any value: nonzero is true.
+// would otherwise reach shape arithmetic as 1000).
 bool fits_narrow_type(int32_t v, int32_t type) {
-  switch (type) {
-    case TP::INT8: return v >= INT8_MIN && v <= INT8_MAX;
-    case TP::UINT8: return v >= 0 && v <= UINT8_MAX;
-    case TP::INT16: return v >= INT16_MIN && v <= INT16_MAX;
-    case TP::UINT16: return v >= 0 && v <= UINT16_MAX;
-    default: return true;
-  }
+  const auto [lo, hi] = onnx_integer_range(type);
+  return v >= lo && v <= hi;
 }
 
 // denox computes with int64: a larger uint64 would wrap to a negative number (an axis of -1, a

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace onnx {
@@ -71,6 +72,9 @@ int64_t checked_element_count(const std::vector<int64_t>& dims, const std::strin
 std::string format_double(double v);
 
 const char* onnx_type_name(int32_t onnx_type);
+// The values an integer element type holds, as doubles ([lo, hi]); int64, BOOL and anything else
+// give [-2^63, 2^63] (denox's integers are int64 already; BOOL takes any value, nonzero is true).
+std::pair<double, double> onnx_integer_range(int32_t onnx_type);
 bool onnx_type_is_float(int32_t onnx_type);
 bool onnx_type_is_integer(int32_t onnx_type);  // includes BOOL
 
