@@ -12,6 +12,8 @@
 # point or layout gives 0.3 and more). At extents one or two pixels wide the outputs shrink
 # 5-34x and int8's absolute error does not, so there its relative L2 reaches up to 0.1-0.2 with no
 # fault (src/kernels/int8.md): use MAX_L2_INT8=0.25 for such SIZES.
+# RUN_ARGS: more arguments for the Vulkan runs (bench/validate_gpu.sh passes --validation);
+# ERR_LINES (5): how much of a failed Vulkan run's log to print.
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-/dev/null}
@@ -19,6 +21,7 @@ work=$(mktemp -d /tmp/denox-reference-XXXXXX) || { echo "check_reference: mktemp
 trap 'rm -rf "$work"' EXIT
 export DENOX_CACHE_DIR=$work/cache
 tuning=${TUNING:-heuristic} precisions=${PRECISIONS:-fp16} max_l2=${MAX_L2:-2e-2} max_l2_int8=${MAX_L2_INT8:-1e-1}
+read -r -a run_args <<< "${RUN_ARGS:-}"
 source bench/calibration_images.sh
 
 check_all() {
@@ -50,9 +53,9 @@ check_all() {
           limit=$max_l2_int8 prec_args+=(--calibration "$work/calibration-$arch.json")
         fi
         rm -f "$work/vk.npy"
-        if ! denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/vk.npy" --backend vulkan "${prec_args[@]}" --tuning "$tuning" \
+        if ! denox run "$work/$arch.onnx" -i "$work/in.pfm" -o "$work/vk.npy" --backend vulkan "${prec_args[@]}" --tuning "$tuning" "${run_args[@]}" \
           >/dev/null 2>"$work/err.txt"; then
-          echo "$tag: vulkan run FAILED"; tail -5 "$work/err.txt"; failed=1; continue
+          echo "$tag: vulkan run FAILED"; tail -n "${ERR_LINES:-5}" "$work/err.txt"; failed=1; continue
         fi
         python3 -c 'import numpy as np,sys
 a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); l2=np.linalg.norm(a-b)/np.linalg.norm(a); nan=bool(np.isnan(b).any())

@@ -15,11 +15,15 @@
 #         times end to end with only a first and a last timestamp (as `denox bench`; the
 #         per-command ones order the commands on NVIDIA's driver). Every measurement
 #         first keeps the GPU busy for 0.3 s (the clock drops while pipelines compile).
+#         `run --validation [catch2 args]` runs only the [coop] and [q8] tests (or the args'), under the Khronos
+#         validation layer 1.4 that `stage --validation` fetches (scripts/fetch-validation-layer.sh;
+#         the kernel tests' main fails on its errors), and no benchmark.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
   stage)
     set -e
+    shift
     build=${DENOX_BUILD_DIR:-/tmp/build-coop}
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
     ninja -C "$build" -j2 denox_kernel_tests
@@ -30,6 +34,7 @@ case "${1:-}" in
     done
     [ -d .device/debs ] || bash ../shared/tools/device-prep.sh  # fetches the Vulkan loader packages
     cp .device/debs/*.deb .device-coop/debs/
+    [ "${1:-}" != --validation ] || bash scripts/fetch-validation-layer.sh .device-coop/vvl
     du -sh .device-coop
     ;;
   run)
@@ -41,6 +46,16 @@ case "${1:-}" in
     fi
     out=${OUT:-/tmp/denox-coop}; mkdir -p "$out"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    if [ "${1:-}" = --validation ]; then
+      shift
+      [ -f .device-coop/vvl/env.sh ] || { echo "no layer staged: bash bench/conv_layers.sh stage --validation" >&2; exit 1; }
+      source .device-coop/vvl/env.sh || exit 1
+      [ $# -gt 0 ] || set -- "[coop],[q8]"
+      DENOX_COOP_VALIDATION=1 .device-coop/bin/denox_kernel_tests "$@" > "$out/coop-validation.txt" 2>&1
+      rc=$?
+      grep -m 40 -i "validation\|error\|FAILED" "$out/coop-validation.txt"; tail -4 "$out/coop-validation.txt"
+      exit "$rc"
+    fi
     .device-coop/bin/denox_kernel_tests "[coop]" "$@" 2>&1 | tee "$out/coop-tests.txt" | tail -40
     .device-coop/bin/denox_kernel_tests "[coop-bench]" "$@" 2>&1 | tee "$out/coop-bench.txt"
     ;;

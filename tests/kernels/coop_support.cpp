@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "compiler/import/onnx_import.hpp"
@@ -52,14 +54,28 @@ int coop_dispatches(const plan::Plan& plan) {
   return n;
 }
 
+namespace {
+// Set once coop_device() exists, so that coop_validation_errors() never creates a device.
+const runtime::DeviceContext* created_coop_device = nullptr;
+}  // namespace
+
+bool coop_validation_requested() {
+  const char* v = std::getenv("DENOX_COOP_VALIDATION");
+  return v != nullptr && std::string(v) == "1";
+}
+
 runtime::DeviceContext& coop_device() {
   static std::unique_ptr<runtime::DeviceContext> ctx = [] {
     runtime::OwnDeviceOptions options;
-    options.validation = false;
-    return runtime::DeviceContext::create_own(options);
+    options.validation = coop_validation_requested();
+    auto created = runtime::DeviceContext::create_own(options);
+    created_coop_device = created.get();
+    return created;
   }();
   return *ctx;
 }
+
+uint64_t coop_validation_errors() { return created_coop_device ? created_coop_device->validation_errors() : 0; }
 
 bool coop_available() {
   const auto& caps = coop_device().caps();

@@ -3,6 +3,7 @@
 // LoweringTarget, and running a plan on any context.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,9 +34,16 @@ std::string define(const plan::Pipeline& p, const std::string& name);
 // Dispatches of the cooperative-matrix convolutions (conv2d_coopmat and conv2d_coopmat_up2).
 int coop_dispatches(const plan::Plan& plan);
 
-// The device of the [coop] tests and benchmarks: the first discrete GPU with validation off
-// (Debian 12's Khronos layer predates SPV_KHR_cooperative_matrix and cannot check these shaders).
+// The device of the [coop] tests and benchmarks: the first discrete GPU. Validation is off unless
+// DENOX_COOP_VALIDATION=1: Debian 12's Khronos layer predates SPV_KHR_cooperative_matrix and
+// cannot check these shaders; `bench/conv_layers.sh run --validation` stages a 1.4 layer and sets
+// it (timings taken under the layer mean nothing).
 runtime::DeviceContext& coop_device();
+// Whether DENOX_COOP_VALIDATION=1 asks for the layer on coop_device().
+bool coop_validation_requested();
+// The layer's errors on coop_device() so far; 0 while it has not been created. The kernel tests'
+// main fails the run when this is not 0 at its end, naming each test case that added some.
+uint64_t coop_validation_errors();
 // Whether coop_device() has usable cooperative matrices; if not, a visible Catch2 WARN.
 bool coop_available();
 // Whether `caps` has usable fp16 storage (emulated coop and int8 plans are fp16 plans); if not,

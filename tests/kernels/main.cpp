@@ -1,3 +1,41 @@
-// Catch2 v2's main for the kernel tests.
-#define CATCH_CONFIG_MAIN
+// Catch2 v2's main for the kernel tests. The [coop] tests' device runs under the validation layer
+// only on request (coop_support.hpp); its errors are counted, not asserted in each test, so this
+// main names every test case that added some and fails the run when any were reported.
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <iostream>
+
+#include "coop_support.hpp"
+
+namespace {
+
+struct CoopValidationListener : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  uint64_t errors_before = 0;
+  void testCaseStarting(const Catch::TestCaseInfo& info) override {
+    TestEventListenerBase::testCaseStarting(info);
+    errors_before = denox::testing::coop_validation_errors();
+  }
+  void testCaseEnded(const Catch::TestCaseStats& stats) override {
+    const uint64_t added = denox::testing::coop_validation_errors() - errors_before;
+    if (added > 0)
+      std::cerr << "validation layer: " << added << " error(s) on the [coop] device in test case '"
+                << stats.testInfo.name << "' (the messages are in the log above)\n";
+    TestEventListenerBase::testCaseEnded(stats);
+  }
+};
+
+}  // namespace
+
+CATCH_REGISTER_LISTENER(CoopValidationListener)
+
+int main(int argc, char** argv) {
+  const int rc = Catch::Session().run(argc, argv);
+  if (const uint64_t errors = denox::testing::coop_validation_errors(); errors > 0) {
+    std::cerr << "validation layer: " << errors << " error(s) on the [coop] device; failing the run\n";
+    return rc != 0 ? rc : 1;
+  }
+  return rc;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Fetches the Khronos validation layer 1.4 (Debian 13 "trixie" binary package) for the GPU machine
+# and stages it into DIR (default .device/vvl), with DIR/env.sh to source there after the usual
+# env.sh. Debian 12's layer (1.3.239) predates VK_KHR_cooperative_matrix, so without this the
+# cooperative-matrix pipelines never run under a layer; CI's lavapipe has no cooperative matrices.
+#
+#   bash scripts/fetch-validation-layer.sh [DIR]
+#   (there)  source .device/env.sh; source .device/vvl/env.sh; denox bench --validation ...
+#
+# The package is carried as its .deb (~6 MB; the library is 28 MB) and unpacked there. It needs
+# glibc 2.38 and libstdc++ 14 (GLIBCXX_3.4.32): env.sh unpacks trixie's libstdc++ beside the layer
+# when the machine's is older, and refuses, naming the cause, when its glibc is older.
+# Why not built from source here: the package archive this machine reaches does not carry the
+# layer's source tarball.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$root/.device/vvl}
+bash "$root/scripts/setup-deps.sh" >/dev/null   # the private Debian 13 apt lists
+deps="$root/.deps"
+apt_opts=(-o "Dir::Etc::SourceList=$deps/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+          -o "Dir::State::Lists=$deps/apt/lists" -o "APT::Sandbox::User=root")
+# The layer of the Vulkan SDK release whose headers denox builds with (setup-deps' libvulkan-dev).
+packages=(vulkan-validationlayers=1.4.309.0-1 libstdc++6 libgcc-s1)
+apt-get "${apt_opts[@]}" update -qq
+rm -rf "$dir" && mkdir -p "$dir"
+for spec in "${packages[@]}"; do
+  if ! (cd "$dir" && apt-get "${apt_opts[@]}" download -qq "$spec" 2>/dev/null); then
+    echo "fetch-validation-layer: WARNING: $spec is gone from the archive; taking its current version" >&2
+    (cd "$dir" && apt-get "${apt_opts[@]}" download -qq "${spec%%=*}")
+  fi
+done
+cat > "$dir/env.sh" <<'EOS'
+# Sourced on the GPU machine after .device/env.sh: unpacks the validation layer and points the
+# Vulkan loader at it (VK_ADD_LAYER_PATH keeps any layer the machine has).
+vvl_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+vvl_root=/tmp/denox-vvl
+rm -rf "$vvl_root" && mkdir -p "$vvl_root/layers" "$vvl_root/runtime"
+dpkg -x "$vvl_dir"/vulkan-validationlayers_*.deb "$vvl_root/pkg"
+vvl_so=$(find "$vvl_root/pkg" -name libVkLayer_khronos_validation.so | head -1)
+sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$vvl_so\"|" \
+  "$vvl_root"/pkg/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > "$vvl_root/layers/VkLayer_khronos_validation.json"
+export VK_ADD_LAYER_PATH="$vvl_root/layers${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}"
+if ldd "$vvl_so" 2>&1 | grep -q "GLIBCXX_3.4.3[2-9]\|CXXABI_1.3.15"; then
+  for f in "$vvl_dir"/libstdc++6_*.deb "$vvl_dir"/libgcc-s1_*.deb; do dpkg -x "$f" "$vvl_root/runtime"; done
+  export LD_LIBRARY_PATH="$(dirname "$(find "$vvl_root/runtime" -name 'libstdc++.so.6' | head -1)"):$LD_LIBRARY_PATH"
+  echo "validation layer: this machine's libstdc++ is older than GCC 14's; using Debian 13's"
+fi
+if ldd "$vvl_so" 2>&1 | grep -q "not found"; then
+  echo "validation layer: cannot load here:" >&2; ldd "$vvl_so" 2>&1 | grep "not found" >&2
+  return 1 2>/dev/null || exit 1
+fi
+echo "validation layer: $(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1) ready"
+EOS
+du -sh "$dir" | awk '{print "fetch-validation-layer: staged " $2 " (" $1 ")"}'
