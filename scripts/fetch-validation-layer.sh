@@ -7,7 +7,7 @@
 #   bash scripts/fetch-validation-layer.sh [DIR]
 #   (there)  source .device/env.sh; source .device/vvl/env.sh; denox bench --validation ...
 #
-# The package is carried as its .deb (~6 MB; the library is 28 MB) and unpacked there. It needs
+# The packages are carried as .debs (~7 MB; the layer's library is 28 MB) and unpacked there. It needs
 # glibc 2.38 and libstdc++ 14 (GLIBCXX_3.4.32): env.sh unpacks trixie's libstdc++ beside the layer
 # when the machine's is older, and refuses, naming the cause, when its glibc is older.
 # Why not built from source here: the package archive this machine reaches does not carry the
@@ -19,8 +19,11 @@ bash "$root/scripts/setup-deps.sh" >/dev/null   # the private Debian 13 apt list
 deps="$root/.deps"
 apt_opts=(-o "Dir::Etc::SourceList=$deps/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
           -o "Dir::State::Lists=$deps/apt/lists" -o "APT::Sandbox::User=root")
-# The layer of the Vulkan SDK release whose headers denox builds with (setup-deps' libvulkan-dev).
-packages=(vulkan-validationlayers=1.4.309.0-1 libstdc++6 libgcc-s1)
+# The layer and loader of the Vulkan SDK release whose headers denox builds with (setup-deps'
+# libvulkan-dev). The loader: Debian 12's (1.3.239, what device-prep stages) does not know the
+# newer instance-level commands that volk asks for, treats them as device commands and asks the
+# layer for them per device, which the 1.4 layer reports as a warning on every device creation.
+packages=(vulkan-validationlayers=1.4.309.0-1 libvulkan1=1.4.309.0-1 libstdc++6 libgcc-s1)
 apt-get "${apt_opts[@]}" update -qq
 rm -rf "$dir" && mkdir -p "$dir"
 for spec in "${packages[@]}"; do
@@ -30,8 +33,9 @@ for spec in "${packages[@]}"; do
   fi
 done
 cat > "$dir/env.sh" <<'EOS'
-# Sourced on the GPU machine after .device/env.sh: unpacks the validation layer and points the
-# Vulkan loader at it (VK_ADD_LAYER_PATH keeps any layer the machine has).
+# Sourced on the GPU machine after .device/env.sh: unpacks the validation layer and the loader of
+# its release, and points that loader at the layer (VK_ADD_LAYER_PATH keeps any layer the machine
+# has).
 vvl_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 vvl_root=/tmp/denox-vvl
 rm -rf "$vvl_root" && mkdir -p "$vvl_root/layers" "$vvl_root/runtime"
@@ -40,6 +44,8 @@ vvl_so=$(find "$vvl_root/pkg" -name libVkLayer_khronos_validation.so | head -1)
 sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$vvl_so\"|" \
   "$vvl_root"/pkg/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json > "$vvl_root/layers/VkLayer_khronos_validation.json"
 export VK_ADD_LAYER_PATH="$vvl_root/layers${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}"
+dpkg -x "$vvl_dir"/libvulkan1_*.deb "$vvl_root/loader"
+export LD_LIBRARY_PATH="$(dirname "$(find "$vvl_root/loader" -name 'libvulkan.so.1' | head -1)"):$LD_LIBRARY_PATH"
 if ldd "$vvl_so" 2>&1 | grep -q "GLIBCXX_3.4.3[2-9]\|CXXABI_1.3.15"; then
   for f in "$vvl_dir"/libstdc++6_*.deb "$vvl_dir"/libgcc-s1_*.deb; do dpkg -x "$f" "$vvl_root/runtime"; done
   export LD_LIBRARY_PATH="$(dirname "$(find "$vvl_root/runtime" -name 'libstdc++.so.6' | head -1)"):$LD_LIBRARY_PATH"
@@ -49,6 +55,6 @@ if ldd "$vvl_so" 2>&1 | grep -q "not found"; then
   echo "validation layer: cannot load here:" >&2; ldd "$vvl_so" 2>&1 | grep "not found" >&2
   return 1 2>/dev/null || exit 1
 fi
-echo "validation layer: $(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1) ready"
+echo "validation layer: loader $(basename "$(readlink -f "$(find "$vvl_root/loader" -name libvulkan.so.1 | head -1)")"), layer $(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1) ready"
 EOS
 du -sh "$dir" | awk '{print "fetch-validation-layer: staged " $2 " (" $1 ")"}'

@@ -247,7 +247,11 @@ DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, c
 /* denox creates its own instance and device (tools, tests, headless use). device_index -1
  * picks the first discrete GPU, else the first device. `validation`: enable the Khronos
  * validation layer with synchronization validation where the layer has it (its errors are
- * logged and counted in denox_context_stats). */
+ * logged and counted in denox_context_stats), and, where the layer takes VK_EXT_layer_settings,
+ * its `syncval_shader_accesses_heuristic`: layers from mid-2024 on check what shaders access
+ * through descriptors for hazards only with it, and denox's dispatches reach every tensor that
+ * way. An engine validating its own instance sets it likewise (vkconfig, or the environment:
+ * VK_KHRONOS_VALIDATION_SYNCVAL_SHADER_ACCESSES_HEURISTIC=true) to have denox's barriers checked. */
 DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
                                                      const denox_context_options* options, denox_context* out_context);
 

@@ -87,6 +87,18 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
   features.enabledValidationFeatureCount = 1;
   features.pEnabledValidationFeatures = &sync_validation;
+  // Newer layers check descriptor accesses for hazards only with this setting (as denox's own
+  // instance does: runtime/vulkan/device_context.cpp); older ones lack VK_EXT_layer_settings.
+  const VkBool32 on = VK_TRUE;
+  const VkLayerSettingEXT shader_accesses{"VK_LAYER_KHRONOS_validation", "syncval_shader_accesses_heuristic",
+                                          VK_LAYER_SETTING_TYPE_BOOL32_EXT, 1, &on};
+  VkLayerSettingsCreateInfoEXT settings{VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT};
+  settings.settingCount = 1;
+  settings.pSettings = &shader_accesses;
+  if (validation && layer_has_extension("VK_LAYER_KHRONOS_validation", VK_EXT_LAYER_SETTINGS_EXTENSION_NAME)) {
+    exts.push_back(VK_EXT_LAYER_SETTINGS_EXTENSION_NAME);
+    features.pNext = &settings;
+  }
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   if (validation) ici.pNext = &features;
   ici.pApplicationInfo = &app;

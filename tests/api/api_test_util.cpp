@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "compiler/import/onnx_import.hpp"
@@ -24,10 +25,18 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ignored);
 }
 
+namespace {
+// Not a function-local static: destroy_engine_device() must be able to end it before exit.
+std::unique_ptr<vkhost::Device> shared_engine_device;
+std::once_flag shared_engine_device_once;
+}  // namespace
+
 vkhost::Device& engine_device() {
-  static std::unique_ptr<vkhost::Device> dev = vkhost::Device::create(-1, true);
-  return *dev;
+  std::call_once(shared_engine_device_once, [] { shared_engine_device = vkhost::Device::create(-1, true); });
+  return *shared_engine_device;
 }
+
+void destroy_engine_device() { shared_engine_device.reset(); }
 
 void require_ok(denox_result r, const char* what) {
   INFO(what << ": " << denox_result_name(r) << ": " << denox_last_error());

@@ -37,6 +37,9 @@ class TempDir {
 
 // The engine's device (validation on), created once per process.
 vkhost::Device& engine_device();
+// Destroys engine_device() if it was made; the test main calls it before returning (see
+// tests/runtime/gpu_test_support.hpp's destroy_device()).
+void destroy_engine_device();
 
 // Fails the test (REQUIRE) with denox_last_error() when r is not DENOX_SUCCESS.
 void require_ok(denox_result r, const char* what);

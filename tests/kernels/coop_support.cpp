@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "../runtime/gpu_test_support.hpp"
@@ -55,8 +56,9 @@ int coop_dispatches(const plan::Plan& plan) {
 }
 
 namespace {
-// Set once coop_device() exists, so that coop_validation_errors() never creates a device.
-const runtime::DeviceContext* created_coop_device = nullptr;
+// Not a function-local static: destroy_coop_device() ends it before exit (destroy_device()).
+std::unique_ptr<runtime::DeviceContext> shared_coop_device;
+std::once_flag shared_coop_device_once;
 }  // namespace
 
 bool coop_validation_requested() {
@@ -65,17 +67,17 @@ bool coop_validation_requested() {
 }
 
 runtime::DeviceContext& coop_device() {
-  static std::unique_ptr<runtime::DeviceContext> ctx = [] {
+  std::call_once(shared_coop_device_once, [] {
     runtime::OwnDeviceOptions options;
     options.validation = coop_validation_requested();
-    auto created = runtime::DeviceContext::create_own(options);
-    created_coop_device = created.get();
-    return created;
-  }();
-  return *ctx;
+    shared_coop_device = runtime::DeviceContext::create_own(options);
+  });
+  return *shared_coop_device;
 }
 
-uint64_t coop_validation_errors() { return created_coop_device ? created_coop_device->validation_errors() : 0; }
+uint64_t coop_validation_errors() { return shared_coop_device ? shared_coop_device->validation_errors() : 0; }
+
+void destroy_coop_device() { shared_coop_device.reset(); }
 
 bool coop_available() {
   const auto& caps = coop_device().caps();

@@ -42,8 +42,11 @@ runtime::DeviceContext& coop_device();
 // Whether DENOX_COOP_VALIDATION=1 asks for the layer on coop_device().
 bool coop_validation_requested();
 // The layer's errors on coop_device() so far; 0 while it has not been created. The kernel tests'
-// main fails the run when this is not 0 at its end, naming each test case that added some.
+// main fails the run when this is not 0 at its end, naming each test case that added some; 0
+// again once destroy_coop_device() ran.
 uint64_t coop_validation_errors();
+// Destroys coop_device() if it was made (before exit, as destroy_device()).
+void destroy_coop_device();
 // Whether coop_device() has usable cooperative matrices; if not, a visible Catch2 WARN.
 bool coop_available();
 // Whether `caps` has usable fp16 storage (emulated coop and int8 plans are fp16 plans); if not,

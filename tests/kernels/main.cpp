@@ -1,12 +1,14 @@
 // Catch2 v2's main for the kernel tests. The [coop] tests' device runs under the validation layer
 // only on request (coop_support.hpp); its errors are counted, not asserted in each test, so this
-// main names every test case that added some and fails the run when any were reported.
+// main names every test case that added some and fails the run when any were reported. It
+// destroys the shared devices before returning (gpu_test_support.hpp's destroy_device()).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <iostream>
 
+#include "../runtime/gpu_test_support.hpp"
 #include "coop_support.hpp"
 
 namespace {
@@ -32,10 +34,12 @@ struct CoopValidationListener : Catch::TestEventListenerBase {
 CATCH_REGISTER_LISTENER(CoopValidationListener)
 
 int main(int argc, char** argv) {
-  const int rc = Catch::Session().run(argc, argv);
+  int rc = Catch::Session().run(argc, argv);
   if (const uint64_t errors = denox::testing::coop_validation_errors(); errors > 0) {
     std::cerr << "validation layer: " << errors << " error(s) on the [coop] device; failing the run\n";
-    return rc != 0 ? rc : 1;
+    if (rc == 0) rc = 1;
   }
+  denox::testing::destroy_coop_device();
+  denox::testing::destroy_device();
   return rc;
 }

@@ -13,16 +13,24 @@
 
 namespace denox::testing {
 
+namespace {
+// Not a function-local static: destroy_device() must be able to end it before exit.
+std::unique_ptr<runtime::DeviceContext> shared_device;
+std::once_flag shared_device_once;
+}  // namespace
+
 runtime::DeviceContext& device() {
-  static std::unique_ptr<runtime::DeviceContext> ctx = [] {
+  std::call_once(shared_device_once, [] {
     runtime::OwnDeviceOptions options;
     options.validation = true;
     auto ctx = runtime::DeviceContext::create_own(options);
     std::fprintf(stderr, "test device: %s (%s)\n", ctx->caps().device_name.c_str(), ctx->caps().driver_info.c_str());
-    return ctx;
-  }();
-  return *ctx;
+    shared_device = std::move(ctx);
+  });
+  return *shared_device;
 }
+
+void destroy_device() { shared_device.reset(); }
 
 std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit) {
   const runtime::DeviceContext& own = device();

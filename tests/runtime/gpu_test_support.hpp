@@ -21,6 +21,10 @@ namespace denox::testing {
 // The process's device (created on first use, validation on). Tests check
 // device().validation_errors() == 0 at the end.
 runtime::DeviceContext& device();
+// Destroys device() if it was made. The test mains call it before they return: destroyed by a
+// static destructor at exit, after the validation layer had torn its own state down, its
+// VkDevice crashed Debian 13's layer (1.4.309) on the GPU machine.
+void destroy_device();
 // A context over device()'s handles as an engine would pass them (from_external), claiming
 // storageBuffer16BitAccess/shaderFloat16 only if `with_16bit` (and the device has them).
 std::unique_ptr<runtime::DeviceContext> engine_context(bool with_16bit);

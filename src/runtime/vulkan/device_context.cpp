@@ -189,6 +189,21 @@ VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* 
   const bool sync = validation && layer_has_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   if (sync) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   if (validation && !sync) log::warn("the validation layer lacks VK_EXT_validation_features: no synchronization validation");
+  // Layers from mid-2024 on (Debian 13's 1.4.309 among them) leave out of the synchronization
+  // checks what shaders access through descriptors unless `syncval_shader_accesses_heuristic` is
+  // on, and every denox dispatch reaches its tensors that way: without it, a barrier missing
+  // between two dispatches went unreported on the GPU machine. Older layers check those accesses
+  // by default and lack VK_EXT_layer_settings.
+  const VkBool32 on = VK_TRUE;
+  const VkLayerSettingEXT shader_accesses{kValidationLayer, "syncval_shader_accesses_heuristic", VK_LAYER_SETTING_TYPE_BOOL32_EXT, 1, &on};
+  VkLayerSettingsCreateInfoEXT settings{VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT};
+  settings.settingCount = 1;
+  settings.pSettings = &shader_accesses;
+  if (sync && layer_has_extension(kValidationLayer, VK_EXT_LAYER_SETTINGS_EXTENSION_NAME)) {
+    extensions.push_back(VK_EXT_LAYER_SETTINGS_EXTENSION_NAME);
+    settings.pNext = features.pNext;
+    features.pNext = &settings;
+  }
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
   info.enabledLayerCount = static_cast<uint32_t>(layers.size());
