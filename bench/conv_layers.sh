@@ -17,7 +17,10 @@
 #         first keeps the GPU busy for 0.3 s (the clock drops while pipelines compile).
 #         `run --validation [catch2 args]` runs only the [coop] and [q8] tests (or the args'), under the Khronos
 #         validation layer 1.4 that `stage --validation` fetches (scripts/fetch-validation-layer.sh;
-#         the kernel tests' main fails on its errors), and no benchmark.
+#         the kernel tests' main fails on its errors), and no benchmark. GPUAV=1 adds the layer's
+#         GPU-assisted validation (instrumented shaders: out-of-bounds buffer accesses; stage
+#         with VVL_SUITE=sid, bench/gpuav.sh says why). Under it, [coop] and [q8] take well over
+#         10 minutes: name test cases.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -51,9 +54,11 @@ case "${1:-}" in
       [ -f .device-coop/vvl/env.sh ] || { echo "no layer staged: bash bench/conv_layers.sh stage --validation" >&2; exit 1; }
       source .device-coop/vvl/env.sh || exit 1
       [ $# -gt 0 ] || set -- "[coop],[q8]"
-      DENOX_COOP_VALIDATION=1 .device-coop/bin/denox_kernel_tests "$@" > "$out/coop-validation.txt" 2>&1
+      log=$out/coop-validation.txt
+      if [ "${GPUAV:-0}" = 1 ]; then source bench/gpuav.sh || exit 1; log=$out/coop-gpuav.txt; fi
+      DENOX_COOP_VALIDATION=1 .device-coop/bin/denox_kernel_tests "$@" > "$log" 2>&1
       rc=$?
-      grep -m 40 -i "validation\|error\|FAILED" "$out/coop-validation.txt"; tail -4 "$out/coop-validation.txt"
+      grep -m 40 -i "validation\|error\|FAILED" "$log"; tail -4 "$log"
       exit "$rc"
     fi
     .device-coop/bin/denox_kernel_tests "[coop]" "$@" 2>&1 | tee "$out/coop-tests.txt" | tail -40

@@ -4,7 +4,8 @@
 # Then run, with the device tool (carry [".device"]):
 #   source .device/env.sh; bash bench/run_gpu.sh     (or bash bench/layer_report.sh)
 # --validation also stages the Khronos validation layer 1.4 into .device/vvl
-# (scripts/fetch-validation-layer.sh), for bench/validate_gpu.sh.
+# (scripts/fetch-validation-layer.sh), for bench/validate_gpu.sh; VVL_SUITE=sid takes Debian
+# unstable's layer instead, which GPUAV=1 needs (bench/gpuav.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 validation=0

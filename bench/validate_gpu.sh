@@ -9,7 +9,11 @@
 #                                              scripts/fetch-validation-layer.sh)
 # There:  source .device/env.sh; source .device/vvl/env.sh; bash bench/validate_gpu.sh
 #         (device tool: carry [".device"]). Logs go to $OUT when set.
-# Knobs: ARCHS ("balanced small"), SIZES ("317x203 957x541"), TUNINGS ("heuristic measure").
+# Knobs: ARCHS ("balanced small"), SIZES ("317x203 957x541"), TUNINGS ("heuristic measure"),
+# GPUAV=1 adds the layer's GPU-assisted validation: it instruments every shader to report
+# out-of-bounds buffer accesses, which the CPU-side checks cannot see. It needs a layer from
+# Debian unstable (VVL_SUITE=sid bash bench/stage.sh --validation; bench/gpuav.sh says why), and
+# slows every dispatch several-fold: keep the sizes small (e.g. SIZES=317x203 TUNINGS=heuristic).
 # The [coop] kernel tests under the layer: bash bench/conv_layers.sh run --validation.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +22,7 @@ work=$(mktemp -d /tmp/denox-validate-XXXXXX) || { echo "validate_gpu: mktemp fai
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 failed=0
+if [ "${GPUAV:-0}" = 1 ]; then source bench/gpuav.sh || exit 1; fi
 step() { echo "## $*"; }
 
 step "denox info --validation"

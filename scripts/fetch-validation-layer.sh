@@ -12,6 +12,13 @@
 # when the machine's is older, and refuses, naming the cause, when its glibc is older.
 # Why not built from source here: the package archive this machine reaches does not carry the
 # layer's source tarball.
+#
+# VVL_SUITE=sid takes the layer and its loader from Debian unstable instead (whatever version it
+# carries: unpinned, named in the log), still with trixie's libstdc++ (sid's needs a newer glibc).
+# Use it for GPU-assisted validation: 1.4.309's GPU-AV checks a dispatch's pushed descriptors
+# against the ranges of another dispatch's (Vulkan-ValidationLayers issues 11433 and 11738,
+# fixed in 2026), so every denox dispatch, all of whose bindings are pushed, gets false
+# "access out of bounds" reports there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/.device/vvl}
@@ -26,6 +33,18 @@ apt_opts=(-o "Dir::Etc::SourceList=$deps/apt/sources.list" -o "Dir::Etc::SourceP
 packages=(vulkan-validationlayers=1.4.309.0-1 libvulkan1=1.4.309.0-1 libstdc++6 libgcc-s1)
 apt-get "${apt_opts[@]}" update -qq
 rm -rf "$dir" && mkdir -p "$dir"
+suite=${VVL_SUITE:-trixie}
+if [ "$suite" != trixie ]; then
+  # The layer and loader from another suite, through its own private lists.
+  mkdir -p "$deps/apt-$suite/lists/partial"
+  echo "deb http://deb.debian.org/debian $suite main" > "$deps/apt-$suite/sources.list"
+  suite_opts=(-o "Dir::Etc::SourceList=$deps/apt-$suite/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+              -o "Dir::State::Lists=$deps/apt-$suite/lists" -o "APT::Sandbox::User=root")
+  apt-get "${suite_opts[@]}" update -qq
+  (cd "$dir" && apt-get "${suite_opts[@]}" download -qq vulkan-validationlayers libvulkan1)
+  echo "fetch-validation-layer: from $suite: $(cd "$dir" && ls vulkan-validationlayers_*.deb libvulkan1_*.deb | tr '\n' ' ')"
+  packages=(libstdc++6 libgcc-s1)
+fi
 for spec in "${packages[@]}"; do
   if ! (cd "$dir" && apt-get "${apt_opts[@]}" download -qq "$spec" 2>/dev/null); then
     echo "fetch-validation-layer: WARNING: $spec is gone from the archive; taking its current version" >&2
@@ -55,6 +74,8 @@ if ldd "$vvl_so" 2>&1 | grep -q "not found"; then
   echo "validation layer: cannot load here:" >&2; ldd "$vvl_so" 2>&1 | grep "not found" >&2
   return 1 2>/dev/null || exit 1
 fi
-echo "validation layer: loader $(basename "$(readlink -f "$(find "$vvl_root/loader" -name libvulkan.so.1 | head -1)")"), layer $(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1) ready"
+# (bench/validate_gpu.sh and bench/conv_layers.sh read it: GPU-AV before 1.4.341 misreports.)
+export DENOX_VVL_VERSION=$(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1)
+echo "validation layer: loader $(basename "$(readlink -f "$(find "$vvl_root/loader" -name libvulkan.so.1 | head -1)")"), layer $DENOX_VVL_VERSION ready"
 EOS
 du -sh "$dir" | awk '{print "fetch-validation-layer: staged " $2 " (" $1 ")"}'

@@ -251,7 +251,11 @@ DENOX_API denox_result denox_context_create(const denox_vulkan_device* device, c
  * its `syncval_shader_accesses_heuristic`: layers from mid-2024 on check what shaders access
  * through descriptors for hazards only with it, and denox's dispatches reach every tensor that
  * way. An engine validating its own instance sets it likewise (vkconfig, or the environment:
- * VK_KHRONOS_VALIDATION_SYNCVAL_SHADER_ACCESSES_HEURISTIC=true) to have denox's barriers checked. */
+ * VK_KHRONOS_VALIDATION_SYNCVAL_SHADER_ACCESSES_HEURISTIC=true) to have denox's barriers checked.
+ * GPU-assisted validation (VK_KHRONOS_VALIDATION_GPUAV_ENABLE=1) works on denox's dispatches with
+ * layers from mid-2026 on (1.4.363 checked); older ones compare each dispatch's accesses with the
+ * ranges pushed for a neighbouring dispatch and report false "access out of bounds" errors, since
+ * denox pushes every binding (VK_KHR_push_descriptor). */
 DENOX_API denox_result denox_context_create_headless(int device_index, int validation,
                                                      const denox_context_options* options, denox_context* out_context);
 
