@@ -74,7 +74,7 @@ if ldd "$vvl_so" 2>&1 | grep -q "not found"; then
   echo "validation layer: cannot load here:" >&2; ldd "$vvl_so" 2>&1 | grep "not found" >&2
   return 1 2>/dev/null || exit 1
 fi
-# (bench/validate_gpu.sh and bench/conv_layers.sh read it: GPU-AV before 1.4.341 misreports.)
+# (bench/gpuav.sh reads it: it refuses GPU-AV on layers older than the oldest one checked.)
 export DENOX_VVL_VERSION=$(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$vvl_root/layers/VkLayer_khronos_validation.json" | head -1)
 echo "validation layer: loader $(basename "$(readlink -f "$(find "$vvl_root/loader" -name libvulkan.so.1 | head -1)")"), layer $DENOX_VVL_VERSION ready"
 EOS
