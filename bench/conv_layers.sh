@@ -19,8 +19,12 @@
 #         validation layer 1.4 that `stage --validation` fetches (scripts/fetch-validation-layer.sh;
 #         the kernel tests' main fails on its errors), and no benchmark. GPUAV=1 adds the layer's
 #         GPU-assisted validation (instrumented shaders: out-of-bounds buffer accesses; stage
-#         with VVL_SUITE=sid, bench/gpuav.sh says why). Under it, [coop] and [q8] take well over
-#         10 minutes: name test cases.
+#         with VVL_SUITE=sid, bench/gpuav.sh says why). Under it, [coop] and [q8] take about an
+#         hour in one process, most of it the host instrumenting and compiling shaders: SHARDS=n
+#         (without catch2 args) runs the [sweep] test cases in n processes, each with
+#         DENOX_TEST_SHARD=i/n (every n-th combination, coop_support.hpp), and the other [coop] and
+#         [q8] test cases in one more process, all at once on the one GPU. Each process's log is
+#         coop-gpuav-*.txt (or coop-validation-*.txt) in $OUT; the run fails if any process does.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -53,12 +57,32 @@ case "${1:-}" in
       shift
       [ -f .device-coop/vvl/env.sh ] || { echo "no layer staged: bash bench/conv_layers.sh stage --validation" >&2; exit 1; }
       source .device-coop/vvl/env.sh || exit 1
-      [ $# -gt 0 ] || set -- "[coop],[q8]"
-      log=$out/coop-validation.txt
-      if [ "${GPUAV:-0}" = 1 ]; then source bench/gpuav.sh || exit 1; log=$out/coop-gpuav.txt; fi
-      DENOX_COOP_VALIDATION=1 .device-coop/bin/denox_kernel_tests "$@" > "$log" 2>&1
-      rc=$?
-      grep -m 40 -i "validation\|error\|FAILED" "$log"; tail -4 "$log"
+      log=$out/coop-validation
+      if [ "${GPUAV:-0}" = 1 ]; then source bench/gpuav.sh || exit 1; log=$out/coop-gpuav; fi
+      export DENOX_COOP_VALIDATION=1
+      shards=${SHARDS:-1}
+      if [ "$shards" -gt 1 ] && [ $# -eq 0 ]; then
+        # One process per slice of the sweeps and one for the rest, in parallel.
+        pids=()
+        for ((i = 0; i < shards; ++i)); do
+          DENOX_TEST_SHARD=$i/$shards .device-coop/bin/denox_kernel_tests "[sweep]" > "$log-sweep-$i.txt" 2>&1 &
+          pids+=($!)
+        done
+        .device-coop/bin/denox_kernel_tests "[coop]~[sweep],[q8]~[sweep]" > "$log-rest.txt" 2>&1 &
+        pids+=($!)
+        rc=0
+        for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+        logs=("$log"-sweep-*.txt "$log-rest.txt")
+      else
+        [ $# -gt 0 ] || set -- "[coop],[q8]"
+        .device-coop/bin/denox_kernel_tests "$@" > "$log.txt" 2>&1
+        rc=$?
+        logs=("$log.txt")
+      fi
+      for f in "${logs[@]}"; do
+        echo "== $(basename "$f")"
+        grep -m 40 -i "validation\|error\|FAILED\|combinations (shard" "$f"; tail -3 "$f"
+      done
       exit "$rc"
     fi
     .device-coop/bin/denox_kernel_tests "[coop]" "$@" 2>&1 | tee "$out/coop-tests.txt" | tail -40

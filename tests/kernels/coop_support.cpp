@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "../runtime/gpu_test_support.hpp"
@@ -64,6 +66,26 @@ std::once_flag shared_coop_device_once;
 bool coop_validation_requested() {
   const char* v = std::getenv("DENOX_COOP_VALIDATION");
   return v != nullptr && std::string(v) == "1";
+}
+
+TestShard test_shard() {
+  const char* v = std::getenv("DENOX_TEST_SHARD");
+  if (v == nullptr || *v == '\0') return {};
+  unsigned long long index = 0, count = 0;
+  char rest = 0;
+  if (std::sscanf(v, "%llu/%llu%c", &index, &count, &rest) != 2 || count == 0 || index >= count)
+    throw std::invalid_argument(std::string("DENOX_TEST_SHARD='") + v + "': expected i/n with 0 <= i < n, e.g. 0/4");
+  return {static_cast<size_t>(index), static_cast<size_t>(count)};
+}
+
+bool in_test_shard(size_t combination) {
+  const TestShard s = test_shard();
+  return combination % s.count == s.index;
+}
+
+void report_test_shard(const char* sweep, size_t ran, size_t total) {
+  const TestShard s = test_shard();
+  if (s.count > 1) std::printf("%s: %zu of %zu combinations (shard %zu/%zu)\n", sweep, ran, total, s.index, s.count);
 }
 
 runtime::DeviceContext& coop_device() {

@@ -3,6 +3,7 @@
 // LoweringTarget, and running a plan on any context.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -47,6 +48,21 @@ bool coop_validation_requested();
 uint64_t coop_validation_errors();
 // Destroys coop_device() if it was made (before exit, as destroy_device()).
 void destroy_coop_device();
+// One slice of a sweep, for parallel runs (GPU-AV makes the [sweep] test cases take about an hour
+// in one process; its cost is on the host, so `bench/conv_layers.sh run --validation` with SHARDS=n
+// runs n processes). DENOX_TEST_SHARD=i/n (0 <= i < n) keeps the combinations whose index modulo n
+// is i; unset, every one. A malformed value throws std::invalid_argument naming it (the kernel
+// tests' main checks it before any test runs).
+struct TestShard {
+  size_t index = 0, count = 1;
+};
+TestShard test_shard();
+// Whether sweep combination `combination` belongs to this process's shard.
+bool in_test_shard(size_t combination);
+// Prints "<sweep>: k of n combinations (shard i/n)" when sharded, so the logs show every
+// combination was run by some shard.
+void report_test_shard(const char* sweep, size_t ran, size_t total);
+
 // Whether coop_device() has usable cooperative matrices; if not, a visible Catch2 WARN.
 bool coop_available();
 // Whether `caps` has usable fp16 storage (emulated coop and int8 plans are fp16 plans); if not,

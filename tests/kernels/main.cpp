@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <stdexcept>
 
 #include "../runtime/gpu_test_support.hpp"
 #include "coop_support.hpp"
@@ -34,6 +35,12 @@ struct CoopValidationListener : Catch::TestEventListenerBase {
 CATCH_REGISTER_LISTENER(CoopValidationListener)
 
 int main(int argc, char** argv) {
+  try {
+    (void)denox::testing::test_shard();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
   int rc = Catch::Session().run(argc, argv);
   if (const uint64_t errors = denox::testing::coop_validation_errors(); errors > 0) {
     std::cerr << "validation layer: " << errors << " error(s) on the [coop] device; failing the run\n";
