@@ -54,10 +54,11 @@ done
 cat > "$dir/env.sh" <<'EOS'
 # Sourced on the GPU machine after .device/env.sh: unpacks the validation layer and the loader of
 # its release, and points that loader at the layer (VK_ADD_LAYER_PATH keeps any layer the machine
-# has).
+# has). Each sourcing unpacks into a directory of its own: a shared one, emptied and refilled
+# by a second shell, pulled the layer out from under processes of the first (bus errors).
 vvl_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-vvl_root=/tmp/denox-vvl
-rm -rf "$vvl_root" && mkdir -p "$vvl_root/layers" "$vvl_root/runtime"
+vvl_root=$(mktemp -d /tmp/denox-vvl.XXXXXX) || return 1 2>/dev/null || exit 1
+mkdir -p "$vvl_root/layers" "$vvl_root/runtime"
 dpkg -x "$vvl_dir"/vulkan-validationlayers_*.deb "$vvl_root/pkg"
 vvl_so=$(find "$vvl_root/pkg" -name libVkLayer_khronos_validation.so | head -1)
 sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$vvl_so\"|" \
