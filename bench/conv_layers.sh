@@ -19,7 +19,7 @@
 #         validation layer 1.4 that `stage --validation` fetches (scripts/fetch-validation-layer.sh;
 #         the kernel tests' main fails on its errors), and no benchmark. GPUAV=1 adds the layer's
 #         GPU-assisted validation (instrumented shaders: out-of-bounds buffer accesses; stage
-#         with VVL_SUITE=sid, bench/gpuav.sh says why). Under it, [coop] and [q8] take about an
+#         with VVL_SUITE=sid, bench/gpuav.sh says why). Under it, [coop] and [q8] take over an
 #         hour in one process, most of it the host instrumenting and compiling shaders: SHARDS=n
 #         (without catch2 args) runs the [sweep] test cases in n processes, each with
 #         DENOX_TEST_SHARD=i/n (every n-th combination, coop_support.hpp), and the other [coop] and
@@ -63,17 +63,19 @@ case "${1:-}" in
       shards=${SHARDS:-1}
       if [ "$shards" -gt 1 ] && [ $# -eq 0 ]; then
         # One process per slice of the sweeps and one for the rest, in parallel.
-        pids=()
+        pids=() logs=()
         for ((i = 0; i < shards; ++i)); do
-          DENOX_TEST_SHARD=$i/$shards .device-coop/bin/denox_kernel_tests "[sweep]" > "$log-sweep-$i.txt" 2>&1 &
+          logs+=("$log-sweep-$i.txt")
+          DENOX_TEST_SHARD=$i/$shards .device-coop/bin/denox_kernel_tests "[sweep]" > "${logs[-1]}" 2>&1 &
           pids+=($!)
         done
-        .device-coop/bin/denox_kernel_tests "[coop]~[sweep],[q8]~[sweep]" > "$log-rest.txt" 2>&1 &
+        logs+=("$log-rest.txt")
+        .device-coop/bin/denox_kernel_tests "[coop]~[sweep],[q8]~[sweep]" > "${logs[-1]}" 2>&1 &
         pids+=($!)
         rc=0
         for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
-        logs=("$log"-sweep-*.txt "$log-rest.txt")
       else
+        [ "$shards" -le 1 ] || echo "SHARDS=$shards ignored: catch2 args were given (they run in one process)" >&2
         [ $# -gt 0 ] || set -- "[coop],[q8]"
         .device-coop/bin/denox_kernel_tests "$@" > "$log.txt" 2>&1
         rc=$?

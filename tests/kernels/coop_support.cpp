@@ -78,14 +78,15 @@ TestShard test_shard() {
   return {static_cast<size_t>(index), static_cast<size_t>(count)};
 }
 
-bool in_test_shard(size_t combination) {
-  const TestShard s = test_shard();
-  return combination % s.count == s.index;
+bool ShardedSweep::take() {
+  const bool mine = combinations_++ % shard_.count == shard_.index;
+  taken_ += mine;
+  return mine;
 }
 
-void report_test_shard(const char* sweep, size_t ran, size_t total) {
-  const TestShard s = test_shard();
-  if (s.count > 1) std::printf("%s: %zu of %zu combinations (shard %zu/%zu)\n", sweep, ran, total, s.index, s.count);
+void ShardedSweep::report() const {
+  if (shard_.count > 1)
+    std::printf("%s: %zu of %zu combinations (shard %zu/%zu)\n", name_, taken_, combinations_, shard_.index, shard_.count);
 }
 
 runtime::DeviceContext& coop_device() {

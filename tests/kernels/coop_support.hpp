@@ -48,7 +48,7 @@ bool coop_validation_requested();
 uint64_t coop_validation_errors();
 // Destroys coop_device() if it was made (before exit, as destroy_device()).
 void destroy_coop_device();
-// One slice of a sweep, for parallel runs (GPU-AV makes the [sweep] test cases take about an hour
+// One slice of a sweep, for parallel runs (GPU-AV makes the [sweep] test cases take over an hour
 // in one process; its cost is on the host, so `bench/conv_layers.sh run --validation` with SHARDS=n
 // runs n processes). DENOX_TEST_SHARD=i/n (0 <= i < n) keeps the combinations whose index modulo n
 // is i; unset, every one. A malformed value throws std::invalid_argument naming it (the kernel
@@ -57,11 +57,20 @@ struct TestShard {
   size_t index = 0, count = 1;
 };
 TestShard test_shard();
-// Whether sweep combination `combination` belongs to this process's shard.
-bool in_test_shard(size_t combination);
-// Prints "<sweep>: k of n combinations (shard i/n)" when sharded, so the logs show every
-// combination was run by some shard.
-void report_test_shard(const char* sweep, size_t ran, size_t total);
+// A sweep's walk through its combinations in this process's shard: take() before each one
+// (false: another shard runs it), report() after the last, which prints "<sweep>: k of n
+// combinations (shard i/n)" when sharded, so the logs show every combination ran in some shard.
+class ShardedSweep {
+ public:
+  explicit ShardedSweep(const char* name) : name_(name), shard_(test_shard()) {}
+  bool take();
+  void report() const;
+
+ private:
+  const char* name_;
+  TestShard shard_;
+  size_t combinations_ = 0, taken_ = 0;
+};
 
 // Whether coop_device() has usable cooperative matrices; if not, a visible Catch2 WARN.
 bool coop_available();

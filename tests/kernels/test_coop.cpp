@@ -411,7 +411,8 @@ TEST_CASE("DENOX_TEST_SHARD splits a sweep into disjoint slices that cover it, a
   std::vector<int> runs(10, 0);
   for (int i = 0; i < 3; ++i) {
     ::setenv("DENOX_TEST_SHARD", (std::to_string(i) + "/3").c_str(), 1);
-    for (size_t k = 0; k < runs.size(); ++k) runs[k] += in_test_shard(k);
+    ShardedSweep sweep("test");
+    for (size_t k = 0; k < runs.size(); ++k) runs[k] += sweep.take();
   }
   CHECK(runs == std::vector<int>(10, 1));
   for (const char* bad : {"3/3", "1/0", "x", "1/2/3", "-1/2", "1/2 "}) {
@@ -429,13 +430,12 @@ TEST_CASE("coop family on the GPU's cooperative matrices against the CPU referen
   // Every configuration the sweep of the benchmark can pick, on every case where it fits.
   std::vector<std::optional<CoopConvConfig>> configs = {std::nullopt};
   for (const auto& c : forced_configs()) configs.push_back(c);
-  size_t combination = 0, ran = 0;
+  ShardedSweep sweep("coop configuration sweep");
   for (bool f16 : {true, false}) {
     target.coop.prefer_f16_accumulate = f16;
     for (Case& c : cases())
       for (const auto& config : configs) {
-        if (!in_test_shard(combination++)) continue;
-        ++ran;
+        if (!sweep.take()) continue;
         target.force_config = config;
         int coop = 0, up2 = 0, nhwc = 0, rings = 0;
         const double err = error_on(coop_device(), c.b.g, target, inputs_for(c.b, c.h, c.w, 50), &coop, plan::Precision::F16,
@@ -450,7 +450,7 @@ TEST_CASE("coop family on the GPU's cooperative matrices against the CPU referen
         CHECK(err <= 2e-2);
       }
   }
-  report_test_shard("coop configuration sweep", ran, combination);
+  sweep.report();
 }
 
 TEST_CASE("coop family on the GPU: OIDN balanced and small U-Nets at odd sizes", "[kernels][coop]") {

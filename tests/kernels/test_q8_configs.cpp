@@ -118,13 +118,12 @@ TEST_CASE("every int8 configuration the tuner offers lowers into a plan that has
 TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) on the GPU against the CPU reference", "[kernels][q8][sweep]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
-  size_t combination = 0, ran = 0;
+  ShardedSweep sweep("int8 configuration sweep");
   for (bool pool : {false, true}) {
     const GraphBuilder b = configs_graph(pool);
     const LoweringTarget target = q8_target(b, false, caps);
     for (const CoopConvConfig& c : plain_configs(target, pool)) {
-      if (!in_test_shard(combination++)) continue;
-      ++ran;
+      if (!sweep.take()) continue;
       INFO((pool ? "with a pool: " : "") << c.describe());
       check_sizes(coop_device(), b, plain_plan(b, target, c, pool), {{38, 30}, {67, 99}}, 74, 3e-2);
     }
@@ -132,12 +131,11 @@ TEST_CASE("every int8 configuration the tuner offers (plain, pool, tail) on the 
   const GraphBuilder b = tail_graph();
   const LoweringTarget target = q8_target(b, false, caps);
   for (const CoopConvConfig& c : tail_configs(target)) {
-    if (!in_test_shard(combination++)) continue;
-    ++ran;
+    if (!sweep.take()) continue;
     INFO("with a tail: " << c.describe());
     check_sizes(coop_device(), b, tail_plan(b, target, c), {{37, 29}, {66, 98}}, 78, 3e-2);
   }
-  report_test_shard("int8 configuration sweep", ran, combination);
+  sweep.report();
 }
 
 TEST_CASE("the int8 heuristic's first configuration follows the layer's size, pool, tail and channel tile", "[kernels][q8-plan]") {

@@ -177,13 +177,12 @@ TEST_CASE("int8 up+concat convs by output phase (PHASES) on the GPU's int8 coope
   // (emulated, Debian 12's llvmpipe gives garbage that changes from run to run and Mesa 25's runs
   // them right: [q8-emulate-mesa25]; bench/RESULTS.md, twenty-fourth and twenty-sixth sessions).
   // Each plan runs three times and must give the same bits.
-  size_t combination = 0, ran = 0;
+  ShardedSweep sweep("int8 PHASES sweep");
   for (const CoopConvConfig& c : {q8_phases(16, 32, 32, 8, 1), q8_phases(16, 32, 32, 16, 1), q8_phases(16, 32, 32, 8, 2),
                                   q8_phases(8, 32, 32, 4, 1), q8_phases(8, 32, 32, 8, 1),
                                   q8_phases(8, 32, 32, 4, 2)})  // (the last: the emulated plans')
     for (auto [c0, skip, c_out] : {std::tuple<int64_t, int64_t, int64_t>{96, 32, 64}, {48, 48, 32}, {96, 64, 112}, {112, 48, 96}}) {
-      if (!in_test_shard(combination++)) continue;
-      ++ran;
+      if (!sweep.take()) continue;
       INFO(c.describe() << ", X0 " << c0 << " channels, X1 " << skip << ", " << c_out << " out");
       const PhaseCase p = q8_phase_case(c0, skip, c_out, c, false, caps);
       CHECK(q8_dispatches_with(p.plan, {{"PHASES", "1"}}) == 1);
@@ -192,7 +191,7 @@ TEST_CASE("int8 up+concat convs by output phase (PHASES) on the GPU's int8 coope
       const std::vector<float> first = run_on(coop_device(), p.plan, inputs).at(0).f32;
       for (int r = 0; r < 2; ++r) CHECK(run_on(coop_device(), p.plan, inputs).at(0).f32 == first);
     }
-  report_test_shard("int8 PHASES sweep", ran, combination);
+  sweep.report();
 }
 
 TEST_CASE("the int8 heuristic plan runs OIDN's up+concat convs after the first by output phase (PHASES)", "[kernels][q8-plan]") {
