@@ -259,18 +259,22 @@ TEST_CASE("int8 X0 of an up2 conv (X0_Q8) with a 3-, 9- and 16-channel fp16 skip
   CHECK(device().validation_errors() == 0);
 }
 
-TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices", "[kernels][q8]") {
+// A [sweep] (DENOX_TEST_SHARD): under GPU-AV its 12 combinations take longer than one device call.
+TEST_CASE("int8 X0 of up2 convs (X0_Q8) on the GPU's int8 cooperative matrices", "[kernels][q8][sweep]") {
   if (!int8_coop_available()) return;
   const auto& caps = coop_device().caps();
+  ShardedSweep sweep("int8 X0_Q8 sweep");
   for (int64_t skip : {3, 9, 16})
     for (bool y_q8 : {false, true})
       for (int64_t c_out : {32, 64}) {
+        if (!sweep.take()) continue;
         INFO("skip of " << skip << " channels, " << (y_q8 ? "NHWC_Q8" : "NHWC") << " output, " << c_out << " output channels");
         const GraphBuilder b = up2_q8_x0_graph(skip, y_q8, c_out);
         const plan::Plan plan = up2_q8_x0_plan(b, q8_target(b, false, caps), skip % 8 == 0, y_q8);
         CHECK(x0_q8_pipelines(plan) == 1);
         check_sizes(coop_device(), b, plan, {{18, 30}, {66, 98}}, 71, 2e-2);
       }
+  sweep.report();
 }
 
 namespace {

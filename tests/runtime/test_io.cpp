@@ -2,6 +2,7 @@
 // and storage images (RGBA16F / RGBA32F) as network inputs and outputs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "../kernels/graph_builder.hpp"
@@ -136,6 +137,13 @@ void check_buffer_adapters(const runtime::DeviceContext& ctx, const std::vector<
           sentinel.f32.assign(sentinel.element_count(), 7.0f);
           CallerTensor out(sentinel, layout, type, 0);
           model.bind_output(0, {out.source(0, 5, 3)});
+          // Channels 2..4 start two planes into the tensor. Where that offset suits a
+          // descriptor, each adapter binds only its own channels and the two run unordered;
+          // otherwise both bind the whole tensor with a barrier between them (record.cpp).
+          const uint64_t second = 2 * uint64_t{kH} * static_cast<uint64_t>(width) * plan::element_size(precision);
+          const bool own_ranges = second % std::max<VkDeviceSize>(ctx.caps().min_storage_buffer_offset_alignment, 16) == 0;
+          REQUIRE(model.input_adapter_count() == 2);
+          CHECK(model.barrier_before(1) == !own_ranges);
           runtime::submit_and_wait(device(), "io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
           out.read_back();
 
@@ -253,57 +261,68 @@ TEST_CASE("storage images: 9 input channels from three RGBA images, the output i
   GraphBuilder b;
   b.output(b.conv("conv", b.input("x", 9), 3, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, 3));
   runtime::ExecutableModel model(device(), compiled_plan(b.g, plan::Precision::F32), VK_NULL_HANDLE, adapter_compiler(), false);
-  model.set_extent(kW, kH);
+  // An odd width (planes not 16-byte multiples) and one whose planes are.
+  for (int64_t width : {kW, kW4}) {
+    INFO("width " << width);
+    model.set_extent(static_cast<uint32_t>(width), kH);
 
-  // color and normal as RGBA16F, albedo as RGBA32F; the alpha channels hold values the
-  // network must not read.
-  const VkFormat formats[3] = {VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT};
-  std::vector<std::unique_ptr<TestImage>> images;
-  std::vector<HostTensor> parts;
-  std::vector<IoSource> sources;
-  for (int i = 0; i < 3; ++i) {
-    const std::vector<float> rgba = random_values(kH * kW * 4, 40 + i);
-    images.push_back(std::make_unique<TestImage>(kW, kH, formats[i]));
-    images.back()->upload(rgba);
-    const std::vector<float> seen = images.back()->download();  // after the format's rounding
-    HostTensor part;
-    part.shape = {1, 3, kH, kW};
-    part.f32.resize(part.element_count());
-    for (int64_t p = 0; p < kH * kW; ++p)
-      for (int64_t c = 0; c < 3; ++c) part.f32[static_cast<size_t>(c * kH * kW + p)] = seen[static_cast<size_t>(p * 4 + c)];
-    parts.push_back(std::move(part));
-    IoSource s;
-    s.first_channel = static_cast<uint32_t>(3 * i);
-    s.channel_count = 3;
-    s.is_image = true;
-    s.view = images.back()->view();
-    s.format = formats[i];
-    sources.push_back(s);
-  }
-  model.bind_input(0, sources);
-  const HostTensor expected = reference::run_reference(b.g, {concat_channels(parts)})[0];
-
-  for (VkFormat format : {VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
-    INFO("output format " << format);
-    TestImage out(kW, kH, format);
-    IoSource s;
-    s.channel_count = 3;
-    s.is_image = true;
-    s.view = out.view();
-    s.format = format;
-    model.bind_output(0, {s});
-    runtime::submit_and_wait(device(), "image io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
-    const std::vector<float> rgba = out.download();
-    HostTensor rgb;
-    rgb.shape = expected.shape;
-    rgb.f32.resize(rgb.element_count());
-    bool alpha_one = true;
-    for (int64_t p = 0; p < kH * kW; ++p) {
-      for (int64_t c = 0; c < 3; ++c) rgb.f32[static_cast<size_t>(c * kH * kW + p)] = rgba[static_cast<size_t>(p * 4 + c)];
-      alpha_one = alpha_one && rgba[static_cast<size_t>(p * 4 + 3)] == 1.0f;
+    // color and normal as RGBA16F, albedo as RGBA32F; the alpha channels hold values the
+    // network must not read.
+    const VkFormat formats[3] = {VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT};
+    std::vector<std::unique_ptr<TestImage>> images;
+    std::vector<HostTensor> parts;
+    std::vector<IoSource> sources;
+    for (int i = 0; i < 3; ++i) {
+      const std::vector<float> rgba = random_values(kH * width * 4, 40 + i);
+      images.push_back(std::make_unique<TestImage>(width, kH, formats[i]));
+      images.back()->upload(rgba);
+      const std::vector<float> seen = images.back()->download();  // after the format's rounding
+      HostTensor part;
+      part.shape = {1, 3, kH, width};
+      part.f32.resize(part.element_count());
+      for (int64_t p = 0; p < kH * width; ++p)
+        for (int64_t c = 0; c < 3; ++c) part.f32[static_cast<size_t>(c * kH * width + p)] = seen[static_cast<size_t>(p * 4 + c)];
+      parts.push_back(std::move(part));
+      IoSource s;
+      s.first_channel = static_cast<uint32_t>(3 * i);
+      s.channel_count = 3;
+      s.is_image = true;
+      s.view = images.back()->view();
+      s.format = formats[i];
+      sources.push_back(s);
     }
-    CHECK(relative_l2(rgb, expected) <= (format == VK_FORMAT_R16G16B16A16_SFLOAT ? 1e-3 : 1e-5));
-    CHECK(alpha_one);
+    model.bind_input(0, sources);
+    const HostTensor expected = reference::run_reference(b.g, {concat_channels(parts)})[0];
+
+    for (VkFormat format : {VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
+      INFO("output format " << format);
+      TestImage out(width, kH, format);
+      IoSource s;
+      s.channel_count = 3;
+      s.is_image = true;
+      s.view = out.view();
+      s.format = format;
+      model.bind_output(0, {s});
+      // Channels 3..5 and 6..8 start 3 and 6 fp32 planes into the tensor: bound on their own
+      // (no barriers between the adapters) where those offsets suit a descriptor (record.cpp).
+      const uint64_t plane = uint64_t{kH} * static_cast<uint64_t>(width) * 4;
+      const VkDeviceSize alignment = std::max<VkDeviceSize>(device().caps().min_storage_buffer_offset_alignment, 16);
+      REQUIRE(model.input_adapter_count() == 3);
+      CHECK(model.barrier_before(1) == ((3 * plane) % alignment != 0));
+      CHECK(model.barrier_before(2) == ((6 * plane) % alignment != 0));
+      runtime::submit_and_wait(device(), "image io test", [&](VkCommandBuffer cmd) { model.record(cmd); });
+      const std::vector<float> rgba = out.download();
+      HostTensor rgb;
+      rgb.shape = expected.shape;
+      rgb.f32.resize(rgb.element_count());
+      bool alpha_one = true;
+      for (int64_t p = 0; p < kH * width; ++p) {
+        for (int64_t c = 0; c < 3; ++c) rgb.f32[static_cast<size_t>(c * kH * width + p)] = rgba[static_cast<size_t>(p * 4 + c)];
+        alpha_one = alpha_one && rgba[static_cast<size_t>(p * 4 + 3)] == 1.0f;
+      }
+      CHECK(relative_l2(rgb, expected) <= (format == VK_FORMAT_R16G16B16A16_SFLOAT ? 1e-3 : 1e-5));
+      CHECK(alpha_one);
+    }
   }
   CHECK(device().validation_errors() == 0);
 }

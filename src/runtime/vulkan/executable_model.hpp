@@ -126,6 +126,8 @@ class ExecutableModel {
   const std::string& missing() const { return missing_; }
   bool external_memory() const { return external_memory_; }
   size_t barrier_count() const;
+  // Whether command `index` (command_names()' order) has a barrier before it.
+  bool barrier_before(size_t index) const { return commands_.at(index).barrier_before; }
   std::vector<std::string> command_names() const;
   // Tests only: drops the derived barrier before command `index`, if it has one (returns
   // whether it had): a missing barrier that the validation layer's synchronization checks must

@@ -111,16 +111,30 @@ void ExecutableModel::build_commands() {
       if ((range == VK_WHOLE_SIZE || range > limit) && needed > 0) range = needed;  // (a range must not be 0)
       c.buffers[0] = {s.buffer, s.offset, range};
     }
-    c.buffers[1] = scratch_info(io.scratch);
     const uint64_t begin = s.is_image ? 0 : s.offset;
     const uint64_t end = s.is_image || range == VK_WHOLE_SIZE ? kWholeResource : s.offset + range;
     c.accesses.push_back({caller_space(s), begin, end, !input});
-    // Only this source's channels of the tensor (NCHW, N = 1), so adapters for different
-    // channel ranges of one tensor need no barrier between them.
+    // The tensor side (NCHW, N = 1): where the offset of this source's first channel is aligned
+    // for a descriptor, only its channels are bound (the adapter then addresses them from
+    // channel 0), so adapters for different channel ranges of one tensor need no barrier between
+    // them. Otherwise the whole tensor is bound and counted as accessed, which puts a barrier
+    // between adapters writing one tensor: synchronization validation checks the bound range,
+    // and two unordered writes of one range are a hazard to it even where the bytes differ.
     const uint64_t plane = uint64_t{h} * w * element_size;
     const uint64_t t0 = res_.offsets.at(io.scratch) + s.first_channel * plane;
-    c.accesses.push_back({kScratchSpace, t0, t0 + s.channel_count * plane, input});
-    c.push = adapter_push_constants(s, channels, h, w);
+    const uint64_t bytes = s.channel_count * plane;
+    // (16: the by4 path's vector accesses assume it, whatever the device's minimum.)
+    const VkDeviceSize alignment = std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 16);
+    IoSource addressed = s;
+    if (bytes > 0 && (scratch_offset_ + t0) % alignment == 0) {
+      c.buffers[1] = {scratch_, scratch_offset_ + t0, bytes};
+      c.accesses.push_back({kScratchSpace, t0, t0 + bytes, input});
+      addressed.first_channel = 0;
+    } else {
+      c.buffers[1] = scratch_info(io.scratch);
+      c.accesses.push_back(scratch_access(io.scratch, input));
+    }
+    c.push = adapter_push_constants(addressed, channels, h, w);
     c.groups = adapter_groups(s, h, w);
     for (int k = 0; k < 3; ++k)
       if (c.groups[k] > caps.max_workgroup_count[k])
