@@ -72,6 +72,9 @@ void ExecutableModel::build_commands() {
 
   const auto& caps = ctx_.caps();
   const uint32_t element_size = plan::element_size(plan_.precision);
+  // Where a dispatch binds part of a tensor (below), that part's offset must be a multiple of
+  // this: the device's minimum for storage buffers, and 16 for the adapters' vector accesses.
+  const VkDeviceSize descriptor_alignment = std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 16);
   auto scratch_info = [&](uint32_t t) {
     return VkDescriptorBufferInfo{scratch_, scratch_offset_ + res_.offsets.at(t), std::max<VkDeviceSize>(res_.sizes.at(t), 4)};
   };
@@ -123,10 +126,8 @@ void ExecutableModel::build_commands() {
     const uint64_t plane = uint64_t{h} * w * element_size;
     const uint64_t t0 = res_.offsets.at(io.scratch) + s.first_channel * plane;
     const uint64_t bytes = s.channel_count * plane;
-    // (16: the by4 path's vector accesses assume it, whatever the device's minimum.)
-    const VkDeviceSize alignment = std::max<VkDeviceSize>(caps.min_storage_buffer_offset_alignment, 16);
     IoSource addressed = s;
-    if (bytes > 0 && (scratch_offset_ + t0) % alignment == 0) {
+    if (bytes > 0 && (scratch_offset_ + t0) % descriptor_alignment == 0) {
       c.buffers[1] = {scratch_, scratch_offset_ + t0, bytes};
       c.accesses.push_back({kScratchSpace, t0, t0 + bytes, input});
       addressed.first_channel = 0;
@@ -227,13 +228,22 @@ void ExecutableModel::build_commands() {
     for (size_t k = 0; k < pd.push_constants.size(); ++k)
       c.push.push_back(to_word(res_.values.at(pd.push_constants[k]), "push constant " + std::to_string(k) + " of '" + pd.name + "'"));
     // A copy (Concat's per-input dispatches) writes only part of its destination (binding 1).
+    // As for the adapters: only where that part's offset suits a descriptor is it bound (and
+    // counted) alone, its destination offset (push constant 8, in elements) then counting from
+    // there, so that copies into disjoint parts of one tensor need no barrier between them.
     if (plan_.pipelines.at(pd.pipeline).family == "copy" && pd.bindings.size() == 2 &&
         pd.bindings[1].resource == Resource::Scratch) {
+      constexpr size_t kDstOffsetWord = 8;
       MemoryAccess& dst = c.accesses[1];
+      VkDescriptorBufferInfo& dst_info = c.buffers[1];
       const auto range = copy_write_range(c.push, c.groups, element_size);
-      if (range && (*range)[1] <= dst.end - dst.begin) {
+      if (range && (*range)[0] < (*range)[1] && (*range)[1] <= dst.end - dst.begin &&
+          (dst_info.offset + (*range)[0]) % descriptor_alignment == 0 && c.push.size() > kDstOffsetWord) {
+        dst_info.offset += (*range)[0];
+        dst_info.range = (*range)[1] - (*range)[0];
         dst.end = dst.begin + (*range)[1];
         dst.begin += (*range)[0];
+        c.push[kDstOffsetWord] -= static_cast<uint32_t>((*range)[0] / element_size);
       }
     }
     commands_.push_back(std::move(c));
