@@ -1,5 +1,6 @@
 #include "gpu_test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -182,5 +183,9 @@ double gpu_vs_reference(const compiler::Graph& graph, plan::Precision precision,
 }
 
 double tolerance(plan::Precision precision) { return precision == plan::Precision::F16 ? 2e-2 : 1e-4; }
+
+bool binds_only_its_part(const runtime::DeviceContext& ctx, uint64_t offset) {
+  return offset % std::max<VkDeviceSize>(ctx.caps().min_storage_buffer_offset_alignment, 16) == 0;
+}
 
 }  // namespace denox::testing

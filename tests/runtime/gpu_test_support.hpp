@@ -66,4 +66,11 @@ double gpu_vs_reference(const compiler::Graph& graph, plan::Precision precision,
 // The tolerance of the task: 1e-4 for fp32, 2e-2 for fp16 storage.
 double tolerance(plan::Precision precision);
 
+// Whether an adapter or copy writing bytes starting `offset` into a tensor (whose own start is
+// aligned: an arena offset, or a caller buffer at offset 0) binds only its part on `ctx`, and so
+// needs no barrier after the previous one writing that tensor: where the offset is a multiple of
+// the device's minStorageBufferOffsetAlignment and of 16 (record.cpp, as the runtime README
+// states it).
+bool binds_only_its_part(const runtime::DeviceContext& ctx, uint64_t offset);
+
 }  // namespace denox::testing

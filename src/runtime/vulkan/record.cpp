@@ -81,6 +81,18 @@ void ExecutableModel::build_commands() {
   auto scratch_access = [&](uint32_t t, bool write) {
     return MemoryAccess{kScratchSpace, res_.offsets.at(t), res_.offsets.at(t) + std::max<uint64_t>(res_.sizes.at(t), 4), write};
   };
+  // Narrows a binding of a whole tensor (descriptor and access alike) to bytes [lo, hi) of it,
+  // where that part's offset suits a descriptor: synchronization validation checks bound ranges,
+  // so a dispatch may count as accessing only what it binds (src/runtime/vulkan/README.md,
+  // "Barriers"). False, with nothing changed, where it does not.
+  auto bind_part = [&](VkDescriptorBufferInfo& binding, MemoryAccess& access, uint64_t lo, uint64_t hi) {
+    if (lo >= hi || hi > access.end - access.begin || (binding.offset + lo) % descriptor_alignment != 0) return false;
+    binding.offset += lo;
+    binding.range = hi - lo;
+    access.end = access.begin + hi;
+    access.begin += lo;
+    return true;
+  };
   // The caller's resources are compared by handle: each distinct buffer or view is one space.
   std::map<uint64_t, uint32_t> spaces;
   auto caller_space = [&](const IoSource& s) {
@@ -124,17 +136,11 @@ void ExecutableModel::build_commands() {
     // between adapters writing one tensor: synchronization validation checks the bound range,
     // and two unordered writes of one range are a hazard to it even where the bytes differ.
     const uint64_t plane = uint64_t{h} * w * element_size;
-    const uint64_t t0 = res_.offsets.at(io.scratch) + s.first_channel * plane;
-    const uint64_t bytes = s.channel_count * plane;
+    c.buffers[1] = scratch_info(io.scratch);
+    c.accesses.push_back(scratch_access(io.scratch, input));
     IoSource addressed = s;
-    if (bytes > 0 && (scratch_offset_ + t0) % descriptor_alignment == 0) {
-      c.buffers[1] = {scratch_, scratch_offset_ + t0, bytes};
-      c.accesses.push_back({kScratchSpace, t0, t0 + bytes, input});
+    if (bind_part(c.buffers[1], c.accesses[1], s.first_channel * plane, (s.first_channel + s.channel_count) * plane))
       addressed.first_channel = 0;
-    } else {
-      c.buffers[1] = scratch_info(io.scratch);
-      c.accesses.push_back(scratch_access(io.scratch, input));
-    }
     c.push = adapter_push_constants(addressed, channels, h, w);
     c.groups = adapter_groups(s, h, w);
     for (int k = 0; k < 3; ++k)
@@ -234,17 +240,9 @@ void ExecutableModel::build_commands() {
     if (plan_.pipelines.at(pd.pipeline).family == "copy" && pd.bindings.size() == 2 &&
         pd.bindings[1].resource == Resource::Scratch) {
       constexpr size_t kDstOffsetWord = 8;
-      MemoryAccess& dst = c.accesses[1];
-      VkDescriptorBufferInfo& dst_info = c.buffers[1];
       const auto range = copy_write_range(c.push, c.groups, element_size);
-      if (range && (*range)[0] < (*range)[1] && (*range)[1] <= dst.end - dst.begin &&
-          (dst_info.offset + (*range)[0]) % descriptor_alignment == 0 && c.push.size() > kDstOffsetWord) {
-        dst_info.offset += (*range)[0];
-        dst_info.range = (*range)[1] - (*range)[0];
-        dst.end = dst.begin + (*range)[1];
-        dst.begin += (*range)[0];
+      if (range && c.push.size() > kDstOffsetWord && bind_part(c.buffers[1], c.accesses[1], (*range)[0], (*range)[1]))
         c.push[kDstOffsetWord] -= static_cast<uint32_t>((*range)[0] / element_size);
-      }
     }
     commands_.push_back(std::move(c));
   }
