@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "cache_test_util.hpp"
@@ -10,6 +12,22 @@
 
 using namespace denox::cache;
 using namespace denox::cache::test;
+
+namespace {
+
+// Whether /proc/self/mountinfo has an entry whose mount point is "/".
+bool mountinfo_lists_root() {
+  std::ifstream info("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(info, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, mount_point;
+    if (fields >> id >> parent >> device >> root >> mount_point && mount_point == "/") return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 TEST_CASE("plan, SPIR-V and pipeline cache round trip", "[cache]") {
   TempDir dir;
@@ -199,7 +217,9 @@ TEST_CASE("a cache on a network file system uses the rollback journal, every com
   CHECK(denox::cache::detail::mount_type("/proc/self") == "proc");
   CHECK(denox::cache::detail::mount_type("/proc") == "proc");
   CHECK(denox::cache::detail::mount_type("/sys/kernel") != denox::cache::detail::mount_type("/proc"));
-  CHECK(!denox::cache::detail::mount_type(fs::temp_directory_path()).empty());
+  // The kernel lists only the mounts reachable from the process's root: in a chroot, not the
+  // one holding it, and paths on it then have no entry (statfs, which decides, still works).
+  if (mountinfo_lists_root()) CHECK(!denox::cache::detail::mount_type(fs::temp_directory_path()).empty());
   TempDir dir;
   const fs::path path = dir / "cache.sqlite3";
   CacheOpenOptions network;

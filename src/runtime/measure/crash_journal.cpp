@@ -111,8 +111,13 @@ bool process_alive(const ProcessStamp& p, const std::filesystem::path& database,
   };
   const std::string boot = read_boot_id();
   if (!p.boot.empty() && !boot.empty() && p.boot != boot) {
-    // Another kernel: this machine rebooted since, or another machine sharing the cache.
-    if (p.host.empty() || p.host == read_host()) return false;  // rebooted since
+    // Another kernel: this machine rebooted since, or another machine sharing the cache. The
+    // machine ids tell which where both are known. Where one is unknown (no /etc/machine-id:
+    // minimal containers and chroots), the liveness lock tells, as for another machine: a reboot
+    // freed the slot. Only older markers, with neither a machine nor a slot, count as a reboot.
+    const std::string host = read_host();
+    if (!p.host.empty() && !host.empty()) return p.host == host ? false : by_liveness_lock();
+    if (p.host.empty() && p.liveness_slot < 0) return false;
     return by_liveness_lock();
   }
   // Another PID namespace (another container on a shared cache): its pids cannot be looked up

@@ -61,9 +61,11 @@
 // crash; `denox cache clear` forgets it. A network mount whose locks stay local to each client
 // (NFS `nolock` or `local_lock=all`, SMB `nobrl`) shows another host's slot free: its live
 // process counts as dead, as every other-boot marker did before 0.4.2. Machine ids come only
-// from /etc/machine-id and D-Bus's; containers without one judge another boot id as a reboot,
-// and two containers of different images on one machine judge each other's markers from before
-// a reboot by the lock (a slot reused since by a live process reads as alive: measured again). Two processes measuring one edge at once overwrite each other's markers, so a
+// from /etc/machine-id and D-Bus's. Where the marker's or the judging machine's is unknown
+// (minimal containers and chroots have none), another boot id is judged by the marker's lock
+// slot, as another machine's is (a reboot freed it), and as a reboot only without one. So are
+// the markers of two containers of different images on one machine from before a reboot. A slot
+// reused since by a live process reads as alive: the edge is measured again. Two processes measuring one edge at once overwrite each other's markers, so a
 // crash of one of them may go unrecorded until it happens again. Without a writable cache
 // (`disable_cache`, or none could be opened) nothing is journalled.
 //
