@@ -176,6 +176,7 @@ std::unique_ptr<Device> Device::create(int device_index, bool validation, bool b
   if (bare) supported = Features{};
   f.v11.storageBuffer16BitAccess = supported.v11.storageBuffer16BitAccess;
   f.v12.shaderFloat16 = supported.v12.shaderFloat16;
+  f.v12.shaderInt8 = supported.v12.shaderInt8;
   f.v12.vulkanMemoryModel = supported.v12.vulkanMemoryModel;
   // Without device scope, shaders that use device-scope atomics (glslang's default) are invalid.
   f.v12.vulkanMemoryModelDeviceScope = supported.v12.vulkanMemoryModelDeviceScope;
